@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "castline",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "castline", targets: ["castline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 gio-2.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+        .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim"]),
+        .target(name: "PipelineConfig", dependencies: ["Yams"]),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig"]),
+        .executableTarget(
+            name: "castline",
+            dependencies: [
+                "CastlineKit", "PipelineConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "GstKitTests", dependencies: ["GstKit"]),
+        .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+import CastlineKit
+print("castline")
