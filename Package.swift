@@ -9,7 +9,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -20,7 +20,9 @@ let package = Package(
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim"]),
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
-        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig"]),
+        // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
+        .target(name: "LocalIngest"),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig", "LocalIngest"]),
         .executableTarget(
             name: "castline",
             dependencies: [
@@ -30,7 +32,8 @@ let package = Package(
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
-        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit"]),
+        .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "LocalIngest"]),
     ],
     swiftLanguageModes: [.v6]
 )
