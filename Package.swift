@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "castline",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "castline", targets: ["castline"]),
     ],
@@ -22,18 +22,25 @@ let package = Package(
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest"),
-        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig", "LocalIngest"]),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig"]),
+        // Stage plugins: normal targets under Plugins/, each depending only on CastlineKit.
+        .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
+        .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
+        // The one list of built-in stages.
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin"]),
         .executableTarget(
             name: "castline",
             dependencies: [
-                "CastlineKit", "PipelineConfig",
+                "CastlineKit", "StagePlugins", "LocalIngest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
-        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "LocalIngest"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
+        // Runs the built `castline` binary against real servers and judges the output with ffprobe.
+        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"]),
     ],
     swiftLanguageModes: [.v6]
 )

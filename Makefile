@@ -1,0 +1,36 @@
+# castline: `make demo`, `make test`, `make bench`. System packages are installed when missing.
+SHELL := /bin/bash
+SWIFT ?= swift
+BIN := .build/debug/castline
+
+# Debian packages castline needs at run time and to build; `castline doctor` maps elements to these.
+APT_PACKAGES := pkg-config libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev \
+	gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
+	gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-x gstreamer1.0-tools \
+	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
+	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz
+
+.PHONY: deps build demo test bench clean
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+demo: build
+	./scripts/demo.sh
+
+test: build
+	$(SWIFT) test
+
+bench: build
+	./bench/run-all.sh
+
+clean:
+	rm -rf .build

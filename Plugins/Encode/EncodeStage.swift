@@ -1,0 +1,78 @@
+import CastlineKit
+
+/// Encodes raw streams: H.264 video, AAC or Opus audio. With neither `video`
+/// nor `audio` given, both are encoded with defaults; with one, only that one.
+public final class EncodeStage: Stage {
+    public static let kind = "encode"
+    public static let summary = "encode raw streams (video: h264; audio: aac or opus)"
+    public static let schema = OptionSchema([
+        OptionField("video", .object(OptionSchema([
+            OptionField("codec", .choice(["h264"]), default: .string("h264"), help: "video codec"),
+            OptionField("bitrate", .bitrate, default: .bitrate(Bitrate(bitsPerSecond: 2_500_000)), help: "target bitrate"),
+            OptionField("keyframe-interval", .duration, default: .duration(.seconds(2)), help: "time between keyframes"),
+            OptionField("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
+                        default: .string("veryfast"), help: "x264 speed preset: faster costs less CPU"),
+        ])), help: "encode video (omit both video and audio for both)"),
+        OptionField("audio", .object(OptionSchema([
+            OptionField("codec", .choice(["aac", "opus"]), default: .string("aac"), help: "audio codec"),
+            OptionField("bitrate", .bitrate, default: .bitrate(Bitrate(bitsPerSecond: 128_000)), help: "target bitrate"),
+            OptionField("sample-rate", .int(8000...96_000), default: .int(48_000), help: "sample rate in Hz"),
+            OptionField("channels", .int(1...8), default: .int(2), help: "channel count"),
+        ])), help: "encode audio (omit both video and audio for both)"),
+    ])
+
+    let video: VideoEncoding?
+    let audio: AudioEncoding?
+
+    public init(spec: ComponentSpec, context: StageContext) throws {
+        let options = spec.options
+        let both = options.object("video") == nil && options.object("audio") == nil
+        if let values = options.object("video") ?? (both ? OptionValues() : nil) {
+            var settings = VideoEncoding()
+            if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
+            if let interval = values.duration("keyframe-interval") { settings.keyframeInterval = interval }
+            if let preset = values.string("preset") { settings.preset = preset }
+            guard settings.keyframeInterval > .zero else {
+                throw BuildError("must be more than 0 (try 2s)", at: "\(spec.keyPath).video.keyframe-interval")
+            }
+            video = settings
+        } else {
+            video = nil
+        }
+        if let values = options.object("audio") ?? (both ? OptionValues() : nil) {
+            var settings = AudioEncoding()
+            if let codec = values.string("codec").flatMap(Codec.init(rawValue:)) { settings.codec = codec }
+            if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
+            if let rate = values.int("sample-rate") { settings.sampleRate = rate }
+            if let channels = values.int("channels") { settings.channels = channels }
+            audio = settings
+        } else {
+            audio = nil
+        }
+    }
+
+    public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
+        switch stream {
+        case .video: video == nil ? .passThrough : .process(takes: .raw)
+        case .audio: audio == nil ? .passThrough : .process(takes: .raw)
+        }
+    }
+
+    public func output(for stream: StreamKind, input: StreamForm) -> StreamForm {
+        switch stream {
+        case .video: .encoded(video?.codec)
+        case .audio: .encoded(audio?.codec)
+        }
+    }
+
+    public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
+        switch stream {
+        case .video:
+            guard let video else { throw BuildError("internal: encode asked for video it does not take") }
+            return try Encoders.videoBin(video, name: name)
+        case .audio:
+            guard let audio else { throw BuildError("internal: encode asked for audio it does not take") }
+            return try Encoders.audioBin(audio, name: name)
+        }
+    }
+}

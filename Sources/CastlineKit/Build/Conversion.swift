@@ -1,0 +1,84 @@
+import GstKit
+
+/// The bins the builder inserts where forms differ, so a user never writes
+/// `audioconvert ! audioresample` or picks a decoder.
+enum Conversion {
+    /// A bin that turns `form` into something `requirement` accepts, and the
+    /// form that comes out. No bin when raw goes to raw of the same kind and
+    /// nothing is needed, or the form is already accepted.
+    static func make(
+        _ stream: StreamKind, from form: StreamForm, to requirement: FormRequirement, name: String
+    ) throws -> (bin: Bin?, output: StreamForm) {
+        switch (form, requirement) {
+        case (.raw, .raw), (.raw, .any):
+            // Converters are passthrough when formats already match, and cheap.
+            return (try rawConverter(stream, name: name), .raw)
+        case (.encoded, _) where requirement.accepts(form):
+            return (nil, form)
+        case (.raw, .encoded(let codecs)):
+            let codec = codecs.first ?? defaultCodec(stream)
+            return (try encoder(stream, codec: codec, name: name), .encoded(codec))
+        case (.encoded(let codec), .raw), (.encoded(let codec), .any):
+            return (try decoder(stream, codec: codec, name: name), .raw)
+        case (.encoded(let codec), .encoded(let codecs)):
+            let target = codecs.first ?? defaultCodec(stream)
+            let decode = try decoder(stream, codec: codec, name: "\(name)-decode")
+            let encode = try encoder(stream, codec: target, name: "\(name)-encode")
+            let bin = Bin(name: name)
+            try bin.add(decode, encode)
+            try decode.link(encode)
+            try ghost(bin, sink: decode, src: encode)
+            return (bin, .encoded(target))
+        }
+    }
+
+    static func defaultCodec(_ stream: StreamKind) -> Codec {
+        stream == .video ? .h264 : .aac
+    }
+
+    static func rawConverter(_ stream: StreamKind, name: String) throws -> Bin {
+        switch stream {
+        case .audio: try BinChain.make(name, factories: ["audioconvert", "audioresample"])
+        case .video: try BinChain.make(name, factories: ["videoconvert", "videoscale"])
+        }
+    }
+
+    static func encoder(_ stream: StreamKind, codec: Codec, name: String) throws -> Bin {
+        switch stream {
+        case .video:
+            var settings = VideoEncoding()
+            settings.codec = codec
+            return try Encoders.videoBin(settings, name: name)
+        case .audio:
+            var settings = AudioEncoding()
+            settings.codec = codec
+            return try Encoders.audioBin(settings, name: name)
+        }
+    }
+
+    /// Parser and decoder for a known codec, then a raw converter.
+    static func decoder(_ stream: StreamKind, codec: Codec?, name: String) throws -> Bin {
+        let converter = stream == .video ? ["videoconvert"] : ["audioconvert", "audioresample"]
+        guard let codec, let factories = decoderFactories[codec] else {
+            throw BuildError("cannot decode \(codec?.rawValue ?? "an unknown codec") \(stream) (give the stream a known codec)")
+        }
+        return try BinChain.make(name, factories: factories + converter)
+    }
+
+    static let decoderFactories: [Codec: [String]] = [
+        .h264: ["h264parse", "avdec_h264"],
+        .h265: ["h265parse", "avdec_h265"],
+        .vp8: ["vp8dec"],
+        .vp9: ["vp9dec"],
+        .aac: ["aacparse", "avdec_aac"],
+        .opus: ["opusparse", "opusdec"],
+        .mp3: ["mpegaudioparse", "mpg123audiodec"],
+        .vorbis: ["vorbisparse", "vorbisdec"],
+        .flac: ["flacparse", "flacdec"],
+    ]
+
+    static func ghost(_ bin: Bin, sink: Element, src: Element) throws {
+        if let pad = sink.staticPad("sink") { try bin.addGhostPad(name: "sink", target: pad) }
+        if let pad = src.staticPad("src") { try bin.addGhostPad(name: "src", target: pad) }
+    }
+}

@@ -1,0 +1,66 @@
+import GstKit
+
+/// The GStreamer elements castline builds with, and the Debian package that
+/// provides each: one table for `castline doctor` and for missing-element errors.
+public enum ElementCatalog {
+    public struct Entry: Sendable {
+        public let element: String
+        public let package: String
+        public let purpose: String
+    }
+
+    public static let entries: [Entry] = [
+        Entry(element: "audiotestsrc", package: "gstreamer1.0-plugins-base", purpose: "test source: tone"),
+        Entry(element: "videotestsrc", package: "gstreamer1.0-plugins-base", purpose: "test source: pattern"),
+        Entry(element: "timeoverlay", package: "gstreamer1.0-plugins-base", purpose: "test source: burnt-in time"),
+        Entry(element: "audioconvert", package: "gstreamer1.0-plugins-base", purpose: "raw audio conversion"),
+        Entry(element: "audioresample", package: "gstreamer1.0-plugins-base", purpose: "raw audio conversion"),
+        Entry(element: "videoconvert", package: "gstreamer1.0-plugins-base", purpose: "raw video conversion"),
+        Entry(element: "videoscale", package: "gstreamer1.0-plugins-base", purpose: "raw video conversion"),
+        Entry(element: "uridecodebin3", package: "gstreamer1.0-plugins-base", purpose: "file and uri sources"),
+        Entry(element: "decodebin", package: "gstreamer1.0-plugins-base", purpose: "decoding encoded streams"),
+        Entry(element: "tee", package: "libgstreamer1.0-0", purpose: "several sinks"),
+        Entry(element: "queue", package: "libgstreamer1.0-0", purpose: "thread boundaries"),
+        Entry(element: "fakesink", package: "libgstreamer1.0-0", purpose: "null sink"),
+        Entry(element: "filesink", package: "libgstreamer1.0-0", purpose: "file sink"),
+        Entry(element: "x264enc", package: "gstreamer1.0-plugins-ugly", purpose: "H.264 encoding"),
+        Entry(element: "h264parse", package: "gstreamer1.0-plugins-bad", purpose: "H.264 parsing"),
+        Entry(element: "voaacenc", package: "gstreamer1.0-plugins-bad", purpose: "AAC encoding"),
+        Entry(element: "aacparse", package: "gstreamer1.0-plugins-good", purpose: "AAC parsing"),
+        Entry(element: "opusenc", package: "gstreamer1.0-plugins-base", purpose: "Opus encoding"),
+        Entry(element: "avdec_h264", package: "gstreamer1.0-libav", purpose: "H.264 decoding"),
+        Entry(element: "avdec_aac", package: "gstreamer1.0-libav", purpose: "AAC decoding"),
+        Entry(element: "wavenc", package: "gstreamer1.0-plugins-good", purpose: "WAV files"),
+        Entry(element: "matroskamux", package: "gstreamer1.0-plugins-good", purpose: "Matroska files"),
+        Entry(element: "mp4mux", package: "gstreamer1.0-plugins-good", purpose: "MP4 files"),
+        Entry(element: "mpegtsmux", package: "gstreamer1.0-plugins-bad", purpose: "MPEG-TS files"),
+        Entry(element: "flvmux", package: "gstreamer1.0-plugins-good", purpose: "RTMP publishing"),
+        Entry(element: "rtmp2sink", package: "gstreamer1.0-plugins-bad", purpose: "RTMP publishing"),
+        Entry(element: "hlsdemux2", package: "gstreamer1.0-plugins-good", purpose: "HLS listening"),
+        Entry(element: "souphttpsrc", package: "gstreamer1.0-plugins-good", purpose: "HTTP(S) fetching"),
+        Entry(element: "level", package: "gstreamer1.0-plugins-good", purpose: "audio levels"),
+        Entry(element: "autoaudiosink", package: "gstreamer1.0-plugins-good", purpose: "audio device sink"),
+        Entry(element: "alsasink", package: "gstreamer1.0-alsa", purpose: "audio device sink (ALSA)"),
+    ]
+
+    /// The Debian package for an element castline knows, or nil.
+    public static func package(for element: String) -> String? {
+        entries.first { $0.element == element }?.package
+    }
+
+    /// Makes an element, or fails with a line that names the package to install.
+    public static func make(_ factory: String, name: String? = nil) throws -> Element {
+        do {
+            return try Element.make(factory, name: name)
+        } catch {
+            throw BuildError(missingMessage(factory))
+        }
+    }
+
+    public static func missingMessage(_ factory: String) -> String {
+        if let package = package(for: factory) {
+            return "GStreamer element \"\(factory)\" is missing (apt-get install \(package); `castline doctor` checks them all)"
+        }
+        return "GStreamer element \"\(factory)\" is missing (check the name with gst-inspect-1.0; `castline doctor` checks castline's own)"
+    }
+}

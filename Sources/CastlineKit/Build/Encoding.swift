@@ -1,0 +1,86 @@
+import GstKit
+import PipelineConfig
+
+/// How to encode video. Defaults follow what ingest services recommend.
+public struct VideoEncoding: Sendable, Hashable {
+    public var codec: Codec = .h264
+    public var bitrate = Bitrate(bitsPerSecond: 2_500_000)
+    public var keyframeInterval: Duration = .seconds(2)
+    public var preset = "veryfast"
+    public init() {}
+}
+
+/// How to encode audio: AAC-LC 48 kHz stereo 128 kbps unless told otherwise.
+public struct AudioEncoding: Sendable, Hashable {
+    public var codec: Codec = .aac
+    public var bitrate = Bitrate(bitsPerSecond: 128_000)
+    public var sampleRate = 48_000
+    public var channels = 2
+    public init() {}
+}
+
+/// Encoder bins: raw in (any raw format: they convert), encoded and parsed out.
+public enum Encoders {
+    public static let videoCodecs: [Codec] = [.h264]
+    public static let audioCodecs: [Codec] = [.aac, .opus]
+
+    public static func videoBin(_ settings: VideoEncoding, name: String) throws -> Bin {
+        guard settings.codec == .h264 else {
+            throw BuildError("castline encodes video as h264 only, not \(settings.codec) (use codec: h264)")
+        }
+        let encoder = try ElementCatalog.make("x264enc")
+        try encoder.set("tune", text: "zerolatency")
+        try encoder.set("speed-preset", text: settings.preset)
+        try encoder.set("bitrate", UInt32(max(1, settings.bitrate.bitsPerSecond / 1000)))
+        let parser = try ElementCatalog.make("h264parse")
+        try parser.set("config-interval", Int32(-1))
+        let bin = try BinChain.make(name, [
+            try ElementCatalog.make("videoconvert"),
+            // Without I420 x264enc may pick 4:4:4 (High 4:4:4): ~2.5x the CPU, and ingests refuse it.
+            try BinChain.capsFilter("video/x-raw,format=I420"),
+            encoder,
+            try BinChain.capsFilter("video/x-h264,profile=high"),
+            parser,
+        ])
+        setKeyframeIntervalFromFramerate(encoder, interval: settings.keyframeInterval)
+        return bin
+    }
+
+    public static func audioBin(_ settings: AudioEncoding, name: String) throws -> Bin {
+        let rawCaps = "audio/x-raw,rate=\(settings.sampleRate),channels=\(settings.channels)"
+        switch settings.codec {
+        case .aac:
+            let encoder = try ElementCatalog.make("voaacenc")
+            try encoder.set("bitrate", Int32(settings.bitrate.bitsPerSecond))
+            return try BinChain.make(name, [
+                try ElementCatalog.make("audioconvert"), try ElementCatalog.make("audioresample"),
+                try BinChain.capsFilter(rawCaps), encoder, try ElementCatalog.make("aacparse"),
+            ])
+        case .opus:
+            let encoder = try ElementCatalog.make("opusenc")
+            try encoder.set("bitrate", Int32(settings.bitrate.bitsPerSecond))
+            return try BinChain.make(name, [
+                try ElementCatalog.make("audioconvert"), try ElementCatalog.make("audioresample"),
+                try BinChain.capsFilter(rawCaps), encoder,
+            ])
+        default:
+            throw BuildError("castline encodes audio as aac or opus, not \(settings.codec) (use codec: aac)")
+        }
+    }
+
+    /// x264enc counts its keyframe interval in frames; the frame rate is known
+    /// only when caps arrive, before the encoder opens, so set it then.
+    private static func setKeyframeIntervalFromFramerate(_ encoder: Element, interval: Duration) {
+        guard let pad = encoder.staticPad("sink") else { return }
+        // The encoder is reached through the probed pad: capturing it would be a reference cycle.
+        pad.addProbe(.eventDownstream) { info in
+            guard let event = info.event, event.kind == .caps else { return .ok }
+            if let fps = event.caps?.structure(at: 0)?.fraction("framerate"), fps.1 > 0, fps.0 > 0,
+               let encoder = info.pad?.parentElement {
+                let frames = (Double(fps.0) / Double(fps.1) * interval.seconds).rounded()
+                try? encoder.set("key-int-max", UInt32(max(1, frames)))
+            }
+            return .remove
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import GstKit
+import PipelineConfig
+
+/// The components of a spec, made and checked, before any GStreamer element exists.
+public struct PipelinePlan {
+    public struct Part<Component> {
+        public let spec: ComponentSpec
+        public let component: Component
+        /// The bin's name in the graph, unique in the pipeline.
+        public let binName: String
+    }
+
+    public let spec: PipelineSpec
+    public let source: Part<any SourceComponent>
+    public let stages: [Part<any Stage>]
+    public let sinks: [Part<any SinkComponent>]
+}
+
+/// A built graph, not yet running.
+public struct BuiltPipeline {
+    public let pipeline: Pipeline
+    public let plan: PipelinePlan
+    /// Component bin name → key path, to say which part of the file an error came from.
+    public let owners: [String: String]
+}
+
+/// Turns a spec into a GStreamer graph: source → stages → sinks over a bundle
+/// of streams, converting between forms where one part gives what the next
+/// does not take.
+public struct GraphBuilder {
+    public let registry: ComponentRegistry
+    public let events: EventEmitter
+
+    public init(registry: ComponentRegistry, events: EventEmitter = .discarding) {
+        self.registry = registry
+        self.events = events
+    }
+
+    /// Makes every component, which checks what the schema cannot (paths, URIs, descriptions).
+    public func plan(_ spec: PipelineSpec) throws -> PipelinePlan {
+        Gst.initialize()
+        let source = try located(spec.source.keyPath) { try registry.source(spec.source) }
+        let stages = try spec.stages.enumerated().map { index, stageSpec in
+            let name = stageSpec.name ?? "\(stageSpec.kind)\(index)"
+            let context = StageContext(pipelineName: spec.name, stageName: name,
+                                       keyPath: stageSpec.keyPath, events: events)
+            let stage = try located(stageSpec.keyPath) { try registry.stage(stageSpec, context: context) }
+            return PipelinePlan.Part<any Stage>(spec: stageSpec, component: stage, binName: "stage-\(name)")
+        }
+        let sinks = try spec.sinks.enumerated().map { index, sinkSpec in
+            let sink = try located(sinkSpec.keyPath) { try registry.sink(sinkSpec) }
+            let name = sinkSpec.name ?? "\(sinkSpec.kind)\(index)"
+            return PipelinePlan.Part<any SinkComponent>(spec: sinkSpec, component: sink, binName: "sink-\(name)")
+        }
+        return PipelinePlan(
+            spec: spec,
+            source: .init(spec: spec.source, component: source, binName: "source-\(spec.source.kind)"),
+            stages: stages, sinks: sinks)
+    }
+
+    public func build(_ spec: PipelineSpec) throws -> BuiltPipeline {
+        try build(plan(spec))
+    }
+
+    public func build(_ plan: PipelinePlan) throws -> BuiltPipeline {
+        var graph = Graph(pipeline: Pipeline(name: plan.spec.name))
+        let sourcePart = plan.source
+        try located(sourcePart.spec.keyPath) {
+            let streams = try sourcePart.component.streams()
+            let bin = try sourcePart.component.makeBin(streams: streams, name: sourcePart.binName)
+            try graph.add(bin, owner: sourcePart.spec.keyPath)
+            for (stream, form) in streams {
+                graph.cursors[stream] = Cursor(pad: try graph.pad(bin, stream.rawValue), form: form)
+            }
+        }
+        for part in plan.stages {
+            try located(part.spec.keyPath) { try addStage(part, to: &graph) }
+        }
+        try addSinks(plan.sinks, to: &graph)
+        return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners)
+    }
+
+    private func addStage(_ part: PipelinePlan.Part<any Stage>, to graph: inout Graph) throws {
+        for stream in graph.cursors.keys.sorted() {
+            guard let cursor = graph.cursors[stream] else { continue }
+            switch part.component.plan(for: stream, arriving: cursor.form) {
+            case .passThrough:
+                continue
+            case .drop:
+                try graph.discard(cursor, name: "\(part.binName)-\(stream)-drop")
+                graph.cursors[stream] = nil
+            case .process(let takes):
+                let converted = try graph.convert(cursor, stream, to: takes, name: "\(part.binName)-\(stream)-in")
+                let work = try part.component.makeBin(for: stream, input: converted.form, name: "\(part.binName)-\(stream)")
+                try graph.add(work, owner: part.spec.keyPath)
+                try converted.pad.link(try graph.pad(work, "sink"))
+                let output = part.component.output(for: stream, input: converted.form)
+                graph.cursors[stream] = Cursor(pad: try graph.pad(work, "src"), form: output)
+            }
+        }
+    }
+
+    private func addSinks(_ sinks: [PipelinePlan.Part<any SinkComponent>], to graph: inout Graph) throws {
+        // Which sinks take each stream; a stream no sink takes ends in a discard.
+        var branches: [StreamKind: [Cursor]] = [:]
+        for (stream, cursor) in graph.cursors {
+            let takers = sinks.filter { $0.component.requirement(for: stream) != nil }
+            if takers.isEmpty {
+                events.emit(.notice("\(stream) is not taken by any sink; it is discarded"))
+                try graph.discard(cursor, name: "\(stream)-unused")
+            } else if takers.count == 1 {
+                branches[stream] = [cursor]
+            } else {
+                branches[stream] = try graph.split(cursor, count: takers.count, name: "\(stream)-tee")
+            }
+        }
+        for part in sinks {
+            try located(part.spec.keyPath) {
+                var inputs: [StreamKind: Cursor] = [:]
+                for stream in branches.keys.sorted() {
+                    guard let requirement = part.component.requirement(for: stream),
+                          let cursor = branches[stream]?.removeFirst() else { continue }
+                    // Each sink input gets its own thread, so one stream never starves another in a muxer.
+                    let queued = try graph.append(try BinChain.queue(), after: cursor)
+                    inputs[stream] = try graph.convert(queued, stream, to: requirement,
+                                                       name: "\(part.binName)-\(stream)-in")
+                }
+                let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
+                try graph.add(bin, owner: part.spec.keyPath)
+                for (stream, cursor) in inputs {
+                    try cursor.pad.link(try graph.pad(bin, stream.rawValue))
+                }
+            }
+        }
+    }
+}
+
+/// Where a stream ends so far: the src pad to link on from, and its form.
+struct Cursor {
+    let pad: Pad
+    let form: StreamForm
+}
+
+/// The graph under construction.
+struct Graph {
+    let pipeline: Pipeline
+    var cursors: [StreamKind: Cursor] = [:]
+    var owners: [String: String] = [:]
+
+    init(pipeline: Pipeline) { self.pipeline = pipeline }
+
+    mutating func add(_ bin: Element, owner: String) throws {
+        try pipeline.add(bin)
+        owners[bin.name] = owner
+    }
+
+    func pad(_ element: Element, _ name: String) throws -> Pad {
+        guard let pad = element.staticPad(name) else {
+            throw BuildError("internal: \(element.name) has no pad \(name)")
+        }
+        return pad
+    }
+
+    /// Links `element` after the cursor; the cursor moves to its src pad.
+    func append(_ element: Element, after cursor: Cursor) throws -> Cursor {
+        try pipeline.add(element)
+        try cursor.pad.link(try pad(element, "sink"))
+        return Cursor(pad: try pad(element, "src"), form: cursor.form)
+    }
+
+    func convert(_ cursor: Cursor, _ stream: StreamKind, to requirement: FormRequirement, name: String) throws -> Cursor {
+        let (bin, output) = try Conversion.make(stream, from: cursor.form, to: requirement, name: name)
+        guard let bin else { return cursor }
+        return Cursor(pad: try append(bin, after: cursor).pad, form: output)
+    }
+
+    func discard(_ cursor: Cursor, name: String) throws {
+        let sink = try ElementCatalog.make("fakesink", name: name)
+        try sink.set("sync", false)
+        try sink.set("async", false)
+        try pipeline.add(sink)
+        try cursor.pad.link(try pad(sink, "sink"))
+    }
+
+    func split(_ cursor: Cursor, count: Int, name: String) throws -> [Cursor] {
+        let tee = try ElementCatalog.make("tee", name: name)
+        try pipeline.add(tee)
+        try cursor.pad.link(try pad(tee, "sink"))
+        return try (0..<count).map { _ in
+            guard let branch = tee.requestPad("src_%u") else { throw BuildError("internal: tee gave no pad") }
+            return Cursor(pad: branch, form: cursor.form)
+        }
+    }
+}
+
+/// Runs `body`, giving any error that lacks one the key path of the component at fault.
+func located<T>(_ keyPath: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as BuildError where error.keyPath != nil {
+        throw error
+    } catch let error as BuildError {
+        throw BuildError(error.message, at: keyPath)
+    } catch {
+        throw BuildError("\(error)", at: keyPath)
+    }
+}

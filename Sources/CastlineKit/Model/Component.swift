@@ -1,0 +1,69 @@
+import Foundation
+@_exported import GstKit
+@_exported import PipelineConfig
+
+/// What every source, stage and sink kind says about itself: its name in a
+/// pipeline file, one line of help, and its options.
+public protocol ComponentDescription {
+    /// The key in a pipeline file, e.g. `delay` in `- delay: { initial: 10s }`.
+    static var kind: String { get }
+    /// One line for `castline stages`.
+    static var summary: String { get }
+    static var schema: OptionSchema { get }
+}
+
+/// How a stage treats one stream of the bundle.
+public enum StagePlan: Sendable, Equatable {
+    /// The stage does not touch this stream.
+    case passThrough
+    /// The stream ends here (e.g. video in an audio-only pipeline).
+    case drop
+    /// The builder converts the stream to `takes`, then calls `makeBin`.
+    case process(takes: FormRequirement)
+}
+
+/// A stage plugin: one entry of `stages:`. One instance serves every stream
+/// it processes, so a stage that must coordinate streams (delay) can.
+public protocol Stage: ComponentDescription, AnyObject, Sendable {
+    init(spec: ComponentSpec, context: StageContext) throws
+    func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan
+    /// The form the stream has after this stage, given what it took in.
+    func output(for stream: StreamKind, input: StreamForm) -> StreamForm
+    /// The work for one stream: a bin called `name` with one `sink` and one `src` ghost pad.
+    func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin
+}
+
+extension Stage {
+    public func output(for stream: StreamKind, input: StreamForm) -> StreamForm { input }
+}
+
+/// What a stage may use while it runs.
+public struct StageContext: Sendable {
+    public let pipelineName: String
+    /// The stage's `name:`, or `KIND-INDEX` when it has none.
+    public let stageName: String
+    public let keyPath: String
+    public let events: EventEmitter
+
+    public init(pipelineName: String, stageName: String, keyPath: String, events: EventEmitter) {
+        self.pipelineName = pipelineName
+        self.stageName = stageName
+        self.keyPath = keyPath
+        self.events = events
+    }
+}
+
+/// An error in building a pipeline, located at the component that caused it.
+public struct BuildError: Error, Sendable, CustomStringConvertible {
+    public var keyPath: String?
+    public var message: String
+
+    public init(_ message: String, at keyPath: String? = nil) {
+        self.keyPath = keyPath
+        self.message = message
+    }
+
+    public var description: String {
+        keyPath.map { "\($0): \(message)" } ?? message
+    }
+}

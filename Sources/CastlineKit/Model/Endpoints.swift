@@ -1,0 +1,34 @@
+import GstKit
+import PipelineConfig
+
+/// A `source:` kind. Built-in: castline's own list, not plugins.
+public protocol SourceComponent: ComponentDescription {
+    init(spec: ComponentSpec) throws
+    /// The streams this source delivers and the form of each.
+    func streams() throws -> [StreamKind: StreamForm]
+    /// A bin with one src ghost pad per stream in `streams` (what `streams()` said), named after it.
+    func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
+}
+
+/// A `sinks:` kind.
+public protocol SinkComponent: ComponentDescription {
+    init(spec: ComponentSpec) throws
+    /// What this sink takes on a stream; nil when it does not take that stream.
+    func requirement(for stream: StreamKind) -> FormRequirement?
+    /// A bin with one sink ghost pad per input, named after the stream.
+    func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin
+    /// Called once the run is over; `completed` when every stream reached its end cleanly.
+    func finish(completed: Bool) -> String?
+}
+
+extension SinkComponent {
+    public func finish(completed: Bool) -> String? { nil }
+}
+
+extension Bin {
+    /// Ghosts `pad` under `name` (the stream's name for source and sink bins).
+    func ghost(_ pad: Pad?, as name: String) throws {
+        guard let pad else { throw BuildError("internal: no pad to expose as \(name)") }
+        try addGhostPad(name: name, target: pad)
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import GstKit
+import PipelineConfig
+
+/// Runs one pipeline: builds it, plays it, turns bus messages into events and
+/// state changes, and stops it cleanly (end-of-stream first, so files are whole).
+public actor PipelineRunner {
+    public enum Outcome: Sendable, Equatable {
+        /// Every stream reached its end.
+        case completed
+        /// Stopped on request after draining.
+        case stopped
+        case failed(String)
+    }
+
+    public nonisolated let name: String
+    public nonisolated let events: AsyncStream<RunEvent>
+    public private(set) var state: RunState = .initialising
+
+    private let spec: PipelineSpec
+    private let registry: ComponentRegistry
+    private let emitter: EventEmitter
+    private let masker: SecretMasker
+    private let eventSink: AsyncStream<RunEvent>.Continuation
+    private let drainTimeout: Duration
+    private var built: BuiltPipeline?
+    private var busTask: Task<Void, Never>?
+    private var outcome: Outcome?
+    private var waiters: [CheckedContinuation<Outcome, Never>] = []
+    private var stopRequested = false
+    private var isLive = false
+
+    public init(spec: PipelineSpec, registry: ComponentRegistry, drainTimeout: Duration = .seconds(10)) {
+        self.spec = spec
+        self.registry = registry
+        self.drainTimeout = drainTimeout
+        name = spec.name
+        masker = SecretMasker(secrets: spec.allSecrets)
+        let (stream, continuation) = AsyncStream.makeStream(of: RunEvent.self, bufferingPolicy: .unbounded)
+        events = stream
+        eventSink = continuation
+        emitter = EventEmitter(pipeline: spec.name, masker: masker) { continuation.yield($0) }
+    }
+
+    /// Builds the graph and sets it playing. Throws when it cannot be built or started.
+    public func start() throws {
+        guard built == nil, outcome == nil else { return }
+        let built: BuiltPipeline
+        do {
+            built = try GraphBuilder(registry: registry, events: emitter).build(spec)
+        } catch {
+            // The caller reports a build error with the file's name; no failure event to print twice.
+            finish(.failed(masker.mask("\(error)")), announce: false)
+            throw BuildError(masker.mask("\(error)"))
+        }
+        self.built = built
+        let bus = built.pipeline.bus
+        busTask = Task { [weak self] in
+            for await message in bus.messages() {
+                guard let self else { return }
+                await self.handle(message)
+                if await self.outcome != nil { return }
+            }
+        }
+        transition(to: .connecting)
+        switch built.pipeline.setState(.playing) {
+        case .failure:
+            // The bus carries the reason; give it a moment to arrive before a generic one.
+            let reason = bus.pop(timeout: .milliseconds(500)).flatMap(failureText) ?? "the pipeline could not start"
+            finish(.failed(reason), announce: false)
+            throw BuildError(reason)
+        case .noPreroll:
+            isLive = true
+        case .success, .async:
+            break
+        }
+    }
+
+    /// Ends the run cleanly: end-of-stream into every source, then wait for it
+    /// to reach the sinks (at most the drain timeout) before tearing down.
+    public func stop() {
+        guard outcome == nil, let built else {
+            if outcome == nil { finish(.stopped) }
+            return
+        }
+        guard !stopRequested else { return }
+        stopRequested = true
+        transition(to: .stopping)
+        emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
+        built.pipeline.sendEvent(.endOfStream())
+        let timeout = drainTimeout
+        Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.drainTimedOut(after: timeout)
+        }
+    }
+
+    /// Tears down at once, without draining.
+    public func abort() {
+        guard outcome == nil else { return }
+        finish(.failed("stopped at once; outputs may be incomplete"))
+    }
+
+    public func pause() {
+        guard state == .playing, let built else { return }
+        built.pipeline.setState(.paused)
+        transition(to: .paused)
+    }
+
+    public func resume() {
+        guard state == .paused, let built else { return }
+        built.pipeline.setState(.playing)
+    }
+
+    /// Waits until the run is over.
+    public func wait() async -> Outcome {
+        if let outcome { return outcome }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// The running pipeline, for `graph` and tests.
+    public var pipeline: Pipeline? { built?.pipeline }
+
+    private func drainTimedOut(after timeout: Duration) {
+        guard outcome == nil else { return }
+        finish(.failed("end-of-stream did not reach the outputs within \(timeout.configText); outputs may be incomplete"))
+    }
+
+    private func handle(_ message: BusMessage) {
+        guard outcome == nil, let built else { return }
+        switch message {
+        case .error:
+            if let text = failureText(message) { finish(.failed(text)) }
+        case .warning(let source, let text, _):
+            emitter.emit(.warning("\(owner(of: source)): \(text)"))
+        case .endOfStream:
+            emitter.emit(.endOfStream)
+            finish(stopRequested ? .stopped : .completed)
+        case .stateChanged(let source, _, let new, _) where source == built.pipeline.name:
+            if new == .playing, state != .stopping { transition(to: .playing) }
+        case .buffering(_, let percent):
+            emitter.emit(.buffering(percent: percent))
+            guard !isLive, !stopRequested, state != .paused else { return }
+            // Non-live media waits for its buffer, as a player does; live media must not stall.
+            if percent < 100, state != .buffering {
+                built.pipeline.setState(.paused)
+                transition(to: .buffering)
+            } else if percent >= 100, state == .buffering {
+                built.pipeline.setState(.playing)
+            }
+        default:
+            break
+        }
+    }
+
+    /// One line for an error message: which part of the file, and what GStreamer said.
+    private func failureText(_ message: BusMessage) -> String? {
+        guard case .error(let source, let text, let debug) = message else { return nil }
+        var line = "\(owner(of: source)): \(text)"
+        if let hint = debug.flatMap(Self.hint(fromDebug:)) { line += " (\(hint))" }
+        return masker.mask(line)
+    }
+
+    /// The key path of the component whose bin holds the element named `source`.
+    private func owner(of source: String) -> String {
+        guard let built else { return source }
+        var element = built.pipeline.element(named: source)
+        while let current = element {
+            if let keyPath = built.owners[current.name] { return "\(keyPath) (\(source))" }
+            element = current.parent
+        }
+        return source
+    }
+
+    /// The last line of GStreamer's debug text is usually the concrete reason.
+    static func hint(fromDebug debug: String) -> String? {
+        let last = debug.split(separator: "\n").last.map(String.init) ?? debug
+        guard let colon = last.range(of: ":", options: .backwards) else { return nil }
+        let reason = last[colon.upperBound...].trimmingCharacters(in: .whitespaces)
+        return reason.isEmpty || reason.count > 200 ? nil : reason
+    }
+
+    private func transition(to new: RunState) {
+        guard new != state, !state.isFinal else { return }
+        let old = state
+        state = new
+        emitter.emit(.stateChanged(from: old, to: new))
+    }
+
+    private func finish(_ result: Outcome, announce: Bool = true) {
+        guard outcome == nil else { return }
+        outcome = result
+        if let built {
+            built.pipeline.setState(.null)
+            for part in built.plan.sinks {
+                if let note = part.component.finish(completed: !isFailure(result)) { emitter.emit(.notice(note)) }
+            }
+        }
+        if case .failed(let text) = result {
+            if announce { emitter.emit(.failure(text)) }
+            transition(to: .failed)
+        } else {
+            transition(to: .stopped)
+        }
+        busTask?.cancel()
+        eventSink.finish()
+        for waiter in waiters { waiter.resume(returning: result) }
+        waiters.removeAll()
+    }
+
+    private func isFailure(_ outcome: Outcome) -> Bool {
+        if case .failed = outcome { return true }
+        return false
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The runner's state, as a player or broadcaster UI shows it.
+public enum RunState: String, Sendable, CaseIterable, CustomStringConvertible {
+    case initialising, connecting, buffering, playing, paused, reconnecting, stopping, stopped, failed
+    public var description: String { rawValue }
+    public var isFinal: Bool { self == .stopped || self == .failed }
+}
+
+/// Everything a run reports. The CLI, the control API and tests all read these.
+public struct RunEvent: Sendable {
+    public enum Kind: Sendable {
+        case stateChanged(from: RunState, to: RunState)
+        /// A line for people: what castline is doing and why.
+        case notice(String)
+        case warning(String)
+        /// The run cannot go on; the message names the problem and the fix.
+        case failure(String)
+        case endOfStream
+        case buffering(percent: Int)
+    }
+
+    public var time: Date
+    public var pipeline: String
+    public var kind: Kind
+
+    public init(time: Date = Date(), pipeline: String, kind: Kind) {
+        self.time = time
+        self.pipeline = pipeline
+        self.kind = kind
+    }
+}
+
+/// Where components send events. Secrets are masked here, once, for every consumer.
+public struct EventEmitter: Sendable {
+    private let pipeline: String
+    private let masker: SecretMasker
+    private let deliver: @Sendable (RunEvent) -> Void
+
+    public init(pipeline: String, masker: SecretMasker, deliver: @escaping @Sendable (RunEvent) -> Void) {
+        self.pipeline = pipeline
+        self.masker = masker
+        self.deliver = deliver
+    }
+
+    public func emit(_ kind: RunEvent.Kind) {
+        deliver(RunEvent(pipeline: pipeline, kind: masker.mask(kind)))
+    }
+
+    /// An emitter that drops everything (planning, `graph`, `validate`).
+    public static let discarding = EventEmitter(pipeline: "", masker: SecretMasker(secrets: [])) { _ in }
+}
+
+/// Replaces every secret (and its percent-encoded form) in text with `****`.
+public struct SecretMasker: Sendable {
+    private let needles: [String]
+
+    public init(secrets: [Secret]) {
+        var needles = Set<String>()
+        for secret in secrets {
+            let text = secret.reveal()
+            guard !text.isEmpty else { continue }
+            needles.insert(text)
+            if let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+                needles.insert(encoded)
+            }
+        }
+        // Longest first, so a secret that contains another is masked whole.
+        self.needles = needles.sorted { $0.count > $1.count }
+    }
+
+    public func mask(_ text: String) -> String {
+        needles.reduce(text) { $0.replacingOccurrences(of: $1, with: "****") }
+    }
+
+    func mask(_ kind: RunEvent.Kind) -> RunEvent.Kind {
+        switch kind {
+        case .notice(let text): .notice(mask(text))
+        case .warning(let text): .warning(mask(text))
+        case .failure(let text): .failure(mask(text))
+        default: kind
+        }
+    }
+}

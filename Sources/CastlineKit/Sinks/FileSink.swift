@@ -1,0 +1,115 @@
+import Foundation
+import GstKit
+import PipelineConfig
+
+/// A recording. The container follows the extension. Media is written to
+/// `PATH.partial` and renamed only after a clean end, so a file that looks
+/// complete is complete.
+public final class FileSink: SinkComponent {
+    public static let kind = "file"
+    public static let summary = "record to a file: .wav (audio), .mkv, .mp4, .ts (audio and video)"
+    public static let schema = OptionSchema([
+        OptionField("path", .string, required: true, help: "output file; the extension picks the container"),
+        OptionField("overwrite", .bool, default: .bool(false), help: "replace an existing file"),
+    ], shorthand: "path")
+
+    enum Container: String, CaseIterable {
+        case wav, mkv, mp4, ts
+
+        var muxer: String {
+            switch self {
+            case .wav: "wavenc"
+            case .mkv: "matroskamux"
+            case .mp4: "mp4mux"
+            case .ts: "mpegtsmux"
+            }
+        }
+
+        func requirement(for stream: StreamKind) -> FormRequirement? {
+            switch (self, stream) {
+            case (.wav, .audio): .raw
+            case (.wav, .video): nil
+            case (.mkv, .audio): .encoded([.aac, .opus, .mp3, .vorbis, .flac])
+            case (.mkv, .video): .encoded([.h264, .h265, .vp8, .vp9])
+            case (.mp4, .audio): .encoded([.aac, .mp3, .opus])
+            case (.mp4, .video): .encoded([.h264, .h265])
+            case (.ts, .audio): .encoded([.aac, .mp3])
+            case (.ts, .video): .encoded([.h264, .h265])
+            }
+        }
+    }
+
+    let path: String
+    let partialPath: String
+    let container: Container
+
+    public init(spec: ComponentSpec) throws {
+        let keyPath = "\(spec.keyPath).path"
+        path = spec.options.string("path") ?? ""
+        partialPath = path + ".partial"
+        let ext = (path as NSString).pathExtension.lowercased()
+        guard let container = Container(rawValue: ext == "mka" ? "mkv" : ext) else {
+            let known = Container.allCases.map { ".\($0.rawValue)" }.joined(separator: ", ")
+            throw BuildError("cannot tell the container from \"\(path)\" (end it in \(known))", at: keyPath)
+        }
+        self.container = container
+        // Missing folders are made when the run starts; the nearest one that exists must be writable.
+        var folder = (path as NSString).deletingLastPathComponent
+        if folder.isEmpty { folder = "." }
+        var isDirectory: ObjCBool = false
+        while !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) {
+            folder = (folder as NSString).deletingLastPathComponent
+            if folder.isEmpty { folder = "." }
+        }
+        guard isDirectory.boolValue else {
+            throw BuildError("cannot write \"\(path)\": \"\(folder)\" is a file, not a folder (pick another path)", at: keyPath)
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw BuildError("cannot write \"\(path)\": folder \"\(folder)\" is not writable (pick another path)", at: keyPath)
+        }
+        if FileManager.default.fileExists(atPath: path), spec.options.bool("overwrite") != true {
+            throw BuildError("\"\(path)\" exists (remove it, or set overwrite: true)", at: keyPath)
+        }
+    }
+
+    public func requirement(for stream: StreamKind) -> FormRequirement? {
+        container.requirement(for: stream)
+    }
+
+    public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let bin = Bin(name: name)
+        let muxer = try ElementCatalog.make(container.muxer)
+        let output = try ElementCatalog.make("filesink")
+        try output.set("location", text: partialPath)
+        try bin.add(muxer, output)
+        try muxer.link(output)
+        for stream in inputs.keys.sorted() {
+            let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream))
+            try bin.ghost(pad, as: stream.rawValue)
+        }
+        return bin
+    }
+
+    static func padTemplate(_ container: Container, _ stream: StreamKind) -> String {
+        container == .ts ? "sink_%d" : "\(stream.rawValue)_%u"
+    }
+
+    public func finish(completed: Bool) -> String? {
+        let manager = FileManager.default
+        guard manager.fileExists(atPath: partialPath) else { return nil }
+        guard completed else {
+            return "recording cut short: \(partialPath) holds what was written"
+        }
+        do {
+            if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
+            try manager.moveItem(atPath: partialPath, toPath: path)
+            return "wrote \(path)"
+        } catch {
+            return "could not rename \(partialPath) to \(path): \(error.localizedDescription)"
+        }
+    }
+}

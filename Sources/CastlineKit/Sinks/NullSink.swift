@@ -1,0 +1,30 @@
+import GstKit
+import PipelineConfig
+
+/// Takes every stream and throws it away, in real time: for headless runs and tests.
+public final class NullSink: SinkComponent {
+    public static let kind = "null"
+    public static let summary = "discard every stream, at the pace of the clock"
+    public static let schema = OptionSchema([
+        OptionField("sync", .bool, default: .bool(true), help: "keep to the pipeline clock (false: as fast as possible)"),
+    ])
+
+    let sync: Bool
+
+    public init(spec: ComponentSpec) throws {
+        sync = spec.options.bool("sync") ?? true
+    }
+
+    public func requirement(for stream: StreamKind) -> FormRequirement? { .any }
+
+    public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
+        let bin = Bin(name: name)
+        for stream in inputs.keys.sorted() {
+            let sink = try ElementCatalog.make("fakesink")
+            try sink.set("sync", sync)
+            try bin.add(sink)
+            try bin.ghost(sink.staticPad("sink"), as: stream.rawValue)
+        }
+        return bin
+    }
+}

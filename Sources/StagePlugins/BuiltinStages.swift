@@ -1,0 +1,11 @@
+import CastlineKit
+import EncodePlugin
+import GstPlugin
+
+extension ComponentRegistry {
+    /// Every stage castline ships, registered here and only here.
+    public static let builtin = ComponentRegistry(stages: [
+        EncodeStage.self,
+        GstStage.self,
+    ])
+}

@@ -1,0 +1,14 @@
+import ArgumentParser
+
+@main
+struct Castline: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "castline",
+        abstract: "Drive GStreamer from declarative pipeline files: broadcast, listen, tap stats, swap live.",
+        discussion: "Status goes to stderr, machine output to stdout.",
+        subcommands: [
+            RunCommand.self, ValidateCommand.self, StagesCommand.self, GraphCommand.self,
+            DoctorCommand.self, IngestCommand.self,
+        ]
+    )
+}

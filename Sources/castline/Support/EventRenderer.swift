@@ -1,0 +1,67 @@
+import CastlineKit
+import Foundation
+
+/// Prints run events for people, on stderr.
+struct EventRenderer {
+    let prefix: String
+
+    init(pipeline: String, showName: Bool) {
+        prefix = showName ? "[\(pipeline)] " : ""
+    }
+
+    func render(_ event: RunEvent) {
+        switch event.kind {
+        case .stateChanged(_, let to):
+            Terminal.status("\(prefix)\(to)")
+        case .notice(let text):
+            Terminal.status("\(prefix)\(text)")
+        case .warning(let text):
+            Terminal.status("\(prefix)warning: \(text)")
+        case .failure(let text):
+            Terminal.status("\(prefix)error: \(text)")
+        case .endOfStream:
+            Terminal.status("\(prefix)end of stream")
+        case .buffering(let percent):
+            if percent % 25 == 0 { Terminal.status("\(prefix)buffering \(percent)%") }
+        }
+    }
+}
+
+/// Runs one planned pipeline to its end: events to stderr, Ctrl-C for a clean
+/// stop, a second Ctrl-C to stop at once. Returns the exit status.
+enum RunSession {
+    static func run(_ plan: PipelinePlan, stopAfter: Duration?) async -> Int32 {
+        let runner = PipelineRunner(spec: plan.spec, registry: PipelineFiles.registry)
+        let renderer = EventRenderer(pipeline: plan.spec.name, showName: false)
+        let printing = Task {
+            for await event in runner.events { renderer.render(event) }
+        }
+        let trap = SignalTrap(
+            first: { Task { await runner.stop() } },
+            second: {
+                Terminal.status("stopping at once")
+                Task {
+                    await runner.abort()
+                    exit(130)
+                }
+            })
+        do {
+            try await runner.start()
+        } catch {
+            _ = await printing.value
+            Terminal.status("\(plan.spec.name): \(error)")
+            return ExitStatus.failed
+        }
+        if let stopAfter {
+            Task {
+                try? await Task.sleep(for: stopAfter)
+                await runner.stop()
+            }
+        }
+        let outcome = await runner.wait()
+        _ = await printing.value
+        withExtendedLifetime(trap) {}
+        if case .failed = outcome { return ExitStatus.failed }
+        return 0
+    }
+}

@@ -1,2 +1,0 @@
-import CastlineKit
-print("castline")

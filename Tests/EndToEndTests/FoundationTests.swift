@@ -1,0 +1,174 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// The foundation as a user meets it: validate, run, stop, record, inspect.
+@Suite("castline CLI, end to end", .timeLimit(.minutes(3)))
+struct FoundationTests {
+    @Test("every example in pipelines/ validates")
+    func examplesValidate() async throws {
+        let examples = try FileManager.default.contentsOfDirectory(atPath: Castline.repositoryRoot + "/pipelines")
+            .filter { $0.hasSuffix(".yaml") }.sorted()
+        #expect(examples.count >= 3)
+        let result = try await Castline.run(["validate"] + examples.map(Castline.example))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").count == examples.count)
+        for example in examples {
+            #expect(result.stdout.contains("\(example): ok"))
+        }
+    }
+
+    @Test("a bad file gets FILE:LINE:COL: key.path: problem (fix) and exit 2")
+    func badFile() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("bad.yaml", """
+            version: 1
+            source:
+              test:
+                audio: { tone: loud }
+            sinks:
+              - null: {}
+            """)
+        let result = try await Castline.run(["validate", file])
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("\(file):4:"), "\(result.stderr)")
+        #expect(result.stderr.contains("source.test.audio.tone"), "\(result.stderr)")
+    }
+
+    @Test("a missing file is one line and exit 2, no stack trace")
+    func missingFile() async throws {
+        let result = try await Castline.run(["run", "/nonexistent/pipeline.yaml"])
+        #expect(result.status == 2)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("/nonexistent/pipeline.yaml"))
+    }
+
+    @Test("--duration records a complete WAV of that length")
+    func recordsWav() async throws {
+        let scratch = try Scratch()
+        let output = scratch.file("tone.wav")
+        let result = try await Castline.run([
+            "run", Castline.example("tone-to-wav.yaml"), "--set", "sinks[0].file.path=\(output)", "--duration", "3s",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let media = try await ProbedMedia.probe(output)
+        #expect(media.stream("audio")?.codec.hasPrefix("pcm_") == true)
+        #expect(media.stream("audio")?.fields["sample_rate"] == "48000")
+        #expect(abs(media.duration - 3) < 0.5, "duration \(media.duration)")
+        #expect(!FileManager.default.fileExists(atPath: output + ".partial"))
+    }
+
+    @Test("Ctrl-C stops cleanly: exit 0 and a playable H.264/AAC Matroska file")
+    func interruptLeavesPlayableFile() async throws {
+        let scratch = try Scratch()
+        let output = scratch.file("pattern.mkv")
+        let process = try Castline.start([
+            "run", Castline.example("test-pattern-to-mkv.yaml"), "--set", "sinks[0].file.path=\(output)",
+            "--set", "source.test.video.width=640", "--set", "source.test.video.height=360",
+        ])
+        try await Task.sleep(for: .seconds(4))
+        process.signal(SIGINT)
+        let status = await process.waitForExit(timeout: .seconds(15))
+        if status == nil { _ = await process.terminate() }
+        #expect(status == 0, "\(process.standardError)")
+        let media = try await ProbedMedia.probe(output)
+        #expect(media.stream("video")?.codec == "h264")
+        #expect(media.stream("video")?.fields["pix_fmt"] == "yuv420p")
+        #expect(media.stream("audio")?.codec == "aac")
+        #expect(media.duration > 2, "duration \(media.duration)")
+    }
+
+    @Test("a second Ctrl-C stops at once")
+    func secondInterrupt() async throws {
+        let process = try Castline.start(["run", Castline.example("echo-to-speakers.yaml")])
+        try await Task.sleep(for: .seconds(2))
+        process.signal(SIGINT)
+        process.signal(SIGINT)
+        let status = await process.waitForExit(timeout: .seconds(5))
+        if status == nil { _ = await process.terminate() }
+        #expect(status != nil)
+    }
+
+    @Test("a file source plays to its end and exits 0")
+    func fileSourcePlaysToEnd() async throws {
+        let scratch = try Scratch()
+        let recorded = scratch.file("in.mkv")
+        let record = try await Castline.run([
+            "run", Castline.example("test-pattern-to-mkv.yaml"), "--set", "sinks[0].file.path=\(recorded)",
+            "--set", "source.test.video.width=320", "--set", "source.test.video.height=240", "--duration", "2s",
+        ])
+        try #require(record.status == 0, "\(record.stderr)")
+        let file = try scratch.write("play.yaml", """
+            version: 1
+            source:
+              file: \(recorded)
+            sinks:
+              - file: \(scratch.file("out.wav"))
+            """)
+        let result = try await Castline.run(["run", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("end of stream"))
+        let media = try await ProbedMedia.probe(scratch.file("out.wav"))
+        #expect(abs(media.duration - 2) < 0.5, "duration \(media.duration)")
+    }
+
+    @Test("a sink path that cannot be written is refused before anything starts")
+    func unwritableSink() async throws {
+        let result = try await Castline.run([
+            "run", Castline.example("tone-to-wav.yaml"), "--set", "sinks[0].file.path=/etc/hostname/tone.wav",
+        ])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("sinks[0].file.path"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    @Test("an element GStreamer does not have is named, with where to look")
+    func unknownElement() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("echo.yaml", """
+            version: 1
+            source:
+              test: { audio: {} }
+            stages:
+              - gst: "audioechoo delay=1000"
+            sinks:
+              - null: {}
+            """)
+        let result = try await Castline.run(["validate", file])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("stages[0].gst.description"), "\(result.stderr)")
+        #expect(result.stderr.contains("audioechoo"), "\(result.stderr)")
+    }
+
+    @Test("graph prints dot with the inserted encoder, and writes SVG")
+    func graph() async throws {
+        let result = try await Castline.run(["graph", Castline.example("test-pattern-to-mkv.yaml")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("digraph"))
+        #expect(result.stdout.contains("x264enc"))
+        let scratch = try Scratch()
+        let svg = scratch.file("graph.svg")
+        let written = try await Castline.run(["graph", Castline.example("tone-to-wav.yaml"), "-o", svg])
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(text.contains("<svg"))
+    }
+
+    @Test("doctor finds every element, stages lists every kind")
+    func doctorAndStages() async throws {
+        let doctor = try await Castline.run(["doctor"])
+        #expect(doctor.status == 0, "\(doctor.stdout)\(doctor.stderr)")
+        #expect(doctor.stdout.contains("x264enc"))
+        #expect(doctor.stdout.contains("gstreamer1.0-plugins-ugly"))
+        let stages = try await Castline.run(["stages"])
+        #expect(stages.status == 0)
+        for kind in ["encode:", "gst:", "test:", "file:", "null:", "audio:"] {
+            #expect(stages.stdout.contains(kind), "\(kind) missing from stages")
+        }
+        let one = try await Castline.run(["stages", "encode"])
+        #expect(one.stdout.contains("keyframe-interval (duration), default 2s"), "\(one.stdout)")
+        let unknown = try await Castline.run(["stages", "nope"])
+        #expect(unknown.status != 0)
+    }
+}

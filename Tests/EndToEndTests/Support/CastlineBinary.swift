@@ -1,0 +1,102 @@
+import Foundation
+import LocalIngest
+
+/// The `castline` binary SwiftPM built next to this test bundle, run as a user would.
+enum Castline {
+    static let repositoryRoot: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+
+    static let executable: String = {
+        if let path = ProcessInfo.processInfo.environment["CASTLINE_BIN"] { return path }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundle, bundle.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("castline").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return repositoryRoot + "/.build/debug/castline"
+    }()
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs castline to completion.
+    static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> Result {
+        let result = try await ChildProcess.run(executable, arguments, timeout: timeout)
+        return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+    }
+
+    /// Starts castline in the background (for signals and long runs).
+    static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
+        let process = ChildProcess(executable: executable, arguments: arguments, environment: environment,
+                                   workingDirectory: repositoryRoot)
+        try process.start()
+        return process
+    }
+
+    static func example(_ name: String) -> String {
+        repositoryRoot + "/pipelines/" + name
+    }
+}
+
+/// A fresh folder per test, removed afterwards.
+final class Scratch: Sendable {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "castline-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func write(_ name: String, _ text: String) throws -> String {
+        let target = file(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: target))
+        return target
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// What ffprobe says about a media file.
+struct ProbedMedia {
+    struct Stream {
+        let type: String
+        let codec: String
+        let fields: [String: String]
+    }
+
+    let duration: Double
+    let streams: [Stream]
+
+    static func probe(_ path: String) async throws -> ProbedMedia {
+        let result = try await ChildProcess.run("/usr/bin/ffprobe", [
+            "-v", "error", "-show_entries",
+            "format=duration:stream=codec_type,codec_name,sample_rate,channels,width,height,pix_fmt,avg_frame_rate,profile",
+            "-of", "json", path,
+        ])
+        guard result.status == 0,
+              let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw ProbeError(message: "ffprobe failed on \(path): \(result.stderr)")
+        }
+        let format = json["format"] as? [String: Any]
+        let duration = Double(format?["duration"] as? String ?? "") ?? 0
+        let streams = (json["streams"] as? [[String: Any]] ?? []).map { entry in
+            Stream(type: entry["codec_type"] as? String ?? "", codec: entry["codec_name"] as? String ?? "",
+                   fields: entry.compactMapValues { "\($0)" })
+        }
+        return ProbedMedia(duration: duration, streams: streams)
+    }
+
+    func stream(_ type: String) -> Stream? { streams.first { $0.type == type } }
+}
+
+struct ProbeError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
