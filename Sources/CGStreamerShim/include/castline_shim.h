@@ -1,6 +1,49 @@
-// What Swift cannot call directly: macros and type checks. Keep it tiny.
+// What Swift cannot call directly: macros, type checks and deprecated GValueArray. Keep it tiny.
 #pragma once
 #include <gst/gst.h>
 
+// Fundamental and boxed GTypes (G_TYPE_* are macros Swift does not import).
 GType castline_type_string(void);
+GType castline_type_boolean(void);
+GType castline_type_int(void);
+GType castline_type_uint(void);
+GType castline_type_long(void);
+GType castline_type_ulong(void);
+GType castline_type_int64(void);
+GType castline_type_uint64(void);
+GType castline_type_float(void);
+GType castline_type_double(void);
+GType castline_type_enum(void);
+GType castline_type_flags(void);
+GType castline_type_object(void);
+GType castline_type_value_array(void);
+GType castline_type_fundamental(GType type);
+
 gboolean castline_is_bin(GstElement *element);
+// G_TYPE_CHECK_INSTANCE_TYPE for any GTypeInstance.
+gboolean castline_is_a(gpointer instance, GType type);
+const gchar *castline_type_name_of(gpointer instance);
+
+// g_object_class_find_property(G_OBJECT_GET_CLASS(object), name)
+GParamSpec *castline_find_property(gpointer object, const gchar *name);
+
+// GValueArray is deprecated but still what `level` posts; read it here without warnings.
+guint castline_value_array_count(const GValue *value);
+const GValue *castline_value_array_nth(const GValue *value, guint index);
+
+// GstPadProbeInfo accessors (GST_PAD_PROBE_INFO_* macros).
+GstBuffer *castline_probe_info_buffer(GstPadProbeInfo *info);
+GstEvent *castline_probe_info_event(GstPadProbeInfo *info);
+// gst_buffer_make_writable on the probe's buffer, storing the result back into the info.
+GstBuffer *castline_probe_info_make_buffer_writable(GstPadProbeInfo *info);
+
+// GstBuffer flags (GST_BUFFER_FLAG_* macros).
+gboolean castline_buffer_flag_is_set(GstBuffer *buffer, guint flag);
+void castline_buffer_flag_set(GstBuffer *buffer, guint flag, gboolean on);
+
+// GST_STATE(element): the element's current state without waiting.
+GstState castline_element_current_state(GstElement *element);
+
+GType castline_type_none(void);
+GType castline_type_pointer(void);
+GType castline_type_of(gpointer instance);

@@ -1,0 +1,144 @@
+import CGStreamer
+import CGStreamerShim
+
+/// A buffer with its caps, as appsink hands it out.
+public final class Sample: @unchecked Sendable {  // one GstSample ref, never mutated
+    let pointer: OpaquePointer  // GstSample*
+    init(owning pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { gst_sample_unref(pointer) }
+
+    private var buffer: UnsafeMutablePointer<GstBuffer>? { gst_sample_get_buffer(pointer) }
+
+    public var caps: Caps? { gst_sample_get_caps(pointer).map(Caps.init(borrowing:)) }
+    public var pts: ClockTime? { buffer.flatMap { ClockTime(raw: $0.pointee.pts) } }
+    public var dts: ClockTime? { buffer.flatMap { ClockTime(raw: $0.pointee.dts) } }
+    public var duration: ClockTime? { buffer.flatMap { ClockTime(raw: $0.pointee.duration) } }
+    public var size: Int { buffer.map { Int(gst_buffer_get_size($0)) } ?? 0 }
+    /// Not a keyframe (GST_BUFFER_FLAG_DELTA_UNIT).
+    public var isDelta: Bool { buffer.map { castline_buffer_flag_is_set($0, bufferFlagDelta) != 0 } ?? false }
+    /// A copy of the bytes.
+    public var data: [UInt8] { withUnsafeBytes { Array($0) } ?? [] }
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        buffer.flatMap { mapBuffer($0, body) }
+    }
+}
+
+typealias SampleHandler = @Sendable (Sample) -> FlowResult
+
+public final class AppSink: @unchecked Sendable {  // immutable fields; appsink API is thread-safe
+    public let element: Element
+    var sink: UnsafeMutablePointer<GstAppSink> { cast(element.pointer) }
+
+    public init(_ element: Element) throws(GstError) {
+        guard castline_is_a(element.pointer, gst_app_sink_get_type()) != 0 else {
+            throw .other("element \"\(element.name)\" is not an appsink")
+        }
+        self.element = element
+    }
+    public static func make(name: String? = nil) throws(GstError) -> AppSink {
+        try AppSink(Element.make("appsink", name: name))
+    }
+
+    public var caps: Caps? {
+        get { gst_app_sink_get_caps(sink).map(Caps.init(owning:)) }
+        set { gst_app_sink_set_caps(sink, newValue?.pointer) }
+    }
+    public var isEOS: Bool { gst_app_sink_is_eos(sink) != 0 }
+
+    /// Called on the streaming thread for each new sample (replaces any previous handler;
+    /// the handler is released when replaced or when the appsink dies).
+    public func onSample(_ handler: @escaping @Sendable (Sample) -> FlowResult) {
+        var callbacks = GstAppSinkCallbacks()
+        callbacks.new_sample = { sink, data in
+            guard let sink, let handler = CallbackBox<SampleHandler>.from(data) else { return GST_FLOW_ERROR }
+            guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
+            return handler(Sample(owning: sample)).raw
+        }
+        gst_app_sink_set_callbacks(sink, &callbacks, CallbackBox<SampleHandler>(handler).retainedPointer(),
+                                   { data in CallbackBox<SampleHandler>.release(data) })
+    }
+
+    /// Waits for the next sample (nil timeout = until one arrives, EOS or flushing). Needs PLAYING.
+    public func pullSample(timeout: Duration?) -> Sample? {
+        gst_app_sink_try_pull_sample(sink, timeout.clockTimeout).map(Sample.init(owning:))
+    }
+}
+
+/// need-data / enough-data handlers of one AppSrc.
+final class AppSrcHandlers: Sendable {
+    let needData: Protected<(@Sendable (Int) -> Void)?> = Protected(nil)
+    let enoughData: Protected<(@Sendable () -> Void)?> = Protected(nil)
+}
+
+public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc API is thread-safe; handlers are lock-protected
+    public let element: Element
+    var src: UnsafeMutablePointer<GstAppSrc> { cast(element.pointer) }
+    private let handlers = AppSrcHandlers()
+    private let callbacksInstalled = Protected(false)
+
+    public init(_ element: Element) throws(GstError) {
+        guard castline_is_a(element.pointer, gst_app_src_get_type()) != 0 else {
+            throw .other("element \"\(element.name)\" is not an appsrc")
+        }
+        self.element = element
+    }
+    public static func make(name: String? = nil) throws(GstError) -> AppSrc {
+        try AppSrc(Element.make("appsrc", name: name))
+    }
+
+    public var caps: Caps? {
+        get { gst_app_src_get_caps(src).map(Caps.init(owning:)) }
+        set { gst_app_src_set_caps(src, newValue?.pointer) }
+    }
+
+    /// Live or not, GST_FORMAT_TIME (else bytes) segments, queue limit and whether push blocks when full.
+    public func configure(isLive: Bool, format time: Bool = true, maxBytes: UInt64? = nil, block: Bool = false) {
+        try? element.set("is-live", isLive)
+        try? element.set("format", text: time ? "time" : "bytes")
+        if let maxBytes { gst_app_src_set_max_bytes(src, guint64(maxBytes)) }
+        try? element.set("block", block)
+    }
+
+    /// Copies the bytes into a new buffer and queues it.
+    @discardableResult
+    public func push(_ bytes: [UInt8], pts: ClockTime?, duration: ClockTime?, isDelta: Bool = false) -> FlowResult {
+        let made = bytes.withUnsafeBytes { raw -> UnsafeMutablePointer<GstBuffer>? in
+            raw.isEmpty ? gst_buffer_new() : gst_buffer_new_memdup(raw.baseAddress, gsize(raw.count))
+        }
+        guard let buffer = made else { return .error }
+        buffer.pointee.pts = pts.raw
+        buffer.pointee.duration = duration.raw
+        if isDelta { castline_buffer_flag_set(buffer, bufferFlagDelta, 1) }
+        return FlowResult(gst_app_src_push_buffer(src, buffer))  // takes the buffer
+    }
+
+    @discardableResult
+    public func endOfStream() -> FlowResult { FlowResult(gst_app_src_end_of_stream(src)) }
+
+    /// Called (streaming thread) when appsrc wants more data; the argument is a byte hint (-1 = any).
+    public func onNeedData(_ handler: @escaping @Sendable (Int) -> Void) {
+        handlers.needData.withLock { $0 = handler }
+        installCallbacks()
+    }
+    public func onEnoughData(_ handler: @escaping @Sendable () -> Void) {
+        handlers.enoughData.withLock { $0 = handler }
+        installCallbacks()
+    }
+
+    /// Once per wrapper: both callbacks go through one box, released by appsrc's destroy notify.
+    private func installCallbacks() {
+        guard callbacksInstalled.withLock({ installed in defer { installed = true }; return !installed }) else { return }
+        var callbacks = GstAppSrcCallbacks()
+        callbacks.need_data = { _, length, data in
+            guard let handlers = CallbackBox<AppSrcHandlers>.from(data) else { return }
+            let hint = length == guint.max ? -1 : Int(length)
+            handlers.needData.withLock { $0 }?(hint)
+        }
+        callbacks.enough_data = { _, data in
+            guard let handlers = CallbackBox<AppSrcHandlers>.from(data) else { return }
+            handlers.enoughData.withLock { $0 }?()
+        }
+        gst_app_src_set_callbacks(src, &callbacks, CallbackBox<AppSrcHandlers>(handlers).retainedPointer(),
+                                  { data in CallbackBox<AppSrcHandlers>.release(data) })
+    }
+}

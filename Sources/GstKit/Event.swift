@@ -1,0 +1,123 @@
+import CGStreamer
+import CGStreamerShim
+
+/// An event to send. It owns its GstEvent until sent: sending transfers it, so an Event is sent at most once.
+public final class Event: @unchecked Sendable {  // the only mutable state, the pointer, is behind a lock
+    private let state: Protected<UnsafeMutablePointer<GstEvent>?>
+
+    init(owning pointer: UnsafeMutablePointer<GstEvent>) { state = Protected(pointer) }
+    deinit { if let pointer = take() { gst_event_unref(pointer) } }
+
+    /// Hands the reference to the caller (who passes it to a transfer-full send); nil once taken.
+    func take() -> UnsafeMutablePointer<GstEvent>? { state.withLock { p in defer { p = nil }; return p } }
+
+    /// true once the event has been sent.
+    public var isSent: Bool { state.withLock { $0 == nil } }
+
+    public var kind: EventKind { state.withLock { p in p.map { EventKind($0.pointee.type) } ?? .other("sent") } }
+
+    public static func endOfStream() -> Event { Gst.initialize(); return Event(owning: gst_event_new_eos()) }
+
+    /// Downstream force-key-unit (ask encoders below to emit a keyframe now).
+    public static func forceKeyUnit(allHeaders: Bool = true) -> Event {
+        Gst.initialize()
+        return Event(owning: gst_video_event_new_downstream_force_key_unit(
+            GstClockTime.max, GstClockTime.max, GstClockTime.max, allHeaders ? 1 : 0, 0))
+    }
+    /// Upstream force-key-unit (sent from downstream towards the encoder).
+    public static func upstreamForceKeyUnit(allHeaders: Bool = true) -> Event {
+        Gst.initialize()
+        return Event(owning: gst_video_event_new_upstream_force_key_unit(GstClockTime.max, allHeaders ? 1 : 0, 0))
+    }
+    public static func flushStart() -> Event { Gst.initialize(); return Event(owning: gst_event_new_flush_start()) }
+    public static func flushStop(resetTime: Bool) -> Event {
+        Gst.initialize()
+        return Event(owning: gst_event_new_flush_stop(resetTime ? 1 : 0))
+    }
+    public static func customDownstream(_ structure: Structure) -> Event {
+        Gst.initialize()
+        return Event(owning: gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_copy(structure.pointer)))
+    }
+    public static func customUpstream(_ structure: Structure) -> Event {
+        Gst.initialize()
+        return Event(owning: gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, gst_structure_copy(structure.pointer)))
+    }
+}
+
+public enum EventKind: Sendable, Hashable {
+    case streamStart, caps, segment, tag, eos, flushStart, flushStop, gap, customDownstream, customUpstream
+    case qos, latency, seek, reconfigure
+    case other(String)
+
+    init(_ raw: GstEventType) {
+        switch raw {
+        case GST_EVENT_STREAM_START: self = .streamStart
+        case GST_EVENT_CAPS: self = .caps
+        case GST_EVENT_SEGMENT: self = .segment
+        case GST_EVENT_TAG: self = .tag
+        case GST_EVENT_EOS: self = .eos
+        case GST_EVENT_FLUSH_START: self = .flushStart
+        case GST_EVENT_FLUSH_STOP: self = .flushStop
+        case GST_EVENT_GAP: self = .gap
+        case GST_EVENT_CUSTOM_DOWNSTREAM: self = .customDownstream
+        case GST_EVENT_CUSTOM_UPSTREAM: self = .customUpstream
+        case GST_EVENT_QOS: self = .qos
+        case GST_EVENT_LATENCY: self = .latency
+        case GST_EVENT_SEEK: self = .seek
+        case GST_EVENT_RECONFIGURE: self = .reconfigure
+        default: self = .other(gst_event_type_get_name(raw).map { String(cString: $0) } ?? "unknown")
+        }
+    }
+}
+
+/// The time fields of a segment event (GstSegment in GST_FORMAT_TIME).
+public struct SegmentInfo: Sendable, Hashable {
+    public var rate: Double
+    public var start: ClockTime?
+    public var stop: ClockTime?
+    public var time: ClockTime?
+    public var base: ClockTime?
+    public var position: ClockTime?
+    public var isTimeFormat: Bool
+}
+
+/// A copy of what an event carries, taken while the probe ran; safe to keep.
+public struct EventView: Sendable {
+    public let kind: EventKind
+    /// For caps events.
+    public let caps: Caps?
+    /// For segment events.
+    public let segment: SegmentInfo?
+    /// Name of the event's structure (e.g. "GstForceKeyUnit" for force-key-unit events).
+    public let structureName: String?
+    /// The structure, copied, for custom events.
+    public let structure: Structure?
+
+    init(_ raw: UnsafeMutablePointer<GstEvent>) {
+        kind = EventKind(raw.pointee.type)
+        if kind == .caps {
+            var c: UnsafeMutablePointer<GstCaps>?
+            gst_event_parse_caps(raw, &c)
+            caps = c.map(Caps.init(borrowing:))
+        } else {
+            caps = nil
+        }
+        if kind == .segment {
+            var s: UnsafePointer<GstSegment>?
+            gst_event_parse_segment(raw, &s)
+            segment = s.map { s in
+                SegmentInfo(rate: s.pointee.rate, start: ClockTime(raw: s.pointee.start), stop: ClockTime(raw: s.pointee.stop),
+                            time: ClockTime(raw: s.pointee.time), base: ClockTime(raw: s.pointee.base),
+                            position: ClockTime(raw: s.pointee.position), isTimeFormat: s.pointee.format == GST_FORMAT_TIME)
+            }
+        } else {
+            segment = nil
+        }
+        let s = gst_event_get_structure(raw)
+        structureName = s.flatMap { gst_structure_get_name($0) }.map { String(cString: $0) }
+        structure = (kind == .customDownstream || kind == .customUpstream) ? s.map(Structure.init(copying:)) : nil
+    }
+
+    /// true for a force-key-unit event (either direction).
+    public var isForceKeyUnit: Bool { structureName == "GstForceKeyUnit" }
+}

@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Errors from the small socket helpers.
+public enum SocketError: Error, Sendable, CustomStringConvertible {
+    case resolve(host: String, message: String)
+    case system(call: String, errno: Int32)
+    case badResponse(String)
+
+    public var description: String {
+        switch self {
+        case .resolve(let host, let message): return "cannot resolve \(host): \(message)"
+        case .system(let call, let err): return "\(call) failed: \(String(cString: strerror(err)))"
+        case .badResponse(let message): return "bad HTTP response: \(message)"
+        }
+    }
+}
+
+/// Resolves a numeric or named host to a stream-socket address and calls `body` with it.
+func withSocketAddress<T>(host: String, port: Int, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) throws -> T) throws -> T {
+    var hints = addrinfo()
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_flags = AI_NUMERICSERV
+    var result: UnsafeMutablePointer<addrinfo>?
+    let rc = getaddrinfo(host, String(port), &hints, &result)
+    guard rc == 0, let info = result else {
+        throw SocketError.resolve(host: host, message: String(cString: gai_strerror(rc)))
+    }
+    defer { freeaddrinfo(info) }
+    return try body(info.pointee.ai_family, info.pointee.ai_addr, info.pointee.ai_addrlen)
+}
+
+private func makeSocket(family: Int32) throws -> Int32 {
+    let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw SocketError.system(call: "socket", errno: errno) }
+    return fd
+}
+
+public enum FreePort {
+    /// Binds port 0 on `host`, reads the port the kernel chose, closes the socket.
+    public static func find(host: String = "127.0.0.1") throws -> Int {
+        try withSocketAddress(host: host, port: 0) { family, addr, len in
+            let fd = try makeSocket(family: family)
+            defer { close(fd) }
+            guard bind(fd, addr, len) == 0 else { throw SocketError.system(call: "bind", errno: errno) }
+            var storage = sockaddr_storage()
+            var storageLen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let ok = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &storageLen) }
+            }
+            guard ok == 0 else { throw SocketError.system(call: "getsockname", errno: errno) }
+            let family = Int32(storage.ss_family)
+            let port: UInt16 = withUnsafePointer(to: &storage) { ptr in
+                if family == AF_INET6 {
+                    return ptr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
+                }
+                return ptr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
+            }
+            return Int(UInt16(bigEndian: port))
+        }
+    }
+
+    /// True when a listening socket could be bound to `host:port` right now (with SO_REUSEADDR, as
+    /// nginx and stunnel do).
+    public static func isFree(host: String = "127.0.0.1", port: Int) -> Bool {
+        (try? withSocketAddress(host: host, port: port) { family, addr, len -> Bool in
+            let fd = try makeSocket(family: family)
+            defer { close(fd) }
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            return bind(fd, addr, len) == 0 && listen(fd, 1) == 0
+        }) ?? false
+    }
+}
+
+/// Wait until a TCP port accepts connections.
+public enum PortProbe {
+    /// One connection attempt (non-blocking connect, at most `timeout`).
+    public static func isOpen(host: String, port: Int, timeout: Duration = .milliseconds(500)) -> Bool {
+        (try? withSocketAddress(host: host, port: port) { family, addr, len -> Bool in
+            let fd = try makeSocket(family: family)
+            defer { close(fd) }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if connect(fd, addr, len) == 0 { return true }
+            guard errno == EINPROGRESS else { return false }
+            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ms = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            guard poll(&pfd, 1, ms) == 1 else { return false }
+            var soError: Int32 = 0
+            var soLen = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &soLen)
+            return soError == 0
+        }) ?? false
+    }
+
+    public static func waitUntilOpen(host: String, port: Int, timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            if isOpen(host: host, port: port) { return true }
+            if clock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Waits until connections to the port are refused (nothing listens any more).
+    public static func waitUntilClosed(host: String, port: Int, timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            if !isOpen(host: host, port: port) { return true }
+            if clock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+/// A minimal HTTP/1.0 GET for loopback servers (nginx stat page, playlists), without
+/// FoundationNetworking/libcurl. The blocking socket work runs on a Dispatch queue.
+public enum SimpleHTTP {
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [String: String]   // lower-cased names
+        public var body: Data
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    /// `url` must be `http://host:port/path` (no TLS).
+    public static func get(_ url: String, timeout: Duration = .seconds(5)) async throws -> Response {
+        guard let components = URLComponents(string: url), components.scheme == "http",
+              let host = components.host else {
+            throw SocketError.badResponse("unsupported URL \(url)")
+        }
+        let port = components.port ?? 80
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        let target = path
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try blockingGet(host: host, port: port, path: target, timeout: timeout) })
+            }
+        }
+    }
+
+    private static func blockingGet(host: String, port: Int, path: String, timeout: Duration) throws -> Response {
+        let raw: Data = try withSocketAddress(host: host, port: port) { family, addr, len in
+            let fd = try makeSocket(family: family)
+            defer { close(fd) }
+            var tv = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            guard connect(fd, addr, len) == 0 else { throw SocketError.system(call: "connect", errno: errno) }
+            let hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            let request = Array("GET \(path) HTTP/1.0\r\nHost: \(hostHeader)\r\nConnection: close\r\n\r\n".utf8)
+            var sent = 0
+            while sent < request.count {
+                let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard n > 0 else { throw SocketError.system(call: "send", errno: errno) }
+                sent += n
+            }
+            var data = Data()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n > 0 { data.append(contentsOf: buffer[0..<n]) }
+                else if n == 0 { break }
+                else if errno == EINTR { continue }
+                else { throw SocketError.system(call: "recv", errno: errno) }
+            }
+            return data
+        }
+        guard let split = raw.range(of: Data("\r\n\r\n".utf8)) else { throw SocketError.badResponse("no header end") }
+        let head = String(decoding: raw[raw.startIndex..<split.lowerBound], as: UTF8.self)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw SocketError.badResponse(head) }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Response(status: status, headers: headers, body: Data(raw[split.upperBound...]))
+    }
+}

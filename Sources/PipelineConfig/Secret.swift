@@ -1,0 +1,24 @@
+/// A secret option value (a stream key, a password). It never prints its text: `description`,
+/// `debugDescription`, `customMirror` (so `dump`) all show "****". `reveal()` is the only way to get it.
+public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    private var value: String
+
+    /// The file's text when the value came from the environment: "${MUX_STREAM_KEY}" (or "live_${KEY}").
+    /// `PipelineSpec.yaml(catalog:)` writes this instead of the value. `nil` for literal secrets.
+    public var reference: String?
+
+    public init(_ value: String, reference: String? = nil) {
+        self.value = value
+        self.reference = reference
+    }
+
+    /// The secret text. Call this only where the value is handed to the component that needs it.
+    public func reveal() -> String { value }
+
+    /// True when the secret is the empty string.
+    public var isEmpty: Bool { value.isEmpty }
+
+    public var description: String { "****" }
+    public var debugDescription: String { "****" }
+    public var customMirror: Mirror { Mirror(self, children: ["value": "****"], displayStyle: .struct) }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Yams
+
+/// Where a node came from: a file position (1-based), or `--set` (line 0).
+struct Position: Sendable, Hashable {
+    var file: String
+    var line: Int
+    var column: Int
+
+    static let override = Position(file: "--set", line: 0, column: 0)
+}
+
+/// The YAML document as PipelineConfig sees it: scalars keep their text (typing is done against the schema),
+/// every node keeps its position, maps keep their key order.
+indirect enum Tree: Sendable {
+    case scalar(String, quoted: Bool, Position)
+    case map([Entry], Position)
+    case list([Tree], Position)
+
+    struct Entry: Sendable {
+        var key: String
+        var keyPosition: Position
+        var value: Tree
+    }
+
+    var position: Position {
+        switch self {
+        case .scalar(_, _, let p), .map(_, let p), .list(_, let p): p
+        }
+    }
+
+    /// A plain `null`, `~` or nothing at all.
+    var isNull: Bool {
+        if case .scalar(let text, false, _) = self { return ["", "~", "null", "Null", "NULL"].contains(text) }
+        return false
+    }
+
+    /// For messages: `"text"`, `a map`, `a list`, `nothing`.
+    var shortDescription: String {
+        switch self {
+        case .scalar(let text, _, _): isNull ? "nothing" : quote(text)
+        case .map: "a map"
+        case .list: "a list"
+        }
+    }
+
+    func entry(_ key: String) -> Entry? {
+        if case .map(let entries, _) = self { return entries.first { $0.key == key } }
+        return nil
+    }
+}
+
+/// `"text"` with quotes and escapes, shortened when long.
+func quote(_ text: String) -> String {
+    var t = text
+    if t.count > 40 { t = String(t.prefix(37)) + "..." }
+    var out = "\""
+    for ch in t.unicodeScalars {
+        switch ch {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\t": out += "\\t"
+        case _ where ch.value < 0x20: out += "\\u{\(String(ch.value, radix: 16))}"
+        default: out.unicodeScalars.append(ch)
+        }
+    }
+    return out + "\""
+}
+
+enum TreeBuilder {
+    /// Parses YAML text into a `Tree`. Returns `nil` and no errors for an empty document.
+    static func parse(_ yaml: String, file: String) -> (tree: Tree?, errors: [ConfigError]) {
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: yaml)
+        } catch let error as YamlError {
+            return (nil, [convert(error, file: file)])
+        } catch {
+            return (nil, [ConfigError(file: file, message: "cannot read the YAML: \(error) (check the file)")])
+        }
+        guard let node else { return (nil, []) }
+        var errors: [ConfigError] = []
+        let tree = build(node, file: file, errors: &errors)
+        return (tree, errors)
+    }
+
+    /// A `--set` value: `[`, `{`, `"` or `'` start YAML flow text; anything else is taken as a plain scalar.
+    static func overrideValue(_ text: String) -> Tree {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let first = trimmed.first, "[{\"'".contains(first),
+           let node = try? Yams.compose(yaml: trimmed) {
+            var errors: [ConfigError] = []
+            if let tree = build(node, file: "--set", errors: &errors), errors.isEmpty {
+                return tree
+            }
+        }
+        return .scalar(trimmed, quoted: false, .override)
+    }
+
+    private static func position(_ mark: Mark?, file: String) -> Position {
+        if file == "--set" { return .override }
+        guard let mark else { return Position(file: file, line: 0, column: 0) }
+        return Position(file: file, line: mark.line, column: mark.column)
+    }
+
+    private static func build(_ node: Node, file: String, errors: inout [ConfigError]) -> Tree? {
+        switch node {
+        case .scalar(let s):
+            let quoted = s.style != .plain || s.tag.rawValue == Tag.Name.str.rawValue
+            return .scalar(s.string, quoted: quoted, position(s.mark, file: file))
+        case .sequence(let seq):
+            return .list(seq.compactMap { build($0, file: file, errors: &errors) }, position(seq.mark, file: file))
+        case .mapping(let map):
+            var entries: [Tree.Entry] = []
+            for (key, value) in map {
+                let keyPosition = position(key.mark, file: file)
+                guard case .scalar(let k) = key else {
+                    errors.append(ConfigError(
+                        file: file, line: keyPosition.line, column: keyPosition.column,
+                        message: "a key must be a plain word, not a \(key.isMapping ? "map" : "list") (use e.g. name:)"))
+                    continue
+                }
+                guard let v = build(value, file: file, errors: &errors) else { continue }
+                entries.append(Tree.Entry(key: k.string, keyPosition: keyPosition, value: v))
+            }
+            return .map(entries, position(map.mark, file: file))
+        case .alias:
+            // Yams resolves aliases while composing; nothing to do for an unresolved one.
+            return nil
+        }
+    }
+
+    static func convert(_ error: YamlError, file: String) -> ConfigError {
+        func err(_ mark: Mark?, _ message: String) -> ConfigError {
+            ConfigError(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0, message: message)
+        }
+        let fix = "(check the indentation and quoting here and on the lines above)"
+        switch error {
+        case .scanner(let context, let problem, let mark, _),
+             .parser(let context, let problem, let mark, _),
+             .composer(let context, let problem, let mark, _):
+            var text = "invalid YAML: \(problem)"
+            if let context, !context.text.isEmpty {
+                text += " \(context.text)"
+                if context.mark.line != mark.line { text += " at line \(context.mark.line)" }
+            }
+            return err(mark, text + " " + fix)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.map(quote).joined(separator: ", ")
+            let what = duplicates.count == 1 ? "key \(keys) appears" : "keys \(keys) appear"
+            return err(context.mark, "\(what) more than once in the same map (keep one)")
+        case .reader(let problem, _, _, _):
+            return err(nil, "cannot read the file: \(problem) (save it as UTF-8 text)")
+        case .dataCouldNotBeDecoded:
+            return err(nil, "the file is not UTF-8 text (save it as UTF-8)")
+        default:
+            return err(nil, "cannot read the YAML: \(error) (check the file)")
+        }
+    }
+}
+
+private extension Node {
+    var isMapping: Bool {
+        if case .mapping = self { return true }
+        return false
+    }
+}
