@@ -21,12 +21,12 @@ public enum MediaDiscoverer {
     public static func discover(uri: String, timeout: Duration) throws(GstError) -> [DiscoveredStream] {
         Gst.initialize()
         var error: UnsafeMutablePointer<GError>?
-        guard let discoverer = gst_discoverer_new(ClockTime(timeout).nanoseconds, &error) else {
+        guard let discoverer = gst_discoverer_new(GstClockTime(ClockTime(timeout).nanoseconds), &error) else {
             throw GstError.other(Self.takeMessage(error) ?? "cannot create a discoverer")
         }
-        defer { g_object_unref(discoverer) }
+        defer { g_object_unref(UnsafeMutableRawPointer(discoverer)) }
         let info = gst_discoverer_discover_uri(discoverer, uri, &error)
-        defer { if let info { g_object_unref(info) } }
+        defer { if let info { g_object_unref(UnsafeMutableRawPointer(info)) } }
         let message = Self.takeMessage(error)
         guard let info else { throw GstError.other(message ?? "cannot read \(uri)") }
         switch gst_discoverer_info_get_result(info) {
@@ -47,7 +47,7 @@ public enum MediaDiscoverer {
         var node = list
         while let current = node {
             if let raw = current.pointee.data {
-                let stream = raw.assumingMemoryBound(to: GstDiscovererStreamInfo.self)
+                let stream = OpaquePointer(raw)
                 let nick = gst_discoverer_stream_info_get_stream_type_nick(stream).map { String(cString: $0) } ?? ""
                 var text = ""
                 if let caps = gst_discoverer_stream_info_get_caps(stream) {

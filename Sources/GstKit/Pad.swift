@@ -77,9 +77,9 @@ public class Pad: @unchecked Sendable, Hashable {  // holds one GstPad ref in an
     @discardableResult
     public func addProbe(_ mask: ProbeMask, _ callback: @escaping @Sendable (inout ProbeInfo) -> ProbeResult) -> ProbeID? {
         let box = CallbackBox<ProbeCallback>(callback)
-        let id = gst_pad_add_probe(pointer, GstPadProbeType(rawValue: mask.rawValue), { _, info, data in
+        let id = gst_pad_add_probe(pointer, GstPadProbeType(rawValue: mask.rawValue), { pad, info, data in
             guard let info, let callback = CallbackBox<ProbeCallback>.from(data) else { return GST_PAD_PROBE_OK }
-            let scope = ProbeScope(info)
+            let scope = ProbeScope(info, pad: pad)
             var view = ProbeInfo(scope: scope)
             let result = callback(&view)
             scope.invalidate()  // views that escaped the closure read nothing from now on

@@ -46,8 +46,15 @@ public enum ProbeResult: Sendable {
 /// The probe info pointer, valid only until the probe callback returns; afterwards every view reads nothing.
 final class ProbeScope {
     private(set) var info: UnsafeMutablePointer<GstPadProbeInfo>?
-    init(_ info: UnsafeMutablePointer<GstPadProbeInfo>) { self.info = info }
-    func invalidate() { info = nil }
+    private(set) var pad: UnsafeMutablePointer<GstPad>?
+    init(_ info: UnsafeMutablePointer<GstPadProbeInfo>, pad: UnsafeMutablePointer<GstPad>?) {
+        self.info = info
+        self.pad = pad
+    }
+    func invalidate() {
+        info = nil
+        pad = nil
+    }
 }
 
 /// A view onto GstPadProbeInfo. (Not `~Escapable`: that needs lifetime annotations behind an
@@ -58,6 +65,10 @@ public struct ProbeInfo {
 
     /// Which kind of data triggered the probe (e.g. `.buffer`, `.eventDownstream`, `.idle`, with `.push`/`.block` bits).
     public var type: ProbeMask { ProbeMask(rawValue: scope.info?.pointee.type.rawValue ?? 0) }
+
+    /// The probed pad: reach the element through it rather than capturing the element in the
+    /// probe's closure, which would be a reference cycle (element → pad → probe → element).
+    public var pad: Pad? { scope.pad.map { Pad.wrap(borrowing: $0) } }
 
     /// The buffer, for buffer probes.
     public var buffer: BufferView? {

@@ -51,7 +51,7 @@ struct IngestCommand: AsyncParsableCommand {
         print("certificate sha256: \(endpoints.certificateSHA256)")
         Terminal.status("ingest running; Ctrl-C stops it")
         let stopped = AsyncStream<Void>.makeStream()
-        let trap = SignalTrap(first: { stopped.continuation.finish() }, second: { exit(130) })
+        let trap = SignalTrap(first: { stopped.continuation.finish() }, second: { Foundation.exit(130) })
         for await _ in stopped.stream {}
         await server.stop()
         withExtendedLifetime(trap) {}

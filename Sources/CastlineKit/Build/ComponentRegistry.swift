@@ -27,7 +27,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
     }
 
     public func kinds(for role: ComponentRole) -> [String] {
-        descriptions(for: role).map(\.kind).sorted()
+        descriptions(for: role).map { $0.kind }.sorted()
     }
 
     func source(_ spec: ComponentSpec) throws -> any SourceComponent {

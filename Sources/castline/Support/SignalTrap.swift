@@ -3,9 +3,10 @@ import Foundation
 import Synchronization
 
 /// SIGINT and SIGTERM: the first asks for a clean stop, the second stops at once.
-final class SignalTrap: Sendable {
+// @unchecked: the sources are set once in init and only cancelled in deinit.
+final class SignalTrap: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
-    private let count = Mutex(0)
+    private let count = SignalCount()
 
     init(first: @escaping @Sendable () -> Void, second: @escaping @Sendable () -> Void) {
         var sources: [any DispatchSourceSignal] = []
@@ -16,10 +17,7 @@ final class SignalTrap: Sendable {
         self.sources = sources
         for source in sources {
             source.setEventHandler { [count] in
-                let seen = count.withLock { value -> Int in
-                    value += 1
-                    return value
-                }
+                let seen = count.increment()
                 if seen == 1 { first() } else { second() }
             }
             source.resume()
@@ -28,5 +26,17 @@ final class SignalTrap: Sendable {
 
     deinit {
         for source in sources { source.cancel() }
+    }
+}
+
+/// How many stop signals have arrived.
+private final class SignalCount: Sendable {
+    private let value = Mutex(0)
+
+    func increment() -> Int {
+        value.withLock { count in
+            count += 1
+            return count
+        }
     }
 }
