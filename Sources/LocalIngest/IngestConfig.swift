@@ -17,12 +17,12 @@ struct IngestPrograms: Sendable {
         "/usr/local/lib/nginx/modules/ngx_rtmp_module.so",
     ]
 
-    static func locate() throws -> IngestPrograms {
+    static func locate(rtmpModulePath: String? = nil) throws -> IngestPrograms {
         guard let nginx = ChildProcess.which("nginx") else {
             throw IngestError.missingProgram(name: "nginx", debianPackage: "nginx-light")
         }
         let env = ProcessInfo.processInfo.environment["CASTLINE_NGINX_RTMP_MODULE"]
-        guard let module = ([env].compactMap { $0 } + rtmpModuleCandidates).first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+        guard let module = ([rtmpModulePath, env].compactMap { $0 } + rtmpModuleCandidates).first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw IngestError.missingProgram(name: "the nginx RTMP module", debianPackage: "libnginx-mod-rtmp")
         }
         guard let stunnel = ChildProcess.which("stunnel4") ?? ChildProcess.which("stunnel") else {

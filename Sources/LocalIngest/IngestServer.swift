@@ -17,6 +17,7 @@ public actor IngestServer {
     private var endpoints: IngestEndpoints?
     private var nginx: ChildProcess?
     private var stunnel: ChildProcess?
+    private var startTask: Task<IngestEndpoints, any Error>?
 
     /// How long `start()`/`startNginx()` wait for the ports.
     public static let startTimeout: Duration = .seconds(10)
@@ -44,8 +45,16 @@ public actor IngestServer {
     /// Generates certificates, writes configs, starts nginx then stunnel and waits until every
     /// port accepts TCP (10 s). Calling it again while started returns the same endpoints.
     public func start() async throws -> IngestEndpoints {
+        if let startTask { return try await startTask.value }
         if let endpoints { return endpoints }
-        let programs = try IngestPrograms.locate()
+        let task = Task { try await self.performStart() }
+        startTask = task
+        defer { startTask = nil }
+        return try await task.value
+    }
+
+    private func performStart() async throws -> IngestEndpoints {
+        let programs = try IngestPrograms.locate(rtmpModulePath: options.rtmpModulePath)
         for key in options.allowedKeys ?? [] { try IngestConfig.validate(key: key) }
         self.programs = programs
 
@@ -84,14 +93,26 @@ public actor IngestServer {
                 }
             }
         } catch {
-            await stop()
+            await teardown()
             throw error
         }
     }
 
     /// SIGTERM, ≤3 s, SIGKILL for stunnel and nginx; removes the work directory if we created it.
-    /// Idempotent.
+    /// Idempotent. A `start()` in progress is awaited first.
     public func stop() async {
+        if let startTask { _ = try? await startTask.value }
+        await teardown()
+    }
+
+    deinit {
+        // Dropped without stop(): kill now (the ChildProcess deinit reaps) and clean up.
+        nginx?.signal(SIGKILL)
+        stunnel?.signal(SIGKILL)
+        if createdWorkDirectory, let layout { try? FileManager.default.removeItem(atPath: layout.root) }
+    }
+
+    private func teardown() async {
         if let stunnel { await stunnel.terminate(grace: .seconds(3)) }
         stunnel = nil
         if let nginx { await nginx.terminate(grace: .seconds(3)) }
@@ -177,7 +198,12 @@ public actor IngestServer {
                 return fixed
             }
             for _ in 0..<20 {
-                let port = try FreePort.find(host: options.host)
+                let port: Int
+                do {
+                    port = try FreePort.find(host: options.host)
+                } catch {
+                    throw IngestError.addressUnavailable(host: options.host, message: "\(error)")
+                }
                 if used.insert(port).inserted { return port }
             }
             throw IngestError.startFailed(program: "castline", log: "no free port found on \(options.host)")
