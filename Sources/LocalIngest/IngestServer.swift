@@ -7,7 +7,20 @@ import Glibc
 /// and stunnel in front of it for RTMPS with a generated CA + server certificate.
 ///
 /// Children are spawned with a parent-death signal (see `ChildProcess`), so a killed castline
-/// process does not leave nginx/stunnel behind; `stop()` is still the normal way out.
+/// process does not leave nginx/stunnel behind; `stop()` is still the normal way out (a killed
+/// process leaves its temp work directory behind).
+///
+/// Facts this relies on (nginx 1.22 + libnginx-mod-rtmp 1.1.4, stunnel 5.68, Debian 12):
+/// - `master_process off; daemon off;` runs nginx as one foreground process as the invoking user;
+///   nginx-rtmp HLS, rtmp_stat and on_publish all work that way. `-e` sends the start-up error log
+///   into the work dir (the compiled-in default is stderr / /var/log/nginx), and the *_temp_path
+///   directives keep nginx away from /var/lib/nginx. As root, `user root root;` is written because
+///   nginx would otherwise chown its paths (the hls dir) to nobody.
+/// - `hls_path WORK/hls` → WORK/hls/KEY.m3u8 + KEY-N.ts, served as /hls/KEY.m3u8 by `root WORK`.
+///   Files stay after the publisher leaves (the playlist then has no #EXT-X-ENDLIST).
+/// - on_publish sends a POST with the arguments in the body by default; `notify_method get` puts
+///   them in the query string, which the `map $arg_name` needs.
+/// - A refused publish still writes a PUBLISH line to the rtmp access log; a bare TCP probe does not.
 public actor IngestServer {
     public let options: IngestOptions
 
@@ -254,11 +267,11 @@ public actor IngestServer {
         let logStart = Self.fileSize(layout.stunnelLog)
         let process = ChildProcess(executable: programs.stunnel, arguments: [layout.stunnelConf],
                                    workingDirectory: layout.root,
-                                   stdoutPath: layout.stunnelOutput, stderrPath: layout.stunnelOutput)
+                                   stdoutPath: layout.stunnelLog, stderrPath: layout.stunnelLog)
         do { try process.start() } catch { throw IngestError.startFailed(program: "stunnel", log: "\(error)") }
         stunnel = process
         try await waitForPorts(process: process, name: "stunnel", ports: [endpoints.rtmpsPort],
-                               logs: [(layout.stunnelLog, logStart), (layout.stunnelOutput, 0)])
+                               logs: [(layout.stunnelLog, logStart)])
     }
 
     /// Waits until every port accepts TCP while the process lives and its log shows no bind error.
