@@ -7,7 +7,20 @@ import Glibc
 /// and stunnel in front of it for RTMPS with a generated CA + server certificate.
 ///
 /// Children are spawned with a parent-death signal (see `ChildProcess`), so a killed castline
-/// process does not leave nginx/stunnel behind; `stop()` is still the normal way out.
+/// process does not leave nginx/stunnel behind; `stop()` is still the normal way out (a killed
+/// process leaves its temp work directory behind).
+///
+/// Facts this relies on (nginx 1.22 + libnginx-mod-rtmp 1.1.4, stunnel 5.68, Debian 12):
+/// - `master_process off; daemon off;` runs nginx as one foreground process as the invoking user;
+///   nginx-rtmp HLS, rtmp_stat and on_publish all work that way. `-e` sends the start-up error log
+///   into the work dir (the compiled-in default is stderr / /var/log/nginx), and the *_temp_path
+///   directives keep nginx away from /var/lib/nginx. As root, `user root root;` is written because
+///   nginx would otherwise chown its paths (the hls dir) to nobody.
+/// - `hls_path WORK/hls` → WORK/hls/KEY.m3u8 + KEY-N.ts, served as /hls/KEY.m3u8 by `root WORK`.
+///   Files stay after the publisher leaves (the playlist then has no #EXT-X-ENDLIST).
+/// - on_publish sends a POST with the arguments in the body by default; `notify_method get` puts
+///   them in the query string, which the `map $arg_name` needs.
+/// - A refused publish still writes a PUBLISH line to the rtmp access log; a bare TCP probe does not.
 public actor IngestServer {
     public let options: IngestOptions
 
@@ -17,6 +30,7 @@ public actor IngestServer {
     private var endpoints: IngestEndpoints?
     private var nginx: ChildProcess?
     private var stunnel: ChildProcess?
+    private var startTask: Task<IngestEndpoints, any Error>?
 
     /// How long `start()`/`startNginx()` wait for the ports.
     public static let startTimeout: Duration = .seconds(10)
@@ -44,8 +58,16 @@ public actor IngestServer {
     /// Generates certificates, writes configs, starts nginx then stunnel and waits until every
     /// port accepts TCP (10 s). Calling it again while started returns the same endpoints.
     public func start() async throws -> IngestEndpoints {
+        if let startTask { return try await startTask.value }
         if let endpoints { return endpoints }
-        let programs = try IngestPrograms.locate()
+        let task = Task { try await self.performStart() }
+        startTask = task
+        defer { startTask = nil }
+        return try await task.value
+    }
+
+    private func performStart() async throws -> IngestEndpoints {
+        let programs = try IngestPrograms.locate(rtmpModulePath: options.rtmpModulePath)
         for key in options.allowedKeys ?? [] { try IngestConfig.validate(key: key) }
         self.programs = programs
 
@@ -84,14 +106,26 @@ public actor IngestServer {
                 }
             }
         } catch {
-            await stop()
+            await teardown()
             throw error
         }
     }
 
     /// SIGTERM, ≤3 s, SIGKILL for stunnel and nginx; removes the work directory if we created it.
-    /// Idempotent.
+    /// Idempotent. A `start()` in progress is awaited first.
     public func stop() async {
+        if let startTask { _ = try? await startTask.value }
+        await teardown()
+    }
+
+    deinit {
+        // Dropped without stop(): kill now (the ChildProcess deinit reaps) and clean up.
+        nginx?.signal(SIGKILL)
+        stunnel?.signal(SIGKILL)
+        if createdWorkDirectory, let layout { try? FileManager.default.removeItem(atPath: layout.root) }
+    }
+
+    private func teardown() async {
         if let stunnel { await stunnel.terminate(grace: .seconds(3)) }
         stunnel = nil
         if let nginx { await nginx.terminate(grace: .seconds(3)) }
@@ -177,7 +211,12 @@ public actor IngestServer {
                 return fixed
             }
             for _ in 0..<20 {
-                let port = try FreePort.find(host: options.host)
+                let port: Int
+                do {
+                    port = try FreePort.find(host: options.host)
+                } catch {
+                    throw IngestError.addressUnavailable(host: options.host, message: "\(error)")
+                }
                 if used.insert(port).inserted { return port }
             }
             throw IngestError.startFailed(program: "castline", log: "no free port found on \(options.host)")
@@ -228,11 +267,11 @@ public actor IngestServer {
         let logStart = Self.fileSize(layout.stunnelLog)
         let process = ChildProcess(executable: programs.stunnel, arguments: [layout.stunnelConf],
                                    workingDirectory: layout.root,
-                                   stdoutPath: layout.stunnelOutput, stderrPath: layout.stunnelOutput)
+                                   stdoutPath: layout.stunnelLog, stderrPath: layout.stunnelLog)
         do { try process.start() } catch { throw IngestError.startFailed(program: "stunnel", log: "\(error)") }
         stunnel = process
         try await waitForPorts(process: process, name: "stunnel", ports: [endpoints.rtmpsPort],
-                               logs: [(layout.stunnelLog, logStart), (layout.stunnelOutput, 0)])
+                               logs: [(layout.stunnelLog, logStart)])
     }
 
     /// Waits until every port accepts TCP while the process lives and its log shows no bind error.

@@ -12,10 +12,13 @@ public struct IngestOptions: Sendable {
     public var allowedKeys: Set<String>? = nil
     /// nil: a fresh temp dir, removed on stop. A given directory is created if needed and kept.
     public var workDirectory: String? = nil
+    /// nil: $CASTLINE_NGINX_RTMP_MODULE, else /usr/lib/nginx/modules/ngx_rtmp_module.so and
+    /// other usual places.
+    public var rtmpModulePath: String? = nil
 
     public init(host: String = "127.0.0.1", rtmpPort: Int? = nil, rtmpsPort: Int? = nil, httpPort: Int? = nil,
                 fragment: Duration = .seconds(2), playlistLength: Duration = .seconds(30),
-                allowedKeys: Set<String>? = nil, workDirectory: String? = nil) {
+                allowedKeys: Set<String>? = nil, workDirectory: String? = nil, rtmpModulePath: String? = nil) {
         self.host = host
         self.rtmpPort = rtmpPort
         self.rtmpsPort = rtmpsPort
@@ -24,6 +27,7 @@ public struct IngestOptions: Sendable {
         self.playlistLength = playlistLength
         self.allowedKeys = allowedKeys
         self.workDirectory = workDirectory
+        self.rtmpModulePath = rtmpModulePath
     }
 }
 
@@ -85,6 +89,7 @@ public enum IngestError: Error, Sendable, CustomStringConvertible {
     case workDirectory(path: String, message: String)
     case notStarted
     case statUnavailable(String)
+    case addressUnavailable(host: String, message: String)
 
     public var description: String {
         switch self {
@@ -105,6 +110,8 @@ public enum IngestError: Error, Sendable, CustomStringConvertible {
             return "the local ingest is not started"
         case .statUnavailable(let message):
             return "nginx-rtmp statistics unavailable: \(message)"
+        case .addressUnavailable(let host, let message):
+            return "cannot listen on \(host): \(message)"
         }
     }
 }

@@ -230,3 +230,41 @@ struct IngestServerTests {
         #expect(FileManager.default.fileExists(atPath: dir + "/nginx.conf"))
     }
 }
+
+@Suite("IngestServer start failures")
+struct IngestServerFailureTests {
+    @Test func nginxFailureCarriesLogTail() async throws {
+        let server = IngestServer(options: IngestOptions(rtmpModulePath: "/etc/hostname"))
+        do {
+            _ = try await server.start()
+            Issue.record("nginx started with a bogus module")
+        } catch IngestError.startFailed(let program, let log) {
+            #expect(program == "nginx")
+            #expect(log.contains("/etc/hostname"), "log: \(log)")
+        }
+        #expect(await server.processIDs.isEmpty)
+        #expect(await server.currentEndpoints == nil)
+        await server.stop()
+    }
+
+    @Test func unavailableHostIsReported() async throws {
+        let server = IngestServer(options: IngestOptions(host: "192.0.2.1"))  // TEST-NET-1, not ours
+        await #expect(throws: IngestError.self) { _ = try await server.start() }
+        await server.stop()
+    }
+
+    @Test func concurrentStartsShareOneIngest() async throws {
+        let server = IngestServer()
+        async let a = server.start()
+        async let b = server.start()
+        do {
+            let (ea, eb) = try await (a, b)
+            #expect(ea == eb)
+            #expect(await server.processIDs.count == 2)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
