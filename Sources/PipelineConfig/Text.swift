@@ -109,7 +109,7 @@ enum YAMLText {
     /// A scalar as YAML text: plain when that reads back as the same string, double-quoted otherwise.
     static func scalar(_ text: String, isKey: Bool = false) -> String {
         let plainStart = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/.$")
-        let plainRest = plainStart.union(":@%+=?&,-")
+        let plainRest = plainStart.union(":@%+=?&,-{}")  // block context only: braces are plain here
         let reserved: Set = ["", "~", "null", "Null", "NULL"]
         if let first = text.first, plainStart.contains(first), text.allSatisfy(plainRest.contains),
            !text.hasSuffix(":"), isKey || !reserved.contains(text) {

@@ -137,9 +137,15 @@ enum TreeBuilder {
         }
         let fix = "(check the indentation and quoting here and on the lines above)"
         switch error {
-        case .scanner(let context, let problem, let mark, _),
-             .parser(let context, let problem, let mark, _),
-             .composer(let context, let problem, let mark, _):
+        case .scanner(let context, let problem, let mark, let yaml),
+             .parser(let context, let problem, let mark, let yaml),
+             .composer(let context, let problem, let mark, let yaml):
+            if problem.hasPrefix("but found another document") {
+                return err(mark, "the file holds more than one YAML document (keep one; remove the --- line)")
+            }
+            if character(at: mark, in: yaml) == "\t" {
+                return err(mark, "invalid YAML: a tab character (indent with spaces, not tabs)")
+            }
             var text = "invalid YAML: \(problem)"
             if let context, !context.text.isEmpty {
                 text += " \(context.text)"
@@ -158,6 +164,22 @@ enum TreeBuilder {
             return err(nil, "cannot read the YAML: \(error) (check the file)")
         }
     }
+}
+
+/// The character at a 1-based line and column (columns count Unicode scalars, as libyaml does).
+private func character(at mark: Mark, in yaml: String) -> Unicode.Scalar? {
+    var line = 1
+    var column = 1
+    for scalar in yaml.unicodeScalars {
+        if line == mark.line && column == mark.column { return scalar }
+        if scalar == "\n" {
+            line += 1
+            column = 1
+        } else {
+            column += 1
+        }
+    }
+    return nil
 }
 
 private extension Node {
