@@ -110,11 +110,11 @@ import GstKit
             }
             return .ok
         }
+        let wellFormed = Shared(true)  // checked here: #expect on a streaming thread has no test to report to
         downstream.addProbe(.buffer) { info in
             if let buffer = info.buffer, let pts = buffer.pts {
-                #expect(buffer.isDiscont)
-                #expect(buffer.size > 0)
-                #expect(buffer.withUnsafeBytes { $0.count } == buffer.size)
+                let ok = buffer.isDiscont && buffer.size > 0 && buffer.withUnsafeBytes { $0.count } == buffer.size
+                if !ok { wellFormed.update { $0 = false } }
                 seen.update { $0.append(pts) }
             }
             return .ok
@@ -123,6 +123,7 @@ import GstKit
         #expect(drainBus(pipeline).contains(where: isEOS))
         #expect(original.value.count == 5)
         #expect(seen.value == original.value.map { $0 + ClockTime(seconds: 1) })
+        #expect(wellFormed.value)
     }
 
     @Test func eventProbeSeesCapsSegmentAndEOS() throws {
