@@ -93,6 +93,17 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
         if state == .null, let pipeline = self as? Pipeline { pipeline.busWentFlushing() }
         return result
     }
+    /// setState that throws `.stateChange` on failure (async and no-preroll are not failures).
+    @discardableResult
+    public func changeState(to state: ElementState) throws(GstError) -> StateChangeResult {
+        let result = setState(state)
+        if result == .failure { throw .stateChange(element: name, to: state) }
+        return result
+    }
+
+    /// GObject reference count, for leak tests.
+    var referenceCount: UInt32 { pointer.pointee.object.object.ref_count }
+
     /// gst_element_get_state; `.zero` answers at once, nil waits forever.
     public func currentState(timeout: Duration? = .zero) -> (result: StateChangeResult, current: ElementState, pending: ElementState) {
         var current = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING

@@ -27,6 +27,8 @@ public class Pad: @unchecked Sendable, Hashable {  // holds one GstPad ref in an
     public func hash(into hasher: inout Hasher) { hasher.combine(pointer) }
 
     public var name: String { objectName(pointer) }
+    /// GObject reference count, for leak tests.
+    var referenceCount: UInt32 { pointer.pointee.object.object.ref_count }
     /// "element:pad", for messages.
     public var qualifiedName: String { "\(parentElement?.name ?? "?"):\(name)" }
 

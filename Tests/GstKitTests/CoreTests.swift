@@ -219,3 +219,44 @@ import Testing
         #expect(t.description.hasPrefix("test"))
     }
 }
+
+@Suite struct ReferenceCountTests {
+    @Test func wrappersHoldExactlyOneReference() throws {
+        let element = try Element.make("identity")
+        #expect(element.referenceCount == 1)  // the floating ref was sunk, not added to
+        let pipeline = try Gst.parseLaunch("fakesrc ! fakesink name=sink")
+        #expect(pipeline.referenceCount == 1)
+        let bin = Bin()
+        #expect(bin.referenceCount == 1)
+        #expect(Pipeline().referenceCount == 1)
+
+        try bin.add(element)
+        #expect(element.referenceCount == 2)  // ours + the bin's
+        do {
+            let found = try #require(bin.element(named: element.name))
+            #expect(found.referenceCount == 3)
+            _ = bin.children
+            _ = found.parent
+        }
+        #expect(element.referenceCount == 2)
+
+        let pad = try #require(element.staticPad("sink"))
+        #expect(pad.referenceCount == 2)  // the element's + ours
+        _ = element.pads
+        #expect(pad.referenceCount == 2)
+        let ghost = try bin.addGhostPad(name: "in", target: pad)
+        #expect(ghost.referenceCount == 2)  // the bin's + ours
+
+        try bin.remove(element)
+        #expect(element.referenceCount == 1)
+
+        let sink = try #require(pipeline.element(named: "sink"))
+        #expect(sink.referenceCount == 2)
+        #expect(throws: GstError.stateChange(element: "nope", to: .playing)) {
+            let broken = try Gst.parseLaunch("filesrc location=/nonexistent ! fakesink")
+            try broken.set("name", "nope")
+            defer { broken.setState(.null) }
+            try broken.changeState(to: .playing)
+        }
+    }
+}
