@@ -24,7 +24,7 @@ public final class EncodeStage: Stage {
     let video: VideoEncoding?
     let audio: AudioEncoding?
 
-    public init(spec: ComponentSpec, context: StageContext) throws {
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let both = options.object("video") == nil && options.object("audio") == nil
         if let values = options.object("video") ?? (both ? OptionValues() : nil) {

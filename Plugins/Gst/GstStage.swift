@@ -17,7 +17,7 @@ public final class GstStage: Stage {
     let takes: FormRequirement
     let gives: StreamForm?
 
-    public init(spec: ComponentSpec, context: StageContext) throws {
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).description"
         description = spec.options.string("description") ?? ""
         let probe: Bin

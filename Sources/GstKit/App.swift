@@ -112,6 +112,26 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
         return FlowResult(gst_app_src_push_buffer(src, buffer))  // takes the buffer
     }
 
+    /// Queues a sample's buffer (a shallow copy: the memory is shared) with its
+    /// timestamps turned into running time in the sample's segment, so media
+    /// from another pipeline keeps its place on the time line whatever segment
+    /// it carried (x264enc's, for one, starts at 1000 hours). The sample's caps
+    /// become appsrc's caps when they differ.
+    @discardableResult
+    public func pushInRunningTime(_ sample: Sample) -> FlowResult {
+        guard let buffer = gst_sample_get_buffer(sample.pointer), let copy = gst_buffer_copy(buffer) else { return .error }
+        if let segment = gst_sample_get_segment(sample.pointer) {
+            copy.pointee.pts = gst_segment_to_running_time(segment, GST_FORMAT_TIME, buffer.pointee.pts)
+            copy.pointee.dts = gst_segment_to_running_time(segment, GST_FORMAT_TIME, buffer.pointee.dts)
+        }
+        if let caps = gst_sample_get_caps(sample.pointer) {
+            let current = gst_app_src_get_caps(src)
+            if current.map({ gst_caps_is_equal($0, caps) == 0 }) ?? true { gst_app_src_set_caps(src, caps) }
+            if let current { gst_caps_unref(current) }
+        }
+        return FlowResult(gst_app_src_push_buffer(src, copy))  // takes the copy
+    }
+
     @discardableResult
     public func endOfStream() -> FlowResult { FlowResult(gst_app_src_end_of_stream(src)) }
 

@@ -49,6 +49,7 @@ struct IngestCommand: AsyncParsableCommand {
         print("rtmps publish: \(endpoints.rtmpsURL)/<key>   (--ca-file \(endpoints.caFile))")
         print("hls playback:  \(endpoints.hlsURLPattern)")
         print("certificate sha256: \(endpoints.certificateSHA256)")
+        fflush(nil)  // a script reading the URLs must not wait for exit
         Terminal.status("ingest running; Ctrl-C stops it")
         let stopped = AsyncStream<Void>.makeStream()
         let trap = SignalTrap(first: { stopped.continuation.finish() }, second: { Foundation.exit(130) })

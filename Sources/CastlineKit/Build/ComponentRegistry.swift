@@ -10,7 +10,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
 
     public init(stages: [any Stage.Type]) {
         sources = [TestSource.self, FileSource.self, URISource.self]
-        sinks = [NullSink.self, FileSink.self, AudioSink.self]
+        sinks = [NullSink.self, FileSink.self, AudioSink.self, RTMPSink.self]
         self.stages = stages
     }
 
@@ -37,17 +37,17 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         return try type.init(spec: spec)
     }
 
-    func stage(_ spec: ComponentSpec, context: StageContext) throws -> any Stage {
+    func stage(_ spec: ComponentSpec, context: ComponentContext) throws -> any Stage {
         guard let type = stages.first(where: { $0.kind == spec.kind }) else {
             throw BuildError("unknown stage kind \(spec.kind)", at: spec.keyPath)
         }
         return try type.init(spec: spec, context: context)
     }
 
-    func sink(_ spec: ComponentSpec) throws -> any SinkComponent {
+    func sink(_ spec: ComponentSpec, context: ComponentContext) throws -> any SinkComponent {
         guard let type = sinks.first(where: { $0.kind == spec.kind }) else {
             throw BuildError("unknown sink kind \(spec.kind)", at: spec.keyPath)
         }
-        return try type.init(spec: spec)
+        return try type.init(spec: spec, context: context)
     }
 }

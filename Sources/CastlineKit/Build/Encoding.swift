@@ -1,5 +1,6 @@
 import GstKit
 import PipelineConfig
+import Synchronization
 
 /// How to encode video. Defaults follow what ingest services recommend.
 public struct VideoEncoding: Sendable, Hashable {
@@ -42,7 +43,9 @@ public enum Encoders {
             try BinChain.capsFilter("video/x-h264,profile=high"),
             parser,
         ])
-        setKeyframeIntervalFromFramerate(encoder, interval: settings.keyframeInterval)
+        // x264's own keyframes only as a backstop: the clock below sets the rhythm.
+        try encoder.set("key-int-max", UInt32(clamping: Int(settings.keyframeInterval.seconds * 240)))
+        forceKeyframes(into: encoder, every: settings.keyframeInterval)
         return bin
     }
 
@@ -68,19 +71,25 @@ public enum Encoders {
         }
     }
 
-    /// x264enc counts its keyframe interval in frames; the frame rate is known
-    /// only when caps arrive, before the encoder opens, so set it then.
-    private static func setKeyframeIntervalFromFramerate(_ encoder: Element, interval: Duration) {
+    /// Keyframes every `interval` of media time, whatever the frame rate. x264enc
+    /// counts its interval in frames and ignores `key-int-max` once it is past
+    /// READY, before the frame rate is known; a force-key-unit event sent into
+    /// its sink pad just before a frame makes that frame a keyframe.
+    private static func forceKeyframes(into encoder: Element, every interval: Duration) {
         guard let pad = encoder.staticPad("sink") else { return }
+        let spacing = ClockTime(interval).nanoseconds
+        let slack: UInt64 = 1_000_000  // a frame timestamp may land a hair early
+        let lastKeyframe = Mutex<UInt64?>(nil)
         // The encoder is reached through the probed pad: capturing it would be a reference cycle.
-        pad.addProbe(.eventDownstream) { info in
-            guard let event = info.event, event.kind == .caps else { return .ok }
-            if let fps = event.caps?.structure(at: 0)?.fraction("framerate"), fps.1 > 0, fps.0 > 0,
-               let encoder = info.pad?.parentElement {
-                let frames = (Double(fps.0) / Double(fps.1) * interval.seconds).rounded()
-                try? encoder.set("key-int-max", UInt32(max(1, frames)))
+        pad.addProbe(.buffer) { info in
+            guard let pts = info.buffer?.pts?.nanoseconds else { return .ok }
+            let due = lastKeyframe.withLock { last -> Bool in
+                guard last.map({ pts + slack >= $0 + spacing || pts < $0 }) ?? true else { return false }
+                last = pts
+                return true
             }
-            return .remove
+            if due { info.pad?.sendEvent(.forceKeyUnit(allHeaders: true)) }
+            return .ok
         }
     }
 }

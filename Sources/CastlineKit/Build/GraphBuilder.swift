@@ -30,10 +30,20 @@ public struct BuiltPipeline {
 public struct GraphBuilder {
     public let registry: ComponentRegistry
     public let events: EventEmitter
+    let connection: @Sendable (ConnectionChange) -> Void
 
-    public init(registry: ComponentRegistry, events: EventEmitter = .discarding) {
+    public init(
+        registry: ComponentRegistry, events: EventEmitter = .discarding,
+        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }
+    ) {
         self.registry = registry
         self.events = events
+        self.connection = connection
+    }
+
+    private func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
+        ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
+                         events: events, connection: connection)
     }
 
     /// Makes every component, which checks what the schema cannot (paths, URIs, descriptions).
@@ -42,14 +52,16 @@ public struct GraphBuilder {
         let source = try located(spec.source.keyPath) { try registry.source(spec.source) }
         let stages = try spec.stages.enumerated().map { index, stageSpec in
             let name = stageSpec.name ?? "\(stageSpec.kind)\(index)"
-            let context = StageContext(pipelineName: spec.name, stageName: name,
-                                       keyPath: stageSpec.keyPath, events: events)
-            let stage = try located(stageSpec.keyPath) { try registry.stage(stageSpec, context: context) }
+            let stage = try located(stageSpec.keyPath) {
+                try registry.stage(stageSpec, context: context(spec, stageSpec, name: name))
+            }
             return PipelinePlan.Part<any Stage>(spec: stageSpec, component: stage, binName: "stage-\(name)")
         }
         let sinks = try spec.sinks.enumerated().map { index, sinkSpec in
-            let sink = try located(sinkSpec.keyPath) { try registry.sink(sinkSpec) }
             let name = sinkSpec.name ?? "\(sinkSpec.kind)\(index)"
+            let sink = try located(sinkSpec.keyPath) {
+                try registry.sink(sinkSpec, context: context(spec, sinkSpec, name: name))
+            }
             return PipelinePlan.Part<any SinkComponent>(spec: sinkSpec, component: sink, binName: "sink-\(name)")
         }
         return PipelinePlan(
@@ -197,6 +209,19 @@ struct Graph {
 func located<T>(_ keyPath: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
+    } catch let error as BuildError where error.keyPath != nil {
+        throw error
+    } catch let error as BuildError {
+        throw BuildError(error.message, at: keyPath)
+    } catch {
+        throw BuildError("\(error)", at: keyPath)
+    }
+}
+
+/// The async form of `located`.
+func located<T>(_ keyPath: String, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
     } catch let error as BuildError where error.keyPath != nil {
         throw error
     } catch let error as BuildError {

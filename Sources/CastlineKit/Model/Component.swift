@@ -25,7 +25,7 @@ public enum StagePlan: Sendable, Equatable {
 /// A stage plugin: one entry of `stages:`. One instance serves every stream
 /// it processes, so a stage that must coordinate streams (delay) can.
 public protocol Stage: ComponentDescription, AnyObject, Sendable {
-    init(spec: ComponentSpec, context: StageContext) throws
+    init(spec: ComponentSpec, context: ComponentContext) throws
     func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan
     /// The form the stream has after this stage, given what it took in.
     func output(for stream: StreamKind, input: StreamForm) -> StreamForm
@@ -37,20 +37,36 @@ extension Stage {
     public func output(for stream: StreamKind, input: StreamForm) -> StreamForm { input }
 }
 
-/// What a stage may use while it runs.
-public struct StageContext: Sendable {
+/// What a stage or sink may use while it runs.
+public struct ComponentContext: Sendable {
     public let pipelineName: String
-    /// The stage's `name:`, or `KIND-INDEX` when it has none.
-    public let stageName: String
+    /// The component's `name:`, or `KIND-INDEX` when it has none.
+    public let componentName: String
     public let keyPath: String
     public let events: EventEmitter
+    /// Tells the runner about a live connection the component holds (an RTMP publish).
+    public let connection: @Sendable (ConnectionChange) -> Void
 
-    public init(pipelineName: String, stageName: String, keyPath: String, events: EventEmitter) {
+    public init(
+        pipelineName: String, componentName: String, keyPath: String, events: EventEmitter,
+        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }
+    ) {
         self.pipelineName = pipelineName
-        self.stageName = stageName
+        self.componentName = componentName
         self.keyPath = keyPath
         self.events = events
+        self.connection = connection
     }
+}
+
+/// A change in a live connection a sink holds.
+public enum ConnectionChange: Sendable, Equatable {
+    case connected
+    /// Lost; the sink is retrying. `attempt` counts from 1; `delay` is until the next try.
+    case reconnecting(reason: String, attempt: Int, delay: Duration)
+    case reconnected(attempts: Int)
+    /// Cannot go on (refused key, never connected, out of retries): the run fails with this line.
+    case failed(String)
 }
 
 /// An error in building a pipeline, located at the component that caused it.

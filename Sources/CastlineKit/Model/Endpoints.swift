@@ -12,16 +12,20 @@ public protocol SourceComponent: ComponentDescription {
 
 /// A `sinks:` kind.
 public protocol SinkComponent: ComponentDescription {
-    init(spec: ComponentSpec) throws
+    init(spec: ComponentSpec, context: ComponentContext) throws
     /// What this sink takes on a stream; nil when it does not take that stream.
     func requirement(for stream: StreamKind) -> FormRequirement?
     /// A bin with one sink ghost pad per input, named after the stream.
     func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin
+    /// Checks what can be checked before anything starts (reachability, certificates): one clear line on failure.
+    func preflight() async throws
     /// Called once the run is over; `completed` when every stream reached its end cleanly.
+    /// May block briefly to drain (an RTMP publish sends its end).
     func finish(completed: Bool) -> String?
 }
 
 extension SinkComponent {
+    public func preflight() async throws {}
     public func finish(completed: Bool) -> String? { nil }
 }
 

@@ -42,12 +42,19 @@ public actor PipelineRunner {
         emitter = EventEmitter(pipeline: spec.name, masker: masker) { continuation.yield($0) }
     }
 
-    /// Builds the graph and sets it playing. Throws when it cannot be built or started.
-    public func start() throws {
+    /// Builds the graph, checks what its sinks connect to, and sets it playing.
+    /// Throws when it cannot be built or started.
+    public func start() async throws {
         guard built == nil, outcome == nil else { return }
         let built: BuiltPipeline
         do {
-            built = try GraphBuilder(registry: registry, events: emitter).build(spec)
+            let builder = GraphBuilder(registry: registry, events: emitter) { [weak self] change in
+                Task { await self?.connectionChanged(change) }
+            }
+            built = try builder.build(spec)
+            for part in built.plan.sinks {
+                try await located(part.spec.keyPath) { try await part.component.preflight() }
+            }
         } catch {
             // The caller reports a build error with the file's name; no failure event to print twice.
             finish(.failed(masker.mask("\(error)")), announce: false)
@@ -120,6 +127,23 @@ public actor PipelineRunner {
 
     /// The running pipeline, for `graph` and tests.
     public var pipeline: Pipeline? { built?.pipeline }
+
+    private func connectionChanged(_ change: ConnectionChange) {
+        guard outcome == nil else { return }
+        switch change {
+        case .connected:
+            break
+        case .reconnecting(let reason, let attempt, let delay):
+            transition(to: .reconnecting)
+            emitter.emit(.warning(
+                "connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
+        case .reconnected(let attempts):
+            emitter.emit(.notice("reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
+            if state == .reconnecting { transition(to: .playing) }
+        case .failed(let reason):
+            finish(.failed(reason))
+        }
+    }
 
     private func drainTimedOut(after timeout: Duration) {
         guard outcome == nil else { return }

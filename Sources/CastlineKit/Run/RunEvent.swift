@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The runner's state, as a player or broadcaster UI shows it.
 public enum RunState: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -47,30 +48,41 @@ public struct EventEmitter: Sendable {
         deliver(RunEvent(pipeline: pipeline, kind: masker.mask(kind)))
     }
 
+    /// Masks `secret` in every event from now on.
+    public func protect(_ secret: Secret) {
+        masker.add(secret)
+    }
+
     /// An emitter that drops everything (planning, `graph`, `validate`).
     public static let discarding = EventEmitter(pipeline: "", masker: SecretMasker(secrets: [])) { _ in }
 }
 
 /// Replaces every secret (and its percent-encoded form) in text with `****`.
-public struct SecretMasker: Sendable {
-    private let needles: [String]
+/// Components add secrets they resolve themselves (a key read from a file).
+public final class SecretMasker: Sendable {
+    private let needles: Mutex<[String]>
 
     public init(secrets: [Secret]) {
-        var needles = Set<String>()
-        for secret in secrets {
-            let text = secret.reveal()
-            guard !text.isEmpty else { continue }
-            needles.insert(text)
-            if let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
-                needles.insert(encoded)
-            }
+        needles = Mutex([])
+        for secret in secrets { add(secret) }
+    }
+
+    public func add(_ secret: Secret) {
+        let text = secret.reveal()
+        guard !text.isEmpty else { return }
+        var forms = [text]
+        if let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != text {
+            forms.append(encoded)
         }
-        // Longest first, so a secret that contains another is masked whole.
-        self.needles = needles.sorted { $0.count > $1.count }
+        needles.withLock { needles in
+            needles = Array(Set(needles + forms))
+            // Longest first, so a secret that contains another is masked whole.
+            needles.sort { $0.count > $1.count }
+        }
     }
 
     public func mask(_ text: String) -> String {
-        needles.reduce(text) { $0.replacingOccurrences(of: $1, with: "****") }
+        needles.withLock { $0 }.reduce(text) { $0.replacingOccurrences(of: $1, with: "****") }
     }
 
     func mask(_ kind: RunEvent.Kind) -> RunEvent.Kind {

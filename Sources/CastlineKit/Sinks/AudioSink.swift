@@ -11,7 +11,7 @@ public final class AudioSink: SinkComponent {
 
     let device: String?
 
-    public init(spec: ComponentSpec) throws {
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
         device = spec.options.string("device")
     }
 

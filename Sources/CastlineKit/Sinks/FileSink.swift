@@ -43,7 +43,7 @@ public final class FileSink: SinkComponent {
     let partialPath: String
     let container: Container
 
-    public init(spec: ComponentSpec) throws {
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
         path = spec.options.string("path") ?? ""
         partialPath = path + ".partial"

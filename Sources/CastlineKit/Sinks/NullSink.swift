@@ -11,7 +11,7 @@ public final class NullSink: SinkComponent {
 
     let sync: Bool
 
-    public init(spec: ComponentSpec) throws {
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
         sync = spec.options.bool("sync") ?? true
     }
 

@@ -1,0 +1,64 @@
+import Foundation
+import GstKit
+import Synchronization
+
+/// Where rtmp2sink connects. rtmp2sink validates TLS against the system store
+/// only, so for a CA file or a pinned fingerprint castline carries the TLS
+/// itself: a loopback relay on GIO's TLS in front of a plain-RTMP rtmp2sink.
+final class Connector: Sendable {
+    private struct State {
+        var relay: TLSRelay?
+        var publisher: Publisher?
+    }
+
+    private let state = Mutex(State())
+
+    var publisher: Publisher? {
+        get { state.withLock { $0.publisher } }
+        set { state.withLock { $0.publisher = newValue } }
+    }
+
+    /// Checks the server answers (and its certificate, for rtmps) before anything starts.
+    func prepare(endpoint: RTMPSink.Endpoint, trust: RTMPSink.Trust) async throws {
+        let where_ = "\(endpoint.host):\(endpoint.port)"
+        do {
+            try TCPCheck.connect(host: endpoint.host, port: endpoint.port, timeout: .seconds(10))
+        } catch {
+            throw BuildError("cannot reach \(where_): \(error) (check the URL and that the server is up)")
+        }
+        guard endpoint.secure else { return }
+        let relayTrust: TLSTrust
+        switch trust {
+        case .system: relayTrust = .system
+        case .insecure: return
+        case .caFile(let path): relayTrust = .caFile(path)
+        case .fingerprint(let hex): relayTrust = .fingerprint(hex)
+        }
+        do {
+            try TLSRelay.check(remoteHost: endpoint.host, remotePort: endpoint.port, trust: relayTrust)
+        } catch {
+            throw BuildError("\(error)")
+        }
+        guard trust != .system else { return }
+        let relay = TLSRelay(remoteHost: endpoint.host, remotePort: endpoint.port, trust: relayTrust)
+        _ = try relay.start()
+        state.withLock { $0.relay = relay }
+    }
+
+    /// rtmp2sink's location, key included: used only to set the property.
+    func location(endpoint: RTMPSink.Endpoint, key: Secret) throws -> String {
+        let path = "\(endpoint.application)/\(key.reveal())"
+        if let port = state.withLock({ $0.relay?.localPort }) {
+            return "rtmp://127.0.0.1:\(port)/\(path)"
+        }
+        return "\(endpoint.secure ? "rtmps" : "rtmp")://\(endpoint.host):\(endpoint.port)/\(path)"
+    }
+
+    func close() {
+        let relay = state.withLock { state in
+            defer { state.relay = nil }
+            return state.relay
+        }
+        relay?.stop()
+    }
+}

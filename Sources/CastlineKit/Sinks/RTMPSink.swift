@@ -1,0 +1,166 @@
+import Foundation
+import GstKit
+import PipelineConfig
+
+/// Publishes H.264/AAC over RTMP or RTMPS, reconnecting with backoff when the
+/// connection drops. The stream key comes from `key` (use `${VAR}`) or
+/// `key-file`, and is shown as `****` everywhere.
+public final class RTMPSink: SinkComponent {
+    public static let kind = "rtmp"
+    public static let summary = "publish to an RTMP/RTMPS ingest (Mux, YouTube, nginx-rtmp), reconnecting on failure"
+    public static let schema = OptionSchema([
+        OptionField("url", .string, required: true,
+                    help: "ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app"),
+        OptionField("key", .secret, help: "stream key; write ${VAR} to read it from the environment"),
+        OptionField("key-file", .string, help: "file holding the stream key (instead of key)"),
+        OptionField("ca-file", .string, help: "rtmps: trust the CAs in this PEM file instead of the system's"),
+        OptionField("fingerprint", .string, help: "rtmps: accept only the server certificate with this SHA-256 fingerprint"),
+        OptionField("insecure", .bool, default: .bool(false), help: "rtmps: do not validate the certificate (said on every start)"),
+        OptionField("max-reconnects", .int(0...1_000_000), help: "give up after this many failed reconnects in a row; default unlimited"),
+    ])
+
+    /// How an rtmps connection is trusted.
+    enum Trust: Equatable {
+        case system, caFile(String), fingerprint(String), insecure
+    }
+
+    struct Endpoint: Equatable {
+        let secure: Bool
+        let host: String
+        let port: Int
+        /// The application path, e.g. `app` or `live`.
+        let application: String
+
+        var displayURL: String { "\(secure ? "rtmps" : "rtmp")://\(host):\(port)/\(application)" }
+    }
+
+    let endpoint: Endpoint
+    let key: Secret
+    let trust: Trust
+    let maxReconnects: Int?
+    let context: ComponentContext
+    private let connector = Connector()
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        let options = spec.options
+        let at = spec.keyPath
+        endpoint = try Self.parse(url: options.string("url") ?? "", at: "\(at).url")
+        key = try Self.key(options, at: at)
+        context.events.protect(key)
+        trust = try Self.trust(options, secure: endpoint.secure, at: at)
+        maxReconnects = options.int("max-reconnects")
+        self.context = context
+    }
+
+    static func parse(url text: String, at keyPath: String) throws -> Endpoint {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            throw BuildError("\"\(text)\" is not a URL (try rtmps://global-live.mux.com:443/app)", at: keyPath)
+        }
+        guard scheme == "rtmp" || scheme == "rtmps" else {
+            throw BuildError("unknown scheme \"\(scheme)\" (use rtmp:// or rtmps://)", at: keyPath)
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw BuildError("\"\(text)\" has no host (try rtmps://global-live.mux.com:443/app)", at: keyPath)
+        }
+        let application = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        guard !application.isEmpty else {
+            throw BuildError("\"\(text)\" has no application path (add it, e.g. \(scheme)://\(host)/app; the key goes in key:)", at: keyPath)
+        }
+        let secure = scheme == "rtmps"
+        return Endpoint(secure: secure, host: host, port: url.port ?? (secure ? 443 : 1935), application: application)
+    }
+
+    static func key(_ options: OptionValues, at keyPath: String) throws -> Secret {
+        switch (options.secret("key"), options.string("key-file")) {
+        case (let key?, nil):
+            guard !key.isEmpty else { throw BuildError("the stream key is empty (set the variable it reads)", at: "\(keyPath).key") }
+            return key
+        case (nil, let path?):
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw BuildError("cannot read the key file \"\(path)\" (check the path and its permissions)", at: "\(keyPath).key-file")
+            }
+            let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !key.isEmpty else { throw BuildError("the key file \"\(path)\" is empty", at: "\(keyPath).key-file") }
+            return Secret(key)
+        case (nil, nil):
+            throw BuildError("a stream key is needed (key: ${STREAM_KEY}, or key-file: PATH)", at: keyPath)
+        case (_?, _?):
+            throw BuildError("give key or key-file, not both", at: keyPath)
+        }
+    }
+
+    static func trust(_ options: OptionValues, secure: Bool, at keyPath: String) throws -> Trust {
+        var chosen: [(String, Trust)] = []
+        if let path = options.string("ca-file") {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw BuildError("cannot read the CA file \"\(path)\" (check the path)", at: "\(keyPath).ca-file")
+            }
+            chosen.append(("ca-file", .caFile(path)))
+        }
+        if let text = options.string("fingerprint") {
+            let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
+            guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
+                throw BuildError("\"\(text)\" is not a SHA-256 fingerprint (64 hex digits, colons allowed)", at: "\(keyPath).fingerprint")
+            }
+            chosen.append(("fingerprint", .fingerprint(hex)))
+        }
+        if options.bool("insecure") == true { chosen.append(("insecure", .insecure)) }
+        guard chosen.count <= 1 else {
+            throw BuildError("give only one of \(chosen.map(\.0).joined(separator: ", "))", at: keyPath)
+        }
+        guard let (name, trust) = chosen.first else { return .system }
+        guard secure else {
+            throw BuildError("\(name) applies to rtmps:// URLs only (use rtmps://, or remove \(name))", at: "\(keyPath).\(name)")
+        }
+        return trust
+    }
+
+    public func requirement(for stream: StreamKind) -> FormRequirement? {
+        stream == .video ? .encoded([.h264]) : .encoded([.aac])
+    }
+
+    public func preflight() async throws {
+        if trust == .insecure {
+            context.events.emit(.warning("TLS certificate validation is off for \(endpoint.displayURL) (insecure: true)"))
+        }
+        try await connector.prepare(endpoint: endpoint, trust: trust)
+    }
+
+    /// Appsinks in the main pipeline; the publishing pipeline is the `Publisher`'s.
+    public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
+        let bin = Bin(name: name)
+        var sinks: [StreamKind: AppSink] = [:]
+        for stream in inputs.keys.sorted() {
+            let sink = try AppSink.make(name: "\(name)-\(stream)")
+            sink.caps = try Caps(stream == .video
+                ? "video/x-h264,stream-format=avc,alignment=au"
+                : "audio/mpeg,mpegversion=4,stream-format=raw")
+            try sink.element.set("sync", false)
+            try bin.add(sink.element)
+            try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
+            sinks[stream] = sink
+        }
+        let endpoint = endpoint, key = key, connector = connector
+        let videoPad = sinks[.video]?.element.staticPad("sink")
+        let publisher = Publisher(
+            settings: .init(
+                location: { try connector.location(endpoint: endpoint, key: key) },
+                insecureTLS: trust == .insecure, displayURL: endpoint.displayURL,
+                streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
+            context: context,
+            requestKeyframe: { videoPad?.sendEvent(.upstreamForceKeyUnit()) })
+        for (stream, sink) in sinks {
+            sink.onSample { [weak publisher] sample in
+                publisher?.accept(sample, on: stream)
+                return .ok
+            }
+        }
+        connector.publisher = publisher
+        return bin
+    }
+
+    public func finish(completed: Bool) -> String? {
+        defer { connector.close() }
+        return connector.publisher?.finish(drain: .seconds(5))
+    }
+}
