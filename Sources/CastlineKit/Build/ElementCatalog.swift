@@ -12,7 +12,7 @@ public enum ElementCatalog {
     public static let entries: [Entry] = [
         Entry(element: "audiotestsrc", package: "gstreamer1.0-plugins-base", purpose: "test source: tone"),
         Entry(element: "videotestsrc", package: "gstreamer1.0-plugins-base", purpose: "test source: pattern"),
-        Entry(element: "timeoverlay", package: "gstreamer1.0-plugins-base", purpose: "test source: burnt-in time"),
+        Entry(element: "textoverlay", package: "gstreamer1.0-plugins-base", purpose: "test source: burnt-in time"),
         Entry(element: "audioconvert", package: "gstreamer1.0-plugins-base", purpose: "raw audio conversion"),
         Entry(element: "audioresample", package: "gstreamer1.0-plugins-base", purpose: "raw audio conversion"),
         Entry(element: "videoconvert", package: "gstreamer1.0-plugins-base", purpose: "raw video conversion"),

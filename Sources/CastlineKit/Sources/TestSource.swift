@@ -1,7 +1,9 @@
 import GstKit
 import PipelineConfig
 
-/// A live test signal: a moving pattern with the time burnt in, and a tone.
+/// A live test signal, an A/V sync check a person can see and hear: a moving
+/// pattern with the wall-clock time and frame count burnt in, and a tone with a
+/// beep on every wall-clock second that flashes the picture on the same frame.
 /// With neither `video` nor `audio` given, both come with their defaults.
 public final class TestSource: SourceComponent {
     public static let kind = "test"
@@ -15,13 +17,15 @@ public final class TestSource: SourceComponent {
                         default: .string("smpte"), help: "videotestsrc pattern"),
         ])), help: "a video test pattern (omit both video and audio for both)"),
         OptionField("audio", .object(OptionSchema([
-            OptionField("tone", .double(20...20_000), default: .double(1000), help: "tone frequency in Hz"),
-            OptionField("volume", .double(0...1), default: .double(0.5), help: "tone volume, 0 to 1"),
+            OptionField("tone", .double(20...10_000), default: .double(1000), help: "tone frequency in Hz"),
+            OptionField("volume", .double(0...1), default: .double(0.3), help: "tone volume, 0 to 1"),
+            OptionField("beep", .duration, default: .duration(.seconds(1)),
+                        help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none"),
         ])), help: "an audio test tone (omit both video and audio for both)"),
     ])
 
     struct Video { var width: Int, height: Int, fps: Double, pattern: String }
-    struct Audio { var tone: Double, volume: Double }
+    struct Audio { var tone: Double, volume: Double, beep: Duration }
     let video: Video?
     let audio: Audio?
 
@@ -34,7 +38,9 @@ public final class TestSource: SourceComponent {
             Video(width: $0.int("width") ?? 1280, height: $0.int("height") ?? 720,
                   fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte")
         }
-        audio = audioOptions.map { Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.5) }
+        audio = audioOptions.map {
+            Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.3, beep: $0.duration("beep") ?? .seconds(1))
+        }
     }
 
     /// The defaults of one of the nested objects, as the loader would fill them.
@@ -54,31 +60,58 @@ public final class TestSource: SourceComponent {
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
-        if let video {
-            let source = try ElementCatalog.make("videotestsrc")
-            try source.set("is-live", true)
-            try source.set("pattern", text: video.pattern)
-            let (num, den) = Self.fraction(video.fps)
-            let caps = try BinChain.capsFilter(
-                "video/x-raw,width=\(video.width),height=\(video.height),framerate=\(num)/\(den)")
-            let overlay = try ElementCatalog.make("timeoverlay")
-            try overlay.set("font-desc", text: "Sans 24")
-            try bin.add(source, caps, overlay)
-            try source.link(caps)
-            try caps.link(overlay)
-            try bin.ghost(overlay.staticPad("src"), as: StreamKind.video.rawValue)
-        }
-        if let audio {
-            let source = try ElementCatalog.make("audiotestsrc")
-            try source.set("is-live", true)
-            try source.set("freq", audio.tone)
-            try source.set("volume", audio.volume)
-            let caps = try BinChain.capsFilter("audio/x-raw,rate=48000,channels=2")
-            try bin.add(source, caps)
-            try source.link(caps)
-            try bin.ghost(caps.staticPad("src"), as: StreamKind.audio.rawValue)
-        }
+        let marks = SyncMarks(interval: audio?.beep ?? .seconds(1), beepFrequency: 2 * (audio?.tone ?? 1000))
+        if let video { try addVideo(video, marks: marks, to: bin) }
+        if let audio { try addAudio(audio, marks: marks, to: bin) }
         return bin
+    }
+
+    private func addVideo(_ video: Video, marks: SyncMarks, to bin: Bin) throws {
+        let source = try ElementCatalog.make("videotestsrc")
+        try source.set("is-live", true)
+        try source.set("pattern", text: video.pattern)
+        try source.set("horizontal-speed", Int32(2))
+        let (num, den) = Self.fraction(video.fps)
+        let caps = try BinChain.capsFilter(
+            "video/x-raw,format=I420,width=\(video.width),height=\(video.height),framerate=\(num)/\(den)")
+        let overlay = try ElementCatalog.make("textoverlay")
+        try overlay.set("font-desc", text: "Monospace \(max(8, video.height / 48))")
+        try overlay.set("valignment", text: "top")
+        try overlay.set("halignment", text: "left")
+        try overlay.set("shaded-background", true)
+        try bin.add(source, caps, overlay)
+        try source.link(caps)
+        try caps.link(overlay)
+        // The caption is set on the overlay just before each frame reaches it.
+        overlay.staticPad("video_sink")?.addProbe(.buffer) { info in
+            if let pts = info.buffer?.pts, let element = info.pad?.parentElement {
+                try? element.set("text", marks.caption(pts))
+            }
+            return .ok
+        }
+        let (width, height) = (video.width, video.height)
+        overlay.staticPad("src")?.addProbe(.buffer) { info in
+            marks.flash(&info, width: width, height: height)
+            return .ok
+        }
+        try bin.ghost(overlay.staticPad("src"), as: StreamKind.video.rawValue)
+    }
+
+    private func addAudio(_ audio: Audio, marks: SyncMarks, to bin: Bin) throws {
+        let source = try ElementCatalog.make("audiotestsrc")
+        try source.set("is-live", true)
+        try source.set("freq", audio.tone)
+        try source.set("volume", audio.volume)
+        // 10 ms buffers keep the beep's edges where they belong.
+        try source.set("samplesperbuffer", Int32(480))
+        let caps = try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2")
+        try bin.add(source, caps)
+        try source.link(caps)
+        caps.staticPad("src")?.addProbe(.buffer) { info in
+            marks.addBeep(&info, rate: 48_000, channels: 2)
+            return .ok
+        }
+        try bin.ghost(caps.staticPad("src"), as: StreamKind.audio.rawValue)
     }
 
     /// 29.97 → 30000/1001; whole rates stay whole.

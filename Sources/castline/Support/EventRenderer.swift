@@ -11,6 +11,8 @@ struct EventRenderer {
 
     func render(_ event: RunEvent) {
         switch event.kind {
+        case .stateChanged(_, .failed):
+            break  // the failure line that comes with it says more
         case .stateChanged(_, let to):
             Terminal.status("\(prefix)\(to)")
         case .notice(let text):

@@ -8,12 +8,33 @@ enum PipelineFiles {
 
     /// Loads, validates and makes every component; errors come back as printable lines.
     static func load(_ path: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+        plan(path) { () throws(ConfigErrors) in
+            try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides)
+        }
+    }
+
+    /// The same for a spec that a command built from its flags (`document` is JSON, which YAML reads).
+    static func load(document: [String: Any], origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+        let text: String
+        do {
+            let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+            text = String(decoding: data, as: UTF8.self)
+        } catch {
+            return .failure(LoadFailure(lines: ["\(origin): \(error)"]))
+        }
+        return plan(origin) { () throws(ConfigErrors) in
+            try PipelineLoader(catalog: registry).load(yaml: text, file: origin, overrides: overrides)
+        }
+    }
+
+    private static func plan(_ origin: String, _ load: () throws(ConfigErrors) -> PipelineSpec) -> Result<PipelinePlan, LoadFailure> {
         let spec: PipelineSpec
         do {
-            spec = try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides)
+            spec = try load()
         } catch {
             return .failure(LoadFailure(lines: error.errors.map(\.description)))
         }
+        let path = origin
         do {
             return .success(try GraphBuilder(registry: registry).plan(spec))
         } catch {

@@ -1,0 +1,104 @@
+import Foundation
+import GstKit
+import Synchronization
+
+/// The A/V sync marks of the test source: a beep and a white flash at the start
+/// of every `interval` of wall-clock time, placed by buffer timestamp so audio
+/// and video mark the very same instant, and the wall-clock time and frame
+/// count burnt into the picture.
+final class SyncMarks: Sendable {
+    let interval: Duration
+    let length: Duration = .milliseconds(100)
+    let beepFrequency: Double
+    /// Wall-clock seconds at running time zero, fixed by the first buffer seen.
+    private let origin = Mutex<Double?>(nil)
+    private let frames = Mutex(0)
+
+    init(interval: Duration, beepFrequency: Double) {
+        self.interval = interval
+        self.beepFrequency = beepFrequency
+    }
+
+    /// Wall-clock seconds of a buffer timestamp (live sources stamp with running time).
+    func wallTime(_ pts: ClockTime) -> Double {
+        let offset = origin.withLock { origin -> Double in
+            if let origin { return origin }
+            let now = Date().timeIntervalSince1970 - pts.seconds
+            origin = now
+            return now
+        }
+        return offset + pts.seconds
+    }
+
+    /// Seconds since the last mark began, at wall time `wall`.
+    private func sinceMark(_ wall: Double) -> Double {
+        wall.truncatingRemainder(dividingBy: interval.seconds)
+    }
+
+    func isMarked(_ pts: ClockTime) -> Bool {
+        interval > .zero && sinceMark(wallTime(pts)) < length.seconds
+    }
+
+    // MARK: Audio
+
+    /// Writes the beep over the tone where a buffer of interleaved F32 samples overlaps a mark.
+    func addBeep(_ info: inout ProbeInfo, rate: Int, channels: Int) {
+        guard interval > .zero, let buffer = info.buffer, let pts = buffer.pts else { return }
+        let count = buffer.size / (4 * channels)
+        let start = wallTime(pts)
+        let end = start + Double(count) / Double(rate)
+        // Quick reject: no mark starts or lasts within this buffer.
+        let phase = sinceMark(start)
+        guard phase < length.seconds || phase + (end - start) >= interval.seconds else { return }
+        let startTime = pts.seconds
+        _ = info.withWritableBuffer { writable in
+            writable.withUnsafeMutableBytes { raw in
+                let samples = raw.bindMemory(to: Float.self)
+                for frame in 0..<count {
+                    let t = startTime + Double(frame) / Double(rate)
+                    guard sinceMark(start + (t - startTime)) < length.seconds else { continue }
+                    let value = Float(0.8 * sin(2 * Double.pi * beepFrequency * t))
+                    for channel in 0..<channels where frame * channels + channel < samples.count {
+                        samples[frame * channels + channel] = value
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Video
+
+    /// The text burnt into the next frame: wall-clock time (UTC, ms) and frame number.
+    func caption(_ pts: ClockTime) -> String {
+        let number = frames.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        let wall = wallTime(pts)
+        var seconds = time_t(wall)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let millis = Int((wall - Double(seconds)) * 1000)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC   frame %d",
+                      parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec, millis, number)
+    }
+
+    /// Turns a marked I420 frame white.
+    func flash(_ info: inout ProbeInfo, width: Int, height: Int) {
+        guard let pts = info.buffer?.pts, isMarked(pts) else { return }
+        // GStreamer's default I420 layout: strides rounded up to 4, chroma at half size.
+        let lumaStride = (width + 3) & ~3
+        let chromaStride = ((width + 1) / 2 + 3) & ~3
+        let rows = (height + 1) & ~1
+        let luma = lumaStride * rows
+        let chroma = chromaStride * (rows / 2)
+        _ = info.withWritableBuffer { writable in
+            writable.withUnsafeMutableBytes { raw in
+                guard raw.count >= luma + 2 * chroma, let base = raw.baseAddress else { return }
+                memset(base, 235, luma)
+                memset(base + luma, 128, 2 * chroma)
+            }
+        }
+    }
+}
