@@ -24,18 +24,35 @@ enum Castline {
         let stderr: String
     }
 
-    /// Runs castline to completion.
-    static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> Result {
-        let result = try await ChildProcess.run(executable, arguments, timeout: timeout)
-        return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+    /// Runs castline to completion; `environment` adds to this process's.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)
+    ) async throws -> Result {
+        let process = try start(arguments, environment: environment)
+        guard let status = await process.waitForExit(timeout: timeout) else {
+            await process.terminate()
+            throw ProbeError(message: "castline \(arguments.joined(separator: " ")) did not end in \(timeout)")
+        }
+        await process.waitForOutput()
+        return Result(status: status, stdout: process.standardOutput, stderr: process.standardError)
     }
 
-    /// Starts castline in the background (for signals and long runs).
-    static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
-        let process = ChildProcess(executable: executable, arguments: arguments, environment: environment,
+    /// Starts castline in the background (for signals and long runs); `environment` adds to this process's.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ChildProcess {
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let process = ChildProcess(executable: executable, arguments: arguments, environment: merged,
                                    workingDirectory: repositoryRoot)
         try process.start()
         return process
+    }
+
+    /// Stops a background castline the way a user does (Ctrl-C) and returns its exit status.
+    static func interrupt(_ process: ChildProcess, within timeout: Duration = .seconds(15)) async -> Int32? {
+        process.signal(SIGINT)
+        let status = await process.waitForExit(timeout: timeout)
+        if status == nil { await process.terminate() }
+        await process.waitForOutput()
+        return status
     }
 
     static func example(_ name: String) -> String {

@@ -1,0 +1,161 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// Publishing to a real nginx-rtmp behind a real stunnel, judged by ffprobe.
+@Suite("castline broadcast, end to end", .serialized, .timeLimit(.minutes(3)))
+struct BroadcastTests {
+    static let key = "k3y-\(UInt32.random(in: 100_000...999_999))-secret"
+
+    @Test("RTMPS through the local ingest: h264 yuv420p 720p30 with 2 s keyframes, aac 48 kHz stereo, the length sent")
+    func publishesOverRTMPS() async throws {
+        try await withIngest { _, endpoints in
+            let result = try await Castline.run([
+                "broadcast", endpoints.rtmpsURL, "--key-env", "CASTLINE_TEST_KEY", "--ca-file", endpoints.caFile,
+                "--duration", "10s",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key])
+            #expect(result.status == 0, "\(result.stderr)")
+            let hls = endpoints.published(key: Self.key)
+            let media = try await ProbedMedia.probe(hls.playlistURL)
+            let video = try #require(media.stream("video"))
+            #expect(video.codec == "h264")
+            #expect(video.fields["pix_fmt"] == "yuv420p")
+            #expect(video.fields["width"] == "1280" && video.fields["height"] == "720")
+            #expect(video.fields["avg_frame_rate"] == "30/1")
+            #expect(["High", "Main"].contains(video.fields["profile"] ?? ""))
+            let audio = try #require(media.stream("audio"))
+            #expect(audio.codec == "aac")
+            let packets = try await hls.videoPackets()
+            let span = (packets.last?.time ?? 0) - (packets.first?.time ?? 0)
+            #expect(abs(span - 10) < 1.0, "published \(span) s")
+            let keyframes = packets.filter(\.isKey).map(\.time)
+            let gaps = zip(keyframes.dropFirst(), keyframes).map { $0 - $1 }
+            #expect(gaps.count >= 3)
+            #expect(gaps.allSatisfy { abs($0 - 2) < 0.05 }, "keyframe gaps \(gaps)")
+            // The key never shows, even in castline's own summary.
+            #expect(!result.stderr.contains(Self.key) && !result.stdout.contains(Self.key))
+        }
+    }
+
+    @Test("audio 48 kHz stereo AAC, as ingests recommend")
+    func audioFormat() async throws {
+        try await withIngest { _, endpoints in
+            let result = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--audio-only", "--duration", "5s",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key])
+            #expect(result.status == 0, "\(result.stderr)")
+            // A segment file, not the live playlist: ffprobe would wait on a playlist for its long analysis.
+            let hls = endpoints.published(key: Self.key)
+            let segment = try #require(hls.segments.first)
+            let probe = try await ChildProcess.run("/usr/bin/ffprobe", [
+                "-v", "error", "-analyzeduration", "10M", "-show_entries", "stream=codec_type,codec_name,sample_rate,channels",
+                "-of", "csv=p=0", hls.directory + "/" + segment,
+            ])
+            #expect(probe.stdout.contains("aac,audio,48000,2") || probe.stdout.contains("audio,aac,48000,2"), "\(probe.stdout)")
+            // nginx-rtmp's PMT always declares a video stream; no video packets is what counts.
+            let videoPackets = try await ChildProcess.run("/usr/bin/ffprobe", [
+                "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
+                "-of", "csv=p=0", hls.directory + "/" + segment,
+            ])
+            #expect(videoPackets.status == 0)
+            #expect(videoPackets.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(videoPackets.stdout)")
+        }
+    }
+
+    @Test("nginx dies mid-broadcast and comes back: castline reconnects, HLS goes on, exit 0, one reconnect")
+    func reconnects() async throws {
+        try await withIngest { server, endpoints in
+            let process = try Castline.start([
+                "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "640x360",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key])
+            let hls = endpoints.published(key: Self.key)
+            #expect(await hls.waitForSegments(2, timeout: .seconds(15)))
+            await server.stopNginx()
+            try await Task.sleep(for: .seconds(5))
+            let before = hls.segments.count
+            try await server.startNginx()
+            #expect(await hls.waitForSegments(before + 2, timeout: .seconds(30)), "no new segments after nginx came back")
+            let status = await Castline.interrupt(process)
+            #expect(status == 0, "\(process.standardError)")
+            #expect(process.standardError.contains("reconnecting"))
+            #expect(process.standardError.contains("reconnects: 1"), "\(process.standardError)")
+            #expect(!process.standardError.contains(Self.key))
+        }
+    }
+
+    @Test("a refused key is one clear error, not an endless retry")
+    func refusedKey() async throws {
+        var options = IngestOptions()
+        options.allowedKeys = ["the-right-key"]
+        try await withIngest(options) { _, endpoints in
+            let result = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "320x240",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key], timeout: .seconds(20))
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("refused"), "\(result.stderr)")
+            #expect(result.stderr.contains("****") || !result.stderr.contains(Self.key))
+            #expect(!result.stderr.contains(Self.key))
+        }
+    }
+
+    @Test("an untrusted certificate, an unknown scheme, a missing key variable, an unreachable host: one line, non-zero")
+    func badInput() async throws {
+        try await withIngest { _, endpoints in
+            let untrusted = try await Castline.run(["broadcast", endpoints.rtmpsURL, "--key-env", "CASTLINE_TEST_KEY"],
+                                                   environment: ["CASTLINE_TEST_KEY": Self.key])
+            #expect(untrusted.status != 0)
+            #expect(untrusted.stderr.contains("--ca-file"), "\(untrusted.stderr)")
+            let pinned = try await Castline.run([
+                "broadcast", endpoints.rtmpsURL, "--key-env", "CASTLINE_TEST_KEY",
+                "--fingerprint", endpoints.certificateSHA256, "--duration", "3s",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key])
+            #expect(pinned.status == 0, "\(pinned.stderr)")
+        }
+        let scheme = try await Castline.run(["broadcast", "http://127.0.0.1/live", "--key-env", "HOME"])
+        #expect(scheme.status == 2)
+        #expect(scheme.stderr.contains("rtmp://"))
+        let missing = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-env", "CASTLINE_UNSET_VARIABLE"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("CASTLINE_UNSET_VARIABLE"))
+        let port = try FreePort.find()
+        let unreachable = try await Castline.run(["broadcast", "rtmp://127.0.0.1:\(port)/live", "--key-env", "HOME"])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stderr.contains("cannot reach"), "\(unreachable.stderr)")
+        for result in [scheme, missing, unreachable] {
+            #expect(result.stderr.split(separator: "\n").count <= 2, "\(result.stderr)")
+        }
+    }
+
+    @Test("the key never appears in arguments, output, --print-pipeline or the graph")
+    func keyStaysSecret() async throws {
+        let keyFile = try Scratch()
+        let path = try keyFile.write("key", Self.key + "\n")
+        let printed = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-file", path, "--print-pipeline"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(printed.stdout.contains("key-file: \(path)"))
+        #expect(!printed.stdout.contains(Self.key))
+        let fromEnv = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-env", "CASTLINE_TEST_KEY",
+                                              "--print-pipeline"], environment: ["CASTLINE_TEST_KEY": Self.key])
+        #expect(fromEnv.stdout.contains("${CASTLINE_TEST_KEY}"))
+        #expect(!fromEnv.stdout.contains(Self.key))
+        try await withIngest { _, endpoints in
+            let pipeline = try keyFile.write("p.yaml", """
+                version: 1
+                source: { test: {} }
+                stages: [ { encode: {} } ]
+                sinks: [ { rtmp: { url: \(endpoints.rtmpURL), key: "${CASTLINE_TEST_KEY}" } } ]
+                """)
+            let graph = try await Castline.run(["graph", pipeline], environment: ["CASTLINE_TEST_KEY": Self.key])
+            #expect(graph.status == 0, "\(graph.stderr)")
+            #expect(!graph.stdout.contains(Self.key))
+            let process = try Castline.start(["run", pipeline], environment: ["CASTLINE_TEST_KEY": Self.key])
+            try await Task.sleep(for: .seconds(3))
+            let arguments = (try? String(contentsOfFile: "/proc/\(process.pid)/cmdline", encoding: .utf8)) ?? ""
+            #expect(!arguments.isEmpty)
+            #expect(!arguments.contains(Self.key))
+            let status = await Castline.interrupt(process)
+            #expect(status == 0, "\(process.standardError)")
+            #expect(!process.standardError.contains(Self.key) && !process.standardOutput.contains(Self.key))
+        }
+    }
+}
