@@ -31,7 +31,13 @@ final class Publisher: Sendable {
         var phase = Phase.ready
         var generation = 0
         var pipeline: Pipeline?
+        var output: Element?
         var sources: [StreamKind: AppSrc] = [:]
+        /// Bytes sent and acknowledged by connections that have ended.
+        var earlierSent: UInt64 = 0
+        var earlierAcked: UInt64 = 0
+        var lastSent: UInt64 = 0
+        var reporting = false
         var needKeyframe = true
         var everConnected = false
         var connectedSince: ContinuousClock.Instant?
@@ -148,7 +154,12 @@ final class Publisher: Sendable {
             sources[stream] = source
         }
         state.pipeline = pipeline
+        state.output = output
         state.sources = sources
+        if !state.reporting {
+            state.reporting = true
+            reportEverySecond()
+        }
         state.needKeyframe = true
         state.phase = .publishing(generation: generation)
         watch(pipeline, generation: generation)
@@ -206,7 +217,11 @@ final class Publisher: Sendable {
         let (pipeline, change, retryAfter): (Pipeline?, ConnectionChange?, Duration?) = state.withLock { state in
             guard case .publishing(let current) = state.phase, current == generation else { return (nil, nil, nil) }
             let pipeline = state.pipeline
+            let (sent, acked) = Self.counters(state.output)
+            state.earlierSent += sent
+            state.earlierAcked += acked
             state.pipeline = nil
+            state.output = nil
             state.sources = [:]
             if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
             state.connectedSince = nil
@@ -233,6 +248,45 @@ final class Publisher: Sendable {
         Task { [weak self] in
             try? await Task.sleep(for: retryAfter)
             self?.retry()
+        }
+    }
+
+    /// rtmp2sink's byte counters: sent, and acknowledged by the server.
+    private static func counters(_ output: Element?) -> (UInt64, UInt64) {
+        guard let stats = output?.structure("stats") else { return (0, 0) }
+        return (stats.uint64("out-bytes-total") ?? 0, stats.uint64("out-bytes-acked") ?? 0)
+    }
+
+    /// A status line each second while the publish runs: time up, send rate, bytes acknowledged.
+    private func reportEverySecond() {
+        Task { [weak self] in
+            while let self {
+                try? await Task.sleep(for: .seconds(1))
+                guard let line = self.statusLine() else { return }
+                self.context.events.emit(.status(line))
+            }
+        }
+    }
+
+    private func statusLine() -> String? {
+        state.withLock { state -> String? in
+            if case .finished = state.phase { return nil }
+            let (sent, acked) = Self.counters(state.output)
+            let totalSent = state.earlierSent + sent
+            let rate = Double(totalSent &- state.lastSent) * 8 / 1000
+            state.lastSent = totalSent
+            var up = state.publishedTime
+            if let since = state.connectedSince { up += ContinuousClock.now - since }
+            let condition: String
+            switch state.phase {
+            case .waitingToRetry: condition = "reconnecting"
+            case .publishing where state.connectedSince != nil: condition = "publishing"
+            default: condition = "connecting"
+            }
+            let seconds = Int(up.seconds)
+            return String(format: "%@ %d:%02d  %.0f kbit/s  %.1f MB acknowledged  reconnects %d",
+                          condition, seconds / 60, seconds % 60, condition == "publishing" ? rate : 0,
+                          Double(state.earlierAcked + acked) / 1_000_000, state.reconnects)
         }
     }
 

@@ -19,6 +19,8 @@ public struct RunEvent: Sendable {
         case failure(String)
         case endOfStream
         case buffering(percent: Int)
+        /// A one-line summary of what is flowing now, refreshed about once a second.
+        case status(String)
     }
 
     public var time: Date
@@ -90,6 +92,7 @@ public final class SecretMasker: Sendable {
         case .notice(let text): .notice(mask(text))
         case .warning(let text): .warning(mask(text))
         case .failure(let text): .failure(mask(text))
+        case .status(let text): .status(mask(text))
         default: kind
         }
     }

@@ -1,15 +1,33 @@
 import CastlineKit
 import Foundation
 
-/// Prints run events for people, on stderr.
-struct EventRenderer {
+/// Prints run events for people, on stderr. The status line is redrawn in
+/// place on a terminal; elsewhere it is printed every tenth time, so logs stay readable.
+final class EventRenderer {
     let prefix: String
+    private let inPlace = Terminal.stderrIsTerminal
+    private var statusShown = false
+    private var statusCount = 0
 
     init(pipeline: String, showName: Bool) {
         prefix = showName ? "[\(pipeline)] " : ""
     }
 
     func render(_ event: RunEvent) {
+        if case .status(let line) = event.kind {
+            statusCount += 1
+            if inPlace {
+                Terminal.write("\r\u{1B}[K\(prefix)\(line)")
+                statusShown = true
+            } else if statusCount % 10 == 1 {
+                Terminal.status("\(prefix)\(line)")
+            }
+            return
+        }
+        if statusShown {
+            Terminal.write("\r\u{1B}[K")
+            statusShown = false
+        }
         switch event.kind {
         case .stateChanged(_, .failed):
             break  // the failure line that comes with it says more
@@ -25,6 +43,8 @@ struct EventRenderer {
             Terminal.status("\(prefix)end of stream")
         case .buffering(let percent):
             if percent % 25 == 0 { Terminal.status("\(prefix)buffering \(percent)%") }
+        case .status:
+            break
         }
     }
 }

@@ -3,7 +3,11 @@ import Foundation
 /// Status and errors go to stderr; stdout is for machine output only.
 enum Terminal {
     static func status(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        write(line + "\n")
+    }
+
+    static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
     }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }

@@ -1,0 +1,75 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// The test source is an A/V sync check: the beep and the flash mark the same instant.
+@Suite("test signal", .timeLimit(.minutes(2)))
+struct TestSignalTests {
+    @Test("every second the beep and the white flash land together (within a frame)")
+    func beepAndFlashTogether() async throws {
+        let scratch = try Scratch()
+        let recording = scratch.file("av.mkv")
+        let pipeline = try scratch.write("av.yaml", """
+            version: 1
+            source:
+              test:
+                video: { width: 320, height: 240 }
+                audio: {}
+            stages: [ { encode: {} } ]
+            sinks: [ { file: \(recording) } ]
+            """)
+        let run = try await Castline.run(["run", pipeline, "--duration", "5s"])
+        try #require(run.status == 0, "\(run.stderr)")
+
+        let flashes = try await flashTimes(recording)
+        let beeps = try await beepTimes(recording, scratch: scratch)
+        #expect(flashes.count >= 4, "flashes at \(flashes)")
+        #expect(beeps.count >= 4, "beeps at \(beeps)")
+        // One mark a second.
+        for (later, earlier) in zip(flashes.dropFirst(), flashes) {
+            #expect(abs(later - earlier - 1) < 0.04, "flashes at \(flashes)")
+        }
+        for flash in flashes {
+            let nearest = beeps.min { abs($0 - flash) < abs($1 - flash) } ?? .infinity
+            #expect(abs(nearest - flash) < 0.035, "flash at \(flash), nearest beep at \(nearest)")
+        }
+    }
+
+    /// Times of the first frame of each run of white frames.
+    func flashTimes(_ file: String) async throws -> [Double] {
+        let result = try await ChildProcess.run("/usr/bin/ffprobe", [
+            "-v", "error", "-f", "lavfi", "-i", "movie=\(file),signalstats",
+            "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG", "-of", "csv=p=0",
+        ])
+        var times: [Double] = []
+        var wasWhite = false
+        for line in result.stdout.split(separator: "\n") {
+            let fields = line.split(separator: ",").compactMap { Double($0) }
+            guard fields.count == 2 else { continue }
+            let isWhite = fields[1] > 200
+            if isWhite, !wasWhite { times.append(fields[0]) }
+            wasWhite = isWhite
+        }
+        return times
+    }
+
+    /// Times where the audio level jumps from the tone to the (louder) beep, in 5 ms windows.
+    func beepTimes(_ file: String, scratch: Scratch) async throws -> [Double] {
+        let raw = scratch.file("audio.f32")
+        let decode = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-v", "error", "-i", file, "-map", "0:a", "-ac", "1", "-ar", "48000", "-f", "f32le", raw,
+        ])
+        try #require(decode.status == 0, "\(decode.stderr)")
+        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let window = 240
+        var times: [Double] = []
+        var wasLoud = false
+        for start in stride(from: 0, to: samples.count - window, by: window) {
+            let power = samples[start..<start + window].reduce(0) { $0 + $1 * $1 } / Float(window)
+            let isLoud = power.squareRoot() > 0.45
+            if isLoud, !wasLoud { times.append(Double(start) / 48_000) }
+            wasLoud = isLoud
+        }
+        return times
+    }
+}
