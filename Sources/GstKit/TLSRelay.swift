@@ -102,6 +102,7 @@ private struct RunningRelay {
 
 private let relayThreadMain: GThreadFunc = { data in
     guard let data else { return nil }
+    castline_set_current_thread_name("castline-tls")  // for top/gdb; GLib 2.74 here does not name its threads
     Unmanaged<RelayCore>.fromOpaque(data).takeRetainedValue().run()
     return nil
 }
