@@ -30,6 +30,31 @@ private func relayThreadCount() -> Int {
     }.count
 }
 
+/// Open sockets of this process (by /proc/self/fd inode) whose local or remote TCP port is in `ports`:
+/// a leaked GSocket or GSocketConnection keeps its descriptor and shows up here.
+private func openSockets(touching ports: Set<Int>) -> Int {
+    let fdDirectory = "/proc/self/fd"
+    let inodes = Set(((try? FileManager.default.contentsOfDirectory(atPath: fdDirectory)) ?? []).compactMap { fd -> String? in
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: fdDirectory + "/" + fd),
+              target.hasPrefix("socket:[") else { return nil }
+        return String(target.dropFirst(8).dropLast())
+    })
+    var count = 0
+    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+        // Not String(contentsOfFile:): on procfs it returns only the first 4096 bytes.
+        guard let handle = FileHandle(forReadingAtPath: table) else { continue }
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try? handle.close()
+        for line in text.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, inodes.contains(String(fields[9])) else { continue }
+            let portsOfLine = [fields[1], fields[2]].compactMap { $0.split(separator: ":").last.flatMap { Int($0, radix: 16) } }
+            if portsOfLine.contains(where: ports.contains) { count += 1 }
+        }
+    }
+    return count
+}
+
 private func ffmpegPublish(_ url: String, seconds: Int = 4) -> [String] {
     ["-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
      "-f", "lavfi", "-i", "sine", "-t", "\(seconds)", "-c:v", "libx264", "-preset", "veryfast", "-g", "60",
@@ -37,9 +62,9 @@ private func ffmpegPublish(_ url: String, seconds: Int = 4) -> [String] {
 }
 
 /// What castline does: rtmp2sink publishing plain RTMP (to the relay).
-private func gstPublish(_ url: String, buffers: Int? = 90) -> [String] {
+private func gstPublish(_ url: String, buffers: Int? = 90, keyframeEvery: Int? = nil) -> [String] {
     ["-e", "videotestsrc", "is-live=true"] + (buffers.map { ["num-buffers=\($0)"] } ?? []) +
-        ["!", "x264enc", "tune=zerolatency", "!", "h264parse", "!", "flvmux", "streamable=true",
+        ["!", "x264enc", "tune=zerolatency"] + (keyframeEvery.map { ["key-int-max=\($0)"] } ?? []) + ["!", "h264parse", "!", "flvmux", "streamable=true",
          "!", "rtmp2sink", "location=\(url)"]
 }
 
@@ -151,6 +176,8 @@ struct TLSRelayTests {
             #expect(again.status == 0, "gst-launch: \(again.stdout) \(again.stderr)")
             #expect(await waitForFile(endpoints.hlsDirectory + "/again.m3u8"))
             #expect(failures.value.isEmpty)
+            relay.stop()
+            #expect(openSockets(touching: [localPort, endpoints.rtmpsPort]) == 0)
         }
     }
 
@@ -195,16 +222,19 @@ struct TLSRelayTests {
 
             // An endless live publish through the relay...
             let publisher = ChildProcess(executable: "/usr/bin/gst-launch-1.0",
-                                         arguments: gstPublish("rtmp://127.0.0.1:\(localPort)/live/endless", buffers: nil))
+                                         arguments: gstPublish("rtmp://127.0.0.1:\(localPort)/live/endless", buffers: nil, keyframeEvery: 30))
             try publisher.start()
             #expect(await waitForFile(endpoints.hlsDirectory + "/endless.m3u8", timeout: .seconds(15)))
             #expect(publisher.isRunning)
+            // The listener, the connection from rtmp2sink and the one to the server.
+            #expect(openSockets(touching: [localPort, endpoints.rtmpsPort]) == 3)
 
             // ...is cut by stop(): gst-launch errors out on its own.
             relay.stop()
             #expect(relay.localPort == nil)
             #expect(relayThreadCount() == before)
             #expect(!PortProbe.isOpen(host: "127.0.0.1", port: localPort))
+            #expect(openSockets(touching: [localPort, endpoints.rtmpsPort]) == 0)
             let status = await publisher.waitForExit(timeout: .seconds(15))
             if status == nil { await publisher.terminate(grace: .seconds(1)) }
             #expect(status != nil && status != 0, "gst-launch still running or succeeded after stop()")
