@@ -112,7 +112,7 @@ private let relayThreadMain: GThreadFunc = { data in
 /// so GIO delivers its callback there); `stopRequested` is atomic; the rest is immutable after init.
 final class RelayCore: @unchecked Sendable {
     let setup: TLSClientSetup
-    let port: Int
+    private(set) var port = 0  // set once in init (a var so that deinit also runs when init throws)
     let cancellable: UnsafeMutablePointer<GCancellable>
     let client: UnsafeMutablePointer<GSocketClient>
     private let context: OpaquePointer
@@ -125,31 +125,29 @@ final class RelayCore: @unchecked Sendable {
     init(setup: TLSClientSetup, failureHandler: Protected<(@Sendable (String) -> Void)?>) throws(GstError) {
         self.setup = setup
         self.failureHandler = failureHandler
-        guard let listener = g_socket_listener_new() else { throw .other("cannot create a GSocketListener") }
-        guard let loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4),
-              let address = g_inet_socket_address_new(loopback, 0) else {
-            g_object_unref(listener)
-            throw .other("cannot make the address 127.0.0.1")
-        }
-        g_object_unref(loopback)
-        defer { g_object_unref(address) }
-        var effective: UnsafeMutablePointer<GSocketAddress>?
-        var error: UnsafeMutablePointer<GError>?
-        guard g_socket_listener_add_address(listener, address, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, nil,
-                                            &effective, &error) != 0, let effective else {
-            g_object_unref(listener)
-            throw .other("cannot listen on 127.0.0.1: \(error.map(takeError) ?? "unknown error")")
-        }
-        port = Int(g_inet_socket_address_get_port(cast(effective, to: GInetSocketAddress.self)))
-        g_object_unref(effective)
-        self.listener = listener
-        guard let client = g_socket_client_new(), let cancellable = g_cancellable_new(), let context = g_main_context_new() else {
-            fatalError("GLib could not allocate a GSocketClient, GCancellable or GMainContext")
+        guard let client = g_socket_client_new() else { throw .other("cannot create a GSocketClient") }
+        guard let cancellable = g_cancellable_new(), let context = g_main_context_new(), let listener = g_socket_listener_new() else {
+            g_object_unref(client)  // (GLib aborts on out-of-memory, so this is theoretical)
+            throw .other("cannot create the TLS relay's GCancellable, GMainContext or GSocketListener")
         }
         g_socket_client_set_timeout(client, 10)  // connect + handshake; lifted once a connection is relaying
         self.client = client
         self.cancellable = cancellable
         self.context = context
+        self.listener = listener
+        // From here on deinit releases them all (also when throwing below).
+        guard let loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4) else { throw .other("cannot make the address 127.0.0.1") }
+        defer { g_object_unref(loopback) }
+        guard let address = g_inet_socket_address_new(loopback, 0) else { throw .other("cannot make the address 127.0.0.1") }
+        defer { g_object_unref(address) }
+        var effective: UnsafeMutablePointer<GSocketAddress>?
+        var error: UnsafeMutablePointer<GError>?
+        guard g_socket_listener_add_address(listener, address, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, nil,
+                                            &effective, &error) != 0, let effective else {
+            throw .other("cannot listen on 127.0.0.1: \(error.map(takeError) ?? "unknown error")")
+        }
+        port = Int(g_inet_socket_address_get_port(cast(effective, to: GInetSocketAddress.self)))
+        g_object_unref(effective)
     }
 
     deinit {

@@ -28,7 +28,11 @@ public enum TLSTrust: Sendable, Equatable {
 //   G_TLS_CERTIFICATE_UNKNOWN_CA and so always emit "accept-certificate" — the one place the certificate
 //   is seen during the handshake. The handler accepts when the SHA-256 matches (or always, for insecure).
 //   The pin is checked again on the peer certificate after the handshake.
-// The deprecated validation-flags property is not touched: "accept-certificate" alone decides.
+// The validation-flags property (deprecated in GLib 2.74, though glib-networking 2.74 still honours it:
+// flags 0 lets an unknown-CA handshake succeed) is not touched: "accept-certificate" alone decides.
+// Verified here: the signal gets the GTlsCertificateFlags (0x1 = unknown CA for the ingest's private CA, 0x2
+// with --ca-file and a wrong server name), returning FALSE fails the handshake with G_TLS_ERROR_BAD_CERTIFICATE
+// "Unacceptable TLS certificate", and g_tls_connection_get_peer_certificate_errors still reports the flags.
 // For system/caFile, "accept-certificate" is still connected (returning FALSE) to record which
 // GTlsCertificateFlags failed, for the message.
 
@@ -54,7 +58,7 @@ enum CertificatePolicy: Sendable, Equatable {
 }
 
 enum TLSFingerprint {
-    /// "AB:CD:..." from "ab:cd:...", "ABCD...", "sha256 Fingerprint=AB:..." is not accepted; nil if not 32 bytes of hex.
+    /// "AB:CD:..." from "AB:CD:...", "ab:cd:..." or "abcd..." (colons and spaces ignored); nil unless 64 hex digits.
     static func normalize(_ text: String) -> String? {
         let hex = text.filter { $0 != ":" && !$0.isWhitespace }.uppercased()
         guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) else { return nil }

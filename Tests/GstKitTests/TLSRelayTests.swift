@@ -254,3 +254,23 @@ struct TLSRelayTests {
         #expect(!PortProbe.isOpen(host: "127.0.0.1", port: port))
     }
 }
+
+extension TLSRelayTests {
+    @Test func stopFromTheFailureHandler() throws {
+        let before = relayThreadCount()
+        let closed = try FreePort.find()
+        let relay = TLSRelay(remoteHost: "127.0.0.1", remotePort: closed, trust: .insecure)
+        let lines = Shared<[String]>([])
+        relay.onFailure { [weak relay] line in
+            lines.update { $0.append(line) }
+            relay?.stop()  // on the relay thread: must not deadlock
+        }
+        let port = try relay.start()
+        #expect(PortProbe.isOpen(host: "127.0.0.1", port: port))  // connects: the relay tries the closed port
+        #expect(waitUntil { relay.localPort == nil })
+        #expect(waitUntil { relayThreadCount() == before })
+        #expect(!PortProbe.isOpen(host: "127.0.0.1", port: port))
+        #expect(lines.value.count == 1)
+        #expect(lines.value.first?.hasPrefix("cannot connect to 127.0.0.1:\(closed)") == true)
+    }
+}
