@@ -258,8 +258,12 @@ private final class RelayedConnection {
 
     deinit {
         if let tls { g_object_unref(tls) }
-        if let upstream { g_object_unref(upstream) }
-        g_object_unref(local)
+        // Close explicitly: a GSocketConnection disposed without it leaves the fd to its GSocket's finalize,
+        // which waits for every other ref (the TLS connection's streams, GIO's tasks) to go.
+        for connection in [upstream, local].compactMap({ $0 }) {
+            g_io_stream_close(cast(connection, to: GIOStream.self), nil, nil)
+            g_object_unref(connection)
+        }
     }
 
     func connectUpstream() {
@@ -281,7 +285,7 @@ private final class RelayedConnection {
         self.upstream = upstream
         let tls: UnsafeMutablePointer<GIOStream>
         do {
-            tls = try core.setup.wrap(cast(upstream, to: GIOStream.self), watch: watch)
+            tls = try core.setup.wrap(upstream, watch: watch)
         } catch {
             core.report(error.description)
             return

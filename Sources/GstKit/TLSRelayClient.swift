@@ -177,7 +177,21 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
     func makeConnectable() -> OpaquePointer? { g_network_address_new(host, guint16(port)) }
 
     /// A GTlsClientConnection over `base` (transfer full), set up for the policy; `watch` records the handshake.
-    func wrap(_ base: UnsafeMutablePointer<GIOStream>, watch: HandshakeWatch) throws(GstError) -> UnsafeMutablePointer<GIOStream> {
+    ///
+    /// No TLS session resumption, on purpose: glib-networking 2.74 keeps TLS 1.3 session tickets in a
+    /// process-wide cache keyed by "address/server name/port/client certificate", and a resumed handshake
+    /// skips certificate verification entirely (no "accept-certificate", whatever database is set). So after
+    /// a relayed connection under one trust, a check() or relay under another trust (e.g. `.system` after
+    /// `.insecure`) to the same server would pass unverified — verified on this machine. glib-networking
+    /// only computes that key when the base stream is a GSocketConnection; wrapping the connection's own
+    /// streams in a GSimpleIOStream leaves it without one, so every handshake is a full, verified one.
+    /// The socket itself stays owned (and closed) by the caller's GSocketConnection.
+    func wrap(_ connection: UnsafeMutablePointer<GSocketConnection>, watch: HandshakeWatch) throws(GstError) -> UnsafeMutablePointer<GIOStream> {
+        let stream = cast(connection, to: GIOStream.self)
+        guard let base = g_simple_io_stream_new(g_io_stream_get_input_stream(stream), g_io_stream_get_output_stream(stream)) else {
+            throw .other("cannot start TLS to \(label)")
+        }
+        defer { g_object_unref(base) }
         let identity = g_network_address_new(serverName, guint16(port))
         defer { if let identity { g_object_unref(UnsafeMutableRawPointer(identity)) } }
         var error: UnsafeMutablePointer<GError>?
@@ -278,9 +292,12 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
             if let error { g_error_free(error) }
             throw .other(line)
         }
-        defer { g_object_unref(base) }
+        defer {
+            g_io_stream_close(cast(base, to: GIOStream.self), nil, nil)  // closes the fd now (see RelayedConnection.deinit)
+            g_object_unref(base)
+        }
         let watch = HandshakeWatch(policy: policy)
-        let tls = try wrap(cast(base, to: GIOStream.self), watch: watch)
+        let tls = try wrap(base, watch: watch)
         defer { g_object_unref(tls) }
         let done = g_tls_connection_handshake(cast(tls, to: GTlsConnection.self), nil, &error)
         let line = verdict(tls: tls, error: done != 0 ? nil : error, watch: watch)
