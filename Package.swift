@@ -35,7 +35,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "GstKitTests", dependencies: ["GstKit"]),
+        .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),

@@ -69,3 +69,9 @@ GstState castline_element_current_state(GstElement *element) {
 GType castline_type_none(void) { return G_TYPE_NONE; }
 GType castline_type_pointer(void) { return G_TYPE_POINTER; }
 GType castline_type_of(gpointer instance) { return G_TYPE_FROM_INSTANCE(instance); }
+
+// ---- TLSRelay (tls branch) ----
+#include <sys/prctl.h>
+void castline_set_current_thread_name(const gchar *name) {
+  prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}

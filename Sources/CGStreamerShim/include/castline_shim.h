@@ -47,3 +47,7 @@ GstState castline_element_current_state(GstElement *element);
 GType castline_type_none(void);
 GType castline_type_pointer(void);
 GType castline_type_of(gpointer instance);
+
+// ---- TLSRelay (tls branch) ----
+// Names the calling thread (prctl PR_SET_NAME, 15 characters); GLib 2.74 does not name its threads here.
+void castline_set_current_thread_name(const gchar *name);
