@@ -43,7 +43,9 @@ public enum Encoders {
             try BinChain.capsFilter("video/x-h264,profile=high"),
             parser,
         ])
-        // x264's own keyframes only as a backstop: the clock below sets the rhythm.
+        // A fixed GOP, as ingests want: no scene-cut keyframes (the test source's flash would
+        // trigger them), x264's own interval only as a backstop; the clock below sets the rhythm.
+        try encoder.set("option-string", text: "scenecut=0")
         try encoder.set("key-int-max", UInt32(clamping: Int(settings.keyframeInterval.seconds * 240)))
         forceKeyframes(into: encoder, every: settings.keyframeInterval)
         return bin

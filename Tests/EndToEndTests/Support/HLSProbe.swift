@@ -17,16 +17,22 @@ struct PublishedHLS {
         Int(name.dropFirst(key.count + 1).dropLast(3)) ?? -1
     }
 
-    /// Video packet times and keyframe flags across the whole playlist.
+    /// Video packet times and keyframe flags across every segment, in order. Read from
+    /// the segment files: ffprobe on a live playlist (no ENDLIST) waits for more forever.
     func videoPackets() async throws -> [(time: Double, isKey: Bool)] {
-        let result = try await ChildProcess.run("/usr/bin/ffprobe", [
-            "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", playlistURL,
-        ], timeout: .seconds(60))
-        return result.stdout.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: ",")
-            guard fields.count >= 2, let time = Double(fields[0]) else { return nil }
-            return (time, fields[1].contains("K"))
+        var packets: [(time: Double, isKey: Bool)] = []
+        for segment in segments {
+            let result = try await ChildProcess.run("/usr/bin/ffprobe", [
+                "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0",
+                directory + "/" + segment,
+            ])
+            packets += result.stdout.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: ",")
+                guard fields.count >= 2, let time = Double(fields[0]) else { return nil }
+                return (time, fields[1].contains("K"))
+            }
         }
+        return packets
     }
 
     /// Waits until the playlist lists at least `count` segments.
