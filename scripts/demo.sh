@@ -1,9 +1,34 @@
 #!/usr/bin/env bash
-# `make demo`: the main job, start to finish, on this machine only.
+# `make demo`: the main job on this machine alone. Starts a local RTMP/RTMPS
+# ingest, broadcasts the test signal to it over RTMPS for 30 s with live
+# status, shows what the ingest made of it as HLS, and stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p out
-castline=.build/debug/castline
-"$castline" validate pipelines/*.yaml
-"$castline" run pipelines/tone-to-wav.yaml --duration 5s
-ffprobe -v error -show_entries format=duration:stream=codec_name,sample_rate,channels -of default=nw=1 out/tone.wav
+castline=${CASTLINE:-.build/debug/castline}
+seconds=${DEMO_SECONDS:-30}
+work=$(mktemp -d)
+"$castline" ingest > "$work/ingest.txt" 2> "$work/ingest.log" &
+ingest=$!
+trap 'kill -INT $ingest 2>/dev/null || true; wait $ingest 2>/dev/null || true; rm -rf "$work"' EXIT
+
+for _ in $(seq 1 100); do
+  grep -q '^hls playback' "$work/ingest.txt" 2>/dev/null && break
+  kill -0 $ingest 2>/dev/null || { cat "$work/ingest.log" >&2; exit 1; }
+  sleep 0.1
+done
+rtmps=$(awk '/^rtmps publish/ {print $3}' "$work/ingest.txt"); rtmps=${rtmps%/<key>}
+ca=$(sed -n 's/.*--ca-file \([^)]*\)).*/\1/p' "$work/ingest.txt")
+hls=$(awk '/^hls playback/ {print $3}' "$work/ingest.txt")
+export CASTLINE_DEMO_KEY="demo-$RANDOM$RANDOM"
+playlist=${hls/<key>/$CASTLINE_DEMO_KEY}
+
+echo "== local ingest: $rtmps (RTMPS, CA $ca)"
+echo "== broadcasting the test signal for ${seconds}s: 720p30 H.264 + AAC, beep and flash every second"
+"$castline" broadcast "$rtmps" --key-env CASTLINE_DEMO_KEY --ca-file "$ca" --duration "${seconds}s"
+
+echo "== the ingest served it as HLS: $playlist"
+segments=$(curl -s "$playlist" | grep -c '\.ts$' || true)
+echo "   $segments segments; the first one, as ffprobe reads it:"
+first=$(curl -s "$playlist" | grep '\.ts$' | head -1)
+ffprobe -v error -show_entries stream=codec_name,profile,width,height,pix_fmt,avg_frame_rate,sample_rate,channels \
+  -of compact=p=0 "${playlist%/*}/$first" | awk 'NF && !seen[$0]++ {print "   " $0}'
