@@ -185,8 +185,10 @@ import GstKit
         let ghost = try branch.addGhostPad(name: "sink", target: try #require(queue.staticPad("sink")))
         #expect(ghost.target == queue.staticPad("sink"))
         try pipeline.add(branch)
-        try branchPad.link(ghost)
+        // Active first, then linked: a tee pushing into a still-flushing pad gets FLUSHING,
+        // which stops the live source for good.
         #expect(branch.syncStateWithParent())
+        try branchPad.link(ghost)
         let buffers = Shared(0)
         sink.staticPad("sink")?.addProbe(.buffer) { _ in buffers.update { $0 += 1 }; return .ok }
         #expect(waitUntil { buffers.value > 2 })

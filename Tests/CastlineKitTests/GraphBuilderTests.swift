@@ -1,0 +1,112 @@
+import CastlineKit
+import Foundation
+import StagePlugins
+import Synchronization
+import Testing
+
+@Suite("GraphBuilder: the converters, encoders and branches it inserts")
+struct GraphBuilderTests {
+    let builder = GraphBuilder(registry: .builtin)
+
+    @Test("raw audio to a WAV file: converted, not encoded")
+    func wavTakesRaw() throws {
+        let built = try builder.build(loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            sinks: [ { file: /tmp/castline-never-written.wav } ]
+            """))
+        let made = factories(in: built.pipeline)
+        #expect(made.contains("wavenc"))
+        #expect(made.contains("audioconvert"))
+        #expect(!made.contains("voaacenc"))
+    }
+
+    @Test("raw audio and video to Matroska with no encode stage: h264 and aac are inserted")
+    func matroskaGetsEncoders() throws {
+        let built = try builder.build(loadSpec("""
+            version: 1
+            source: { test: {} }
+            sinks: [ { file: /tmp/castline-never-written.mkv } ]
+            """))
+        let made = factories(in: built.pipeline)
+        #expect(made.contains("x264enc"))
+        #expect(made.contains("voaacenc"))
+        #expect(made.contains("matroskamux"))
+    }
+
+    @Test("a stream no sink takes is discarded, and said so")
+    func unusedStreamIsDiscarded() throws {
+        let notices = Mutex<[String]>([])
+        let events = EventEmitter(pipeline: "t", masker: SecretMasker(secrets: [])) { event in
+            if case .notice(let text) = event.kind { notices.withLock { $0.append(text) } }
+        }
+        let built = try GraphBuilder(registry: .builtin, events: events).build(loadSpec("""
+            version: 1
+            source: { test: {} }
+            sinks: [ { audio: {} } ]
+            """))
+        #expect(built.pipeline.element(named: "video-unused") != nil)
+        #expect(notices.withLock { $0 }.contains { $0.contains("video is not taken by any sink") })
+    }
+
+    @Test("two sinks share a stream through a tee")
+    func twoSinksTee() throws {
+        let built = try builder.build(loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            sinks: [ { null: {} }, { audio: {} } ]
+            """))
+        #expect(factories(in: built.pipeline).contains("tee"))
+    }
+
+    @Test("a gst stage works on the stream its caps name, and no other")
+    func gstStagePicksItsStream() throws {
+        let built = try builder.build(loadSpec("""
+            version: 1
+            source: { test: {} }
+            stages: [ { gst: "audioecho delay=100000000" } ]
+            sinks: [ { null: {} } ]
+            """))
+        #expect(built.pipeline.element(named: "stage-gst0-audio") != nil)
+        #expect(built.pipeline.element(named: "stage-gst0-video") == nil)
+    }
+
+    @Test("a gst element that does not exist is an error at its key path")
+    func gstStageUnknownElement() throws {
+        #expect {
+            try builder.plan(loadSpec("""
+                version: 1
+                source: { test: {} }
+                stages: [ { gst: "nosuchelement" } ]
+                sinks: [ { null: {} } ]
+                """))
+        } throws: { error in
+            (error as? BuildError)?.keyPath == "stages[0].gst.description" && "\(error)".contains("nosuchelement")
+        }
+    }
+
+    @Test("an rtmp sink without a key, with http, or with ca-file on rtmp:// is refused at its key path")
+    func rtmpSinkChecks() throws {
+        let cases: [(String, String)] = [
+            ("url: rtmp://h/app", "sinks[0].rtmp"),
+            ("{ url: http://h/app, key: k }", "sinks[0].rtmp.url"),
+            ("{ url: rtmp://h, key: k }", "sinks[0].rtmp.url"),
+            ("{ url: rtmp://h/app, key: k, ca-file: /etc/hostname }", "sinks[0].rtmp.ca-file"),
+            ("{ url: rtmps://h/app, key: k, fingerprint: ab:cd }", "sinks[0].rtmp.fingerprint"),
+        ]
+        for (options, keyPath) in cases {
+            #expect(throws: (any Error).self, "\(options)") {
+                do {
+                    _ = try builder.plan(loadSpec("""
+                        version: 1
+                        source: { test: {} }
+                        sinks: [ { rtmp: \(options) } ]
+                        """))
+                } catch let error as BuildError {
+                    #expect(error.keyPath == keyPath, "\(options): \(error)")
+                    throw error
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import CastlineKit
+import Foundation
+import StagePlugins
+import Testing
+
+@Suite("PipelineRunner: states, outcomes, failures", .timeLimit(.minutes(1)))
+struct PipelineRunnerTests {
+    /// Collects every event of a run.
+    func collect(_ runner: PipelineRunner) -> Task<[RunEvent], Never> {
+        Task {
+            var seen: [RunEvent] = []
+            for await event in runner.events { seen.append(event) }
+            return seen
+        }
+    }
+
+    func states(_ events: [RunEvent]) -> [RunState] {
+        events.compactMap { event in
+            if case .stateChanged(_, let to) = event.kind { return to }
+            return nil
+        }
+    }
+
+    @Test("a live run stopped on request drains and walks connecting → playing → stopping → stopped")
+    func stopOnRequest() async throws {
+        let runner = PipelineRunner(spec: try loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            sinks: [ { null: {} } ]
+            """), registry: .builtin)
+        let events = collect(runner)
+        try await runner.start()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await runner.state == .playing)
+        await runner.stop()
+        #expect(await runner.wait() == .stopped)
+        #expect(states(await events.value) == [.connecting, .playing, .stopping, .stopped])
+    }
+
+    @Test("media that ends completes the run")
+    func endOfMedia() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("castline-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let recorder = PipelineRunner(spec: try loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            sinks: [ { file: \(scratch) } ]
+            """), registry: .builtin)
+        try await recorder.start()
+        try await Task.sleep(for: .seconds(1))
+        await recorder.stop()
+        #expect(await recorder.wait() == .stopped)
+        #expect(FileManager.default.fileExists(atPath: scratch))
+
+        let player = PipelineRunner(spec: try loadSpec("""
+            version: 1
+            source: { file: \(scratch) }
+            sinks: [ { null: { sync: false } } ]
+            """), registry: .builtin)
+        let events = collect(player)
+        try await player.start()
+        #expect(await player.wait() == .completed)
+        #expect(await events.value.contains { if case .endOfStream = $0.kind { true } else { false } })
+    }
+
+    @Test("an element failing while running fails the run, naming the stage it belongs to")
+    func failureNamesTheStage() async throws {
+        let runner = PipelineRunner(spec: try loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            stages: [ { gst: { description: "identity error-after=20", stream: audio } } ]
+            sinks: [ { null: {} } ]
+            """), registry: .builtin)
+        let events = collect(runner)
+        try await runner.start()
+        let outcome = await runner.wait()
+        guard case .failed(let text) = outcome else {
+            Issue.record("expected a failure, got \(outcome)")
+            return
+        }
+        #expect(text.contains("stages[0].gst"), "\(text)")
+        #expect(states(await events.value).last == .failed)
+    }
+}
