@@ -21,6 +21,10 @@ public struct RunEvent: Sendable {
         case buffering(percent: Int)
         /// A one-line summary of what is flowing now, refreshed about once a second.
         case status(String)
+        /// Figures from a stats stage.
+        case stats(StatsSample)
+        /// A silence began or ended on a stream a stats stage watches.
+        case statsChange(StatsChange, stage: String, stream: StreamKind)
     }
 
     public var time: Date

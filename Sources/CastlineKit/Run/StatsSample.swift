@@ -1,0 +1,23 @@
+/// Numbers a stats stage measured over its last interval, for one stream
+/// (or pipeline-wide when `stream` is nil). Figures carry their unit in the
+/// key: `bitrate_kbps`, `position_s`, `rms_dbfs`, `delay_s`, `reconnects`.
+public struct StatsSample: Sendable, Equatable {
+    /// The stats stage's name (its `name:`, or `stats0`, `stats1`...).
+    public var stage: String
+    public var stream: StreamKind?
+    public var figures: [String: Double]
+
+    public init(stage: String, stream: StreamKind?, figures: [String: Double]) {
+        self.stage = stage
+        self.stream = stream
+        self.figures = figures
+    }
+}
+
+/// A change a stats stage noticed on a stream.
+public enum StatsChange: String, Sendable, Equatable {
+    /// Audio stayed below `silence-below` for `silence-after`.
+    case silence
+    /// Audio came back above the threshold after a silence.
+    case sound
+}
