@@ -43,7 +43,9 @@ final class EventRenderer {
             Terminal.status("\(prefix)end of stream")
         case .buffering(let percent):
             if percent % 25 == 0 { Terminal.status("\(prefix)buffering \(percent)%") }
-        case .status:
+        case .statsChange(let change, let stage, let stream):
+            Terminal.status("\(prefix)\(change) on \(stream) (\(stage))")
+        case .status, .stats:
             break
         }
     }
