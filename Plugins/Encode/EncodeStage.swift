@@ -19,14 +19,18 @@ public final class EncodeStage: Stage {
             OptionField("sample-rate", .int(8000...96_000), default: .int(48_000), help: "sample rate in Hz"),
             OptionField("channels", .int(1...8), default: .int(2), help: "channel count"),
         ])), help: "encode audio (omit both video and audio for both)"),
+        OptionField("when", .choice(["always", "needed"]), default: .string("always"),
+                    help: "needed: pass streams already in the target codec through untouched (no re-encode)"),
     ])
 
     let video: VideoEncoding?
     let audio: AudioEncoding?
+    let onlyWhenNeeded: Bool
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let both = options.object("video") == nil && options.object("audio") == nil
+        onlyWhenNeeded = options.string("when") == "needed"
         if let values = options.object("video") ?? (both ? OptionValues() : nil) {
             var settings = VideoEncoding()
             if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
@@ -52,10 +56,10 @@ public final class EncodeStage: Stage {
     }
 
     public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
-        switch stream {
-        case .video: video == nil ? .passThrough : .process(takes: .raw)
-        case .audio: audio == nil ? .passThrough : .process(takes: .raw)
-        }
+        let target = stream == .video ? video?.codec : audio?.codec
+        guard let target else { return .passThrough }
+        if onlyWhenNeeded, form == .encoded(target) { return .passThrough }
+        return .process(takes: .raw)
     }
 
     public func output(for stream: StreamKind, input: StreamForm) -> StreamForm {

@@ -29,6 +29,14 @@ public final class Event: @unchecked Sendable {  // the only mutable state, the 
         Gst.initialize()
         return Event(owning: gst_video_event_new_upstream_force_key_unit(GstClockTime.max, allHeaders ? 1 : 0, 0))
     }
+    /// A flushing seek to `position` (stream time), landing on a keyframe.
+    public static func seek(to position: ClockTime) -> Event {
+        Gst.initialize()
+        let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_KEY_UNIT.rawValue)
+        return Event(owning: gst_event_new_seek(1.0, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET,
+                                                gint64(position.nanoseconds), GST_SEEK_TYPE_NONE, -1))
+    }
+
     public static func flushStart() -> Event { Gst.initialize(); return Event(owning: gst_event_new_flush_start()) }
     public static func flushStop(resetTime: Bool) -> Event {
         Gst.initialize()

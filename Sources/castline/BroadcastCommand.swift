@@ -49,6 +49,10 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Flag(help: "Publish the tone only, no video.")
     var audioOnly = false
 
+    @Option(help: ArgumentHelp("Publish this media file instead of the test signal, looped; re-encoded only if it is not H.264/AAC.",
+                               valueName: "path"))
+    var source: String?
+
     @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s.", valueName: "duration"))
     var duration: String?
 
@@ -71,6 +75,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
         }
         if let maxReconnects, maxReconnects < 0 { throw ValidationError("--max-reconnects must be 0 or more") }
+        if source != nil, audioOnly { throw ValidationError("--audio-only goes with the test signal, not with --source") }
     }
 
     var parsedSize: (Int, Int)? {
@@ -83,6 +88,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         let (width, height) = parsedSize ?? (1280, 720)
         var test: [String: Any] = ["audio": ["tone": 1000]]
         var encode: [String: Any] = ["audio": ["codec": "aac", "bitrate": audioBitrate]]
+        if source != nil { encode["when"] = "needed" }
         if !audioOnly {
             test["video"] = ["width": width, "height": height, "fps": fps]
             encode["video"] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval]
@@ -94,9 +100,13 @@ struct BroadcastCommand: AsyncParsableCommand {
         if let fingerprint { rtmp["fingerprint"] = fingerprint }
         if insecure { rtmp["insecure"] = true }
         if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
+        let origin: [String: Any] = source.map { ["file": ["path": $0, "loop": true]] } ?? ["test": test]
+        if source != nil {
+            encode["video"] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval]
+        }
         return [
             "version": 1, "name": name,
-            "source": ["test": test],
+            "source": origin,
             "stages": [["encode": encode]],
             "sinks": [["rtmp": rtmp]],
         ]

@@ -158,4 +158,31 @@ struct BroadcastTests {
             #expect(!process.standardError.contains(Self.key) && !process.standardOutput.contains(Self.key))
         }
     }
+
+    @Test("--source FILE loops the file with running timestamps, and does not re-encode H.264/AAC")
+    func loopsAFileWithoutReencoding() async throws {
+        let scratch = try Scratch()
+        let file = scratch.file("source.mkv")
+        // 3 s of H.264 with a keyframe every 1 s: a re-encode would space them 2 s apart.
+        let made = try await Castline.run([
+            "run", Castline.example("test-pattern-to-mkv.yaml"), "--set", "sinks[0].file.path=\(file)",
+            "--set", "source.test.video.width=640", "--set", "source.test.video.height=360",
+            "--set", "stages[0].encode.video.keyframe-interval=1s", "--duration", "3s",
+        ])
+        try #require(made.status == 0, "\(made.stderr)")
+        try await withIngest { _, endpoints in
+            let result = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--source", file, "--duration", "8s",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key])
+            #expect(result.status == 0, "\(result.stderr)")
+            let packets = try await endpoints.published(key: Self.key).videoPackets()
+            let times = packets.map(\.time)
+            let span = (times.last ?? 0) - (times.first ?? 0)
+            #expect(span > 7, "published \(span) s of a 3 s file looped for 8 s")
+            #expect(zip(times.dropFirst(), times).allSatisfy { $0 > $1 && $0 - $1 < 0.1 }, "timestamps jump or go back")
+            let keyframes = packets.filter(\.isKey).map(\.time)
+            let gaps = zip(keyframes.dropFirst(), keyframes).map { $0 - $1 }
+            #expect(!gaps.isEmpty && gaps.allSatisfy { $0 < 1.2 }, "keyframe gaps \(gaps): re-encoded?")
+        }
+    }
 }

@@ -13,8 +13,10 @@ enum Conversion {
         case (.raw, .raw), (.raw, .any):
             // Converters are passthrough when formats already match, and cheap.
             return (try rawConverter(stream, name: name), .raw)
-        case (.encoded, _) where requirement.accepts(form):
-            return (nil, form)
+        case (.encoded(let codec), _) where requirement.accepts(form):
+            // A parser puts the stream in the framing the consumer asks for (e.g. avc for FLV).
+            guard let codec, let parser = parserFactories[codec] else { return (nil, form) }
+            return (try BinChain.make(name, factories: [parser]), form)
         case (.raw, .encoded(let codecs)):
             let codec = codecs.first ?? defaultCodec(stream)
             return (try encoder(stream, codec: codec, name: name), .encoded(codec))
@@ -64,6 +66,11 @@ enum Conversion {
         }
         return try BinChain.make(name, factories: factories + converter)
     }
+
+    static let parserFactories: [Codec: String] = [
+        .h264: "h264parse", .h265: "h265parse", .aac: "aacparse", .mp3: "mpegaudioparse",
+        .opus: "opusparse", .vorbis: "vorbisparse", .flac: "flacparse",
+    ]
 
     static let decoderFactories: [Codec: [String]] = [
         .h264: ["h264parse", "avdec_h264"],

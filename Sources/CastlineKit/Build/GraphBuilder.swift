@@ -78,7 +78,11 @@ public struct GraphBuilder {
         var graph = Graph(pipeline: Pipeline(name: plan.spec.name))
         let sourcePart = plan.source
         try located(sourcePart.spec.keyPath) {
-            let streams = try sourcePart.component.streams()
+            var streams = try sourcePart.component.streams()
+            for (stream, encoded) in try sourcePart.component.encodedForms()
+            where takesAsItIs(stream, encoded, stages: plan.stages, sinks: plan.sinks) {
+                streams[stream] = encoded
+            }
             let bin = try sourcePart.component.makeBin(streams: streams, name: sourcePart.binName)
             try graph.add(bin, owner: sourcePart.spec.keyPath)
             for (stream, form) in streams {
@@ -90,6 +94,23 @@ public struct GraphBuilder {
         }
         try addSinks(plan.sinks, to: &graph)
         return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners)
+    }
+
+    /// Whether the first part that handles `stream` takes it in `form`: then the
+    /// source hands it over as it is, and nothing is decoded to be encoded again.
+    private func takesAsItIs(
+        _ stream: StreamKind, _ form: StreamForm,
+        stages: [PipelinePlan.Part<any Stage>], sinks: [PipelinePlan.Part<any SinkComponent>]
+    ) -> Bool {
+        for part in stages {
+            switch part.component.plan(for: stream, arriving: form) {
+            case .passThrough: continue
+            case .drop: return true
+            case .process(let takes): return takes.accepts(form)
+            }
+        }
+        let requirements = sinks.compactMap { $0.component.requirement(for: stream) }
+        return !requirements.isEmpty && requirements.allSatisfy { $0.accepts(form) }
     }
 
     private func addStage(_ part: PipelinePlan.Part<any Stage>, to graph: inout Graph) throws {

@@ -6,6 +6,11 @@ public protocol SourceComponent: ComponentDescription {
     init(spec: ComponentSpec) throws
     /// The streams this source delivers and the form of each.
     func streams() throws -> [StreamKind: StreamForm]
+    /// Streams this source can also deliver still encoded (parsed, not decoded), so
+    /// nothing is decoded or re-encoded when whatever comes next takes them as they are.
+    func encodedForms() throws -> [StreamKind: StreamForm]
+    /// The run is about to end with end-of-stream: let it through (a looping file would restart).
+    func willStop()
     /// A bin with one src ghost pad per stream in `streams` (what `streams()` said), named after it.
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
 }
@@ -22,6 +27,11 @@ public protocol SinkComponent: ComponentDescription {
     /// Called once the run is over; `completed` when every stream reached its end cleanly.
     /// May block briefly to drain (an RTMP publish sends its end).
     func finish(completed: Bool) -> String?
+}
+
+extension SourceComponent {
+    public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
+    public func willStop() {}
 }
 
 extension SinkComponent {

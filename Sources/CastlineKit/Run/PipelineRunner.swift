@@ -94,6 +94,7 @@ public actor PipelineRunner {
         stopRequested = true
         transition(to: .stopping)
         emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
+        built.plan.source.component.willStop()
         built.pipeline.sendEvent(.endOfStream())
         let timeout = drainTimeout
         Task { [weak self] in

@@ -135,7 +135,8 @@ public final class RTMPSink: SinkComponent {
             sink.caps = try Caps(stream == .video
                 ? "video/x-h264,stream-format=avc,alignment=au"
                 : "audio/mpeg,mpegversion=4,stream-format=raw")
-            try sink.element.set("sync", false)
+            // Paced by the clock: a file is published in real time, as a live source would be.
+            try sink.element.set("sync", true)
             try bin.add(sink.element)
             try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
             sinks[stream] = sink

@@ -1,5 +1,6 @@
 import Foundation
 import GstKit
+import Synchronization
 import PipelineConfig
 
 /// Anything GStreamer can open by URI: streams are discovered first, so the
@@ -13,6 +14,12 @@ public class URISource: SourceComponent {
 
     let uri: String
     let keyPath: String
+    let loop: Bool
+    /// What discovery found, once: it prerolls the media, which takes a moment.
+    private var discovered: [DiscoveredStream]?
+    private var fileLoop: FileLoop?
+    /// Set by a stop: each stream then ends at the bin's outlet.
+    private let stopRequested = OnceFlag()
 
     public required init(spec: ComponentSpec) throws {
         guard let uri = spec.options.string("uri"), URL(string: uri)?.scheme != nil else {
@@ -21,45 +28,71 @@ public class URISource: SourceComponent {
         }
         self.uri = uri
         keyPath = spec.keyPath
+        loop = false
     }
 
-    init(uri: String, keyPath: String) {
+    init(uri: String, keyPath: String, loop: Bool) {
         self.uri = uri
         self.keyPath = keyPath
+        self.loop = loop
     }
 
-    public func streams() throws -> [StreamKind: StreamForm] {
-        let found: [DiscoveredStream]
+    private func discover() throws -> [DiscoveredStream] {
+        if let discovered { return discovered }
         do {
-            found = try MediaDiscoverer.discover(uri: uri, timeout: .seconds(15))
+            let found = try MediaDiscoverer.discover(uri: uri, timeout: .seconds(15))
+            discovered = found
+            return found
         } catch {
             throw BuildError("cannot open \(uri): \(error)", at: keyPath)
         }
-        var streams: [StreamKind: StreamForm] = [:]
-        for stream in found {
-            switch stream.type {
-            case .audio: streams[.audio] = .raw
-            case .video: streams[.video] = .raw
-            default: continue
-            }
-        }
+    }
+
+    public func streams() throws -> [StreamKind: StreamForm] {
+        let streams = try encodedForms().mapValues { _ in StreamForm.raw }
         guard !streams.isEmpty else {
             throw BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
         }
         return streams
     }
 
+    public func encodedForms() throws -> [StreamKind: StreamForm] {
+        var forms: [StreamKind: StreamForm] = [:]
+        for stream in try discover() {
+            let caps = try? Caps(stream.caps)
+            let codec = Codec(mediaType: stream.mediaType, mpegVersion: caps?.structure(at: 0)?.int("mpegversion"))
+            switch stream.type {
+            case .audio where forms[.audio] == nil: forms[.audio] = .encoded(codec)
+            case .video where forms[.video] == nil: forms[.video] = .encoded(codec)
+            default: continue
+            }
+        }
+        return forms
+    }
+
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         let decoder = try ElementCatalog.make("uridecodebin3")
         try decoder.set("uri", text: uri)
+        // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded.
+        try decoder.set("caps", Caps(streams.map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; ")))
         try bin.add(decoder)
+        let restartDecoder: @Sendable () -> Void = { [decoder] in
+            decoder.sendEvent(.seek(to: .zero))
+        }
+        let loop = self.loop ? FileLoop(streams: streams.count, restart: restartDecoder) : nil
+        fileLoop = loop
         // One queue per stream gives the bin fixed src pads before any media flows.
         var outlets: [StreamKind: Element] = [:]
         for stream in streams.keys.sorted() {
-            let queue = try BinChain.queue()
+            // Short: a stop drains what is queued here, so little should wait.
+            let queue = try BinChain.queue(maxTime: .milliseconds(500))
             try bin.add(queue)
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
+            if let pad = queue.staticPad("sink") {
+                loop?.watch(pad, stream: stream.rawValue)
+                endOnStop(pad)
+            }
             outlets[stream] = queue
         }
         let targets = outlets
@@ -69,6 +102,38 @@ public class URISource: SourceComponent {
             try? pad.link(sink)
         }
         return bin
+    }
+
+    /// An end-of-stream sent to the pipeline reaches filesrc, which cannot push it
+    /// while a demuxer pulls from it; so every stream is ended at the bin's outlet.
+    public func willStop() {
+        fileLoop?.stop()
+        _ = stopRequested.trip()
+    }
+
+    /// Ends the stream at `pad` on the first buffer after a stop. It is done from the
+    /// streaming thread: another thread would wait on the pad's stream lock, which the
+    /// demuxer's thread takes back the moment it lets go.
+    private func endOnStop(_ pad: Pad) {
+        let stopRequested = stopRequested
+        let ended = OnceFlag()
+        pad.addProbe(.buffer) { info in
+            guard stopRequested.isTripped else { return .ok }
+            if ended.trip() { info.pad?.sendEvent(.endOfStream()) }
+            return .drop
+        }
+    }
+
+    /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
+    static func stopCaps(_ stream: StreamKind, _ form: StreamForm) -> String {
+        guard case .encoded(let codec?) = form else { return "\(stream)/x-raw(ANY)" }
+        switch codec {
+        case .aac, .mp3: return "audio/mpeg"
+        case .opus: return "audio/x-opus"
+        case .vorbis: return "audio/x-vorbis"
+        case .flac: return "audio/x-flac"
+        default: return "video/x-\(codec.rawValue)"
+        }
     }
 
     static func streamKind(of pad: Pad) -> StreamKind? {
@@ -84,7 +149,10 @@ public final class FileSource: URISource {
     public override class var kind: String { "file" }
     public override class var summary: String { "a media file GStreamer can demux (mp4, mkv, ts, wav, ...)" }
     public override class var schema: OptionSchema {
-        OptionSchema([OptionField("path", .string, required: true, help: "path to the media file")], shorthand: "path")
+        OptionSchema([
+            OptionField("path", .string, required: true, help: "path to the media file"),
+            OptionField("loop", .bool, default: .bool(false), help: "play it again and again, timestamps running on"),
+        ], shorthand: "path")
     }
 
     public required init(spec: ComponentSpec) throws {
@@ -93,6 +161,22 @@ public final class FileSource: URISource {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw BuildError("no such file \"\(path)\" (check the path)", at: "\(spec.keyPath).path")
         }
-        super.init(uri: URL(fileURLWithPath: path).absoluteString, keyPath: spec.keyPath)
+        super.init(uri: URL(fileURLWithPath: path).absoluteString, keyPath: spec.keyPath,
+                   loop: spec.options.bool("loop") ?? false)
     }
+}
+
+/// A flag that goes up once, safe from any thread.
+final class OnceFlag: Sendable {
+    private let value = Mutex(false)
+
+    /// Raises the flag; true only for the call that raised it.
+    func trip() -> Bool {
+        value.withLock { raised in
+            defer { raised = true }
+            return !raised
+        }
+    }
+
+    var isTripped: Bool { value.withLock { $0 } }
 }
