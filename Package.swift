@@ -26,8 +26,9 @@ let package = Package(
         // Stage plugins: normal targets under Plugins/, each depending only on CastlineKit.
         .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
+        .target(name: "AudioOnlyPlugin", dependencies: ["CastlineKit"], path: "Plugins/AudioOnly"),
         // The one list of built-in stages.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin"]),
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin"]),
         .executableTarget(
             name: "castline",
             dependencies: [

@@ -1,3 +1,4 @@
+import AudioOnlyPlugin
 import CastlineKit
 import EncodePlugin
 import GstPlugin
@@ -5,6 +6,7 @@ import GstPlugin
 extension ComponentRegistry {
     /// Every stage castline ships, registered here and only here.
     public static let builtin = ComponentRegistry(stages: [
+        AudioOnlyStage.self,
         EncodeStage.self,
         GstStage.self,
     ])

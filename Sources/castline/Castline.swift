@@ -7,7 +7,7 @@ struct Castline: AsyncParsableCommand {
         abstract: "Drive GStreamer from declarative pipeline files: broadcast, listen, tap stats, swap live.",
         discussion: "Status goes to stderr, machine output to stdout.",
         subcommands: [
-            RunCommand.self, BroadcastCommand.self, ValidateCommand.self, StagesCommand.self, GraphCommand.self,
+            RunCommand.self, BroadcastCommand.self, ListenCommand.self, ValidateCommand.self, StagesCommand.self, GraphCommand.self,
             DoctorCommand.self, IngestCommand.self,
         ]
     )

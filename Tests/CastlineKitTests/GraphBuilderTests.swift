@@ -45,7 +45,9 @@ struct GraphBuilderTests {
             source: { test: {} }
             sinks: [ { audio: {} } ]
             """))
-        #expect(built.pipeline.element(named: "video-unused") != nil)
+        // No video branch is built at all: nothing encodes or converts video.
+        let made = factories(in: built.pipeline)
+        #expect(!made.contains("videoconvert") && !made.contains("x264enc"))
         #expect(notices.withLock { $0 }.contains { $0.contains("video is not taken by any sink") })
     }
 

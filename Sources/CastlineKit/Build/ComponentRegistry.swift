@@ -9,7 +9,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
     public let sinks: [any SinkComponent.Type]
 
     public init(stages: [any Stage.Type]) {
-        sources = [TestSource.self, FileSource.self, URISource.self]
+        sources = [TestSource.self, FileSource.self, URISource.self, HLSSource.self]
         sinks = [NullSink.self, FileSink.self, AudioSink.self, RTMPSink.self]
         self.stages = stages
     }
@@ -30,11 +30,11 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         descriptions(for: role).map { $0.kind }.sorted()
     }
 
-    func source(_ spec: ComponentSpec) throws -> any SourceComponent {
+    func source(_ spec: ComponentSpec, context: ComponentContext) throws -> any SourceComponent {
         guard let type = sources.first(where: { $0.kind == spec.kind }) else {
             throw BuildError("unknown source kind \(spec.kind)", at: spec.keyPath)
         }
-        return try type.init(spec: spec)
+        return try type.init(spec: spec, context: context)
     }
 
     func stage(_ spec: ComponentSpec, context: ComponentContext) throws -> any Stage {

@@ -23,6 +23,7 @@ public enum ElementCatalog {
         Entry(element: "queue", package: "libgstreamer1.0-0", purpose: "thread boundaries"),
         Entry(element: "fakesink", package: "libgstreamer1.0-0", purpose: "null sink"),
         Entry(element: "filesink", package: "libgstreamer1.0-0", purpose: "file sink"),
+        Entry(element: "clocksync", package: "libgstreamer1.0-0", purpose: "recording at the pace of the clock"),
         Entry(element: "x264enc", package: "gstreamer1.0-plugins-ugly", purpose: "H.264 encoding"),
         Entry(element: "h264parse", package: "gstreamer1.0-plugins-bad", purpose: "H.264 parsing"),
         Entry(element: "voaacenc", package: "gstreamer1.0-plugins-bad", purpose: "AAC encoding"),

@@ -22,6 +22,8 @@ public struct BuiltPipeline {
     public let plan: PipelinePlan
     /// Component bin name → key path, to say which part of the file an error came from.
     public let owners: [String: String]
+    /// Ends every sink input after a given amount of media (`--duration`).
+    public let limit: MediaLimit
 }
 
 /// Turns a spec into a GStreamer graph: source → stages → sinks over a bundle
@@ -49,7 +51,9 @@ public struct GraphBuilder {
     /// Makes every component, which checks what the schema cannot (paths, URIs, descriptions).
     public func plan(_ spec: PipelineSpec) throws -> PipelinePlan {
         Gst.initialize()
-        let source = try located(spec.source.keyPath) { try registry.source(spec.source) }
+        let source = try located(spec.source.keyPath) {
+            try registry.source(spec.source, context: context(spec, spec.source, name: "source"))
+        }
         let stages = try spec.stages.enumerated().map { index, stageSpec in
             let name = stageSpec.name ?? "\(stageSpec.kind)\(index)"
             let stage = try located(stageSpec.keyPath) {
@@ -78,7 +82,8 @@ public struct GraphBuilder {
         var graph = Graph(pipeline: Pipeline(name: plan.spec.name))
         let sourcePart = plan.source
         try located(sourcePart.spec.keyPath) {
-            var streams = try sourcePart.component.streams()
+            let wanted = Self.wantedStreams(plan)
+            var streams = try sourcePart.component.streams().filter { wanted.contains($0.key) }
             for (stream, encoded) in try sourcePart.component.encodedForms()
             where takesAsItIs(stream, encoded, stages: plan.stages, sinks: plan.sinks) {
                 streams[stream] = encoded
@@ -93,7 +98,22 @@ public struct GraphBuilder {
             try located(part.spec.keyPath) { try addStage(part, to: &graph) }
         }
         try addSinks(plan.sinks, to: &graph)
-        return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners)
+        return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit)
+    }
+
+    /// The streams some part of the pipeline uses: a stream the first stage that
+    /// touches it drops (video before `audio-only`) is never decoded, or even built.
+    public static func wantedStreams(_ plan: PipelinePlan) -> Set<StreamKind> {
+        Set(StreamKind.allCases.filter { stream in
+            for part in plan.stages {
+                switch part.component.plan(for: stream, arriving: .raw) {
+                case .passThrough: continue
+                case .drop: return false
+                case .process: return true
+                }
+            }
+            return true
+        })
     }
 
     /// Whether the first part that handles `stream` takes it in `form`: then the
@@ -109,8 +129,11 @@ public struct GraphBuilder {
             case .process(let takes): return takes.accepts(form)
             }
         }
+        // Kept encoded when every sink takes it so, or when one does and the codec is known,
+        // so the others can decode their own copy (a recording keeps the original stream).
         let requirements = sinks.compactMap { $0.component.requirement(for: stream) }
-        return !requirements.isEmpty && requirements.allSatisfy { $0.accepts(form) }
+        guard requirements.contains(where: { $0.accepts(form) }) else { return false }
+        return requirements.allSatisfy { $0.accepts(form) } || form != .encoded(nil)
     }
 
     private func addStage(_ part: PipelinePlan.Part<any Stage>, to graph: inout Graph) throws {
@@ -120,7 +143,7 @@ public struct GraphBuilder {
             case .passThrough:
                 continue
             case .drop:
-                try graph.discard(cursor, name: "\(part.binName)-\(stream)-drop")
+                graph.discard(cursor)
                 graph.cursors[stream] = nil
             case .process(let takes):
                 let converted = try graph.convert(cursor, stream, to: takes, name: "\(part.binName)-\(stream)-in")
@@ -140,7 +163,7 @@ public struct GraphBuilder {
             let takers = sinks.filter { $0.component.requirement(for: stream) != nil }
             if takers.isEmpty {
                 events.emit(.notice("\(stream) is not taken by any sink; it is discarded"))
-                try graph.discard(cursor, name: "\(stream)-unused")
+                graph.discard(cursor)
             } else if takers.count == 1 {
                 branches[stream] = [cursor]
             } else {
@@ -155,6 +178,7 @@ public struct GraphBuilder {
                           let cursor = branches[stream]?.removeFirst() else { continue }
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
                     let queued = try graph.append(try BinChain.queue(), after: cursor)
+                    graph.limit.watch(queued.pad)
                     inputs[stream] = try graph.convert(queued, stream, to: requirement,
                                                        name: "\(part.binName)-\(stream)-in")
                 }
@@ -179,6 +203,7 @@ struct Graph {
     let pipeline: Pipeline
     var cursors: [StreamKind: Cursor] = [:]
     var owners: [String: String] = [:]
+    let limit = MediaLimit()
 
     init(pipeline: Pipeline) { self.pipeline = pipeline }
 
@@ -207,12 +232,8 @@ struct Graph {
         return Cursor(pad: try append(bin, after: cursor).pad, form: output)
     }
 
-    func discard(_ cursor: Cursor, name: String) throws {
-        let sink = try ElementCatalog.make("fakesink", name: name)
-        try sink.set("sync", false)
-        try sink.set("async", false)
-        try pipeline.add(sink)
-        try cursor.pad.link(try pad(sink, "sink"))
+    func discard(_ cursor: Cursor) {
+        cursor.pad.discardData()
     }
 
     func split(_ cursor: Cursor, count: Int, name: String) throws -> [Cursor] {
@@ -240,7 +261,7 @@ func located<T>(_ keyPath: String, _ body: () throws -> T) throws -> T {
 }
 
 /// The async form of `located`.
-func located<T>(_ keyPath: String, _ body: () async throws -> T) async throws -> T {
+nonisolated(nonsending) func located<T>(_ keyPath: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as BuildError where error.keyPath != nil {

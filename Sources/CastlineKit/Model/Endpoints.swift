@@ -3,7 +3,10 @@ import PipelineConfig
 
 /// A `source:` kind. Built-in: castline's own list, not plugins.
 public protocol SourceComponent: ComponentDescription {
-    init(spec: ComponentSpec) throws
+    init(spec: ComponentSpec, context: ComponentContext) throws
+    /// Network work before the graph is built (fetching a playlist, waiting for a stream
+    /// to go live); `wanted` is the streams the pipeline uses. Cancellable.
+    nonisolated(nonsending) func prepare(wanted: Set<StreamKind>) async throws
     /// The streams this source delivers and the form of each.
     func streams() throws -> [StreamKind: StreamForm]
     /// Streams this source can also deliver still encoded (parsed, not decoded), so
@@ -23,19 +26,20 @@ public protocol SinkComponent: ComponentDescription {
     /// A bin with one sink ghost pad per input, named after the stream.
     func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin
     /// Checks what can be checked before anything starts (reachability, certificates): one clear line on failure.
-    func preflight() async throws
+    nonisolated(nonsending) func preflight() async throws
     /// Called once the run is over; `completed` when every stream reached its end cleanly.
     /// May block briefly to drain (an RTMP publish sends its end).
     func finish(completed: Bool) -> String?
 }
 
 extension SourceComponent {
+    nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
     public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
     public func willStop() {}
 }
 
 extension SinkComponent {
-    public func preflight() async throws {}
+    nonisolated(nonsending) public func preflight() async throws {}
     public func finish(completed: Bool) -> String? { nil }
 }
 

@@ -23,12 +23,14 @@ public actor PipelineRunner {
     private let masker: SecretMasker
     private let eventSink: AsyncStream<RunEvent>.Continuation
     private let drainTimeout: Duration
+    private var planned: PipelinePlan?
     private var built: BuiltPipeline?
     private var busTask: Task<Void, Never>?
     private var outcome: Outcome?
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
     private var stopRequested = false
     private var isLive = false
+    private var hasPlayed = false
 
     public init(spec: PipelineSpec, registry: ComponentRegistry, drainTimeout: Duration = .seconds(10)) {
         self.spec = spec
@@ -45,17 +47,24 @@ public actor PipelineRunner {
     /// Builds the graph, checks what its sinks connect to, and sets it playing.
     /// Throws when it cannot be built or started.
     public func start() async throws {
-        guard built == nil, outcome == nil else { return }
+        guard built == nil, planned == nil, outcome == nil else { return }
         let built: BuiltPipeline
         do {
             let builder = GraphBuilder(registry: registry, events: emitter) { [weak self] change in
                 Task { await self?.connectionChanged(change) }
             }
-            built = try builder.build(spec)
+            let plan = try builder.plan(spec)
+            planned = plan
+            transition(to: .connecting)
+            try await plan.source.component.prepare(wanted: GraphBuilder.wantedStreams(plan))
+            // Stopped while preparing (waiting for a stream to go live): nothing to start.
+            guard outcome == nil else { return }
+            built = try builder.build(plan)
             for part in built.plan.sinks {
                 try await located(part.spec.keyPath) { try await part.component.preflight() }
             }
         } catch {
+            if outcome != nil { return }  // stopped while preparing
             // The caller reports a build error with the file's name; no failure event to print twice.
             finish(.failed(masker.mask("\(error)")), announce: false)
             throw BuildError(masker.mask("\(error)"))
@@ -87,11 +96,14 @@ public actor PipelineRunner {
     /// to reach the sinks (at most the drain timeout) before tearing down.
     public func stop() {
         guard outcome == nil, let built else {
+            planned?.source.component.willStop()
             if outcome == nil { finish(.stopped) }
             return
         }
         guard !stopRequested else { return }
         stopRequested = true
+        // Paused (by the user, or to buffer), the sinks would never render the end.
+        if state == .paused || state == .buffering { built.pipeline.setState(.playing) }
         transition(to: .stopping)
         emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
         built.plan.source.component.willStop()
@@ -101,6 +113,11 @@ public actor PipelineRunner {
             try? await Task.sleep(for: timeout)
             await self?.drainTimedOut(after: timeout)
         }
+    }
+
+    /// Ends the run cleanly once every sink has taken `duration` of media.
+    public func limit(to duration: Duration) {
+        built?.limit.set(duration)
     }
 
     /// Tears down at once, without draining.
@@ -118,6 +135,7 @@ public actor PipelineRunner {
     public func resume() {
         guard state == .paused, let built else { return }
         built.pipeline.setState(.playing)
+        transition(to: .playing)
     }
 
     /// Waits until the run is over.
@@ -162,15 +180,22 @@ public actor PipelineRunner {
             emitter.emit(.endOfStream)
             finish(stopRequested ? .stopped : .completed)
         case .stateChanged(let source, _, let new, _) where source == built.pipeline.name:
-            if new == .playing, state != .stopping { transition(to: .playing) }
+            if new == .playing, state != .stopping {
+                hasPlayed = true
+                transition(to: .playing)
+            }
         case .buffering(_, let percent):
             emitter.emit(.buffering(percent: percent))
             guard !isLive, !stopRequested, state != .paused else { return }
-            // Non-live media waits for its buffer, as a player does; live media must not stall.
-            if percent < 100, state != .buffering {
+            // Non-live media waits for its buffer, as a player does: fully at first; once it has
+            // played, only when the buffer runs dry, resuming at half (a live HLS buffer, held
+            // back by the live edge, never fills and would otherwise pause all the time).
+            let pauseBelow = hasPlayed ? 1 : 100
+            let resumeAt = hasPlayed ? 50 : 100
+            if percent < pauseBelow, state != .buffering {
                 built.pipeline.setState(.paused)
                 transition(to: .buffering)
-            } else if percent >= 100, state == .buffering {
+            } else if percent >= resumeAt, state == .buffering {
                 built.pipeline.setState(.playing)
             }
         default:

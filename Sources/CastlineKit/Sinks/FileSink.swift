@@ -11,6 +11,8 @@ public final class FileSink: SinkComponent {
     public static let schema = OptionSchema([
         OptionField("path", .string, required: true, help: "output file; the extension picks the container"),
         OptionField("overwrite", .bool, default: .bool(false), help: "replace an existing file"),
+        OptionField("sync", .bool, default: .bool(false),
+                    help: "write at the pace of the clock (record what is heard) instead of as fast as media comes"),
     ], shorthand: "path")
 
     enum Container: String, CaseIterable {
@@ -41,12 +43,14 @@ public final class FileSink: SinkComponent {
 
     let path: String
     let partialPath: String
+    let sync: Bool
     let container: Container
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
         path = spec.options.string("path") ?? ""
         partialPath = path + ".partial"
+        sync = spec.options.bool("sync") ?? false
         let ext = (path as NSString).pathExtension.lowercased()
         guard let container = Container(rawValue: ext == "mka" ? "mkv" : ext) else {
             let known = Container.allCases.map { ".\($0.rawValue)" }.joined(separator: ", ")
@@ -89,7 +93,16 @@ public final class FileSink: SinkComponent {
         try muxer.link(output)
         for stream in inputs.keys.sorted() {
             let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream))
-            try bin.ghost(pad, as: stream.rawValue)
+            guard sync, let pad else {
+                try bin.ghost(pad, as: stream.rawValue)
+                continue
+            }
+            // Paced before the muxer: a synced filesink would hang on the muxer's closing
+            // header rewrite (a seek back, in bytes).
+            let pacer = try ElementCatalog.make("clocksync")
+            try bin.add(pacer)
+            try pacer.staticPad("src").map { try $0.link(pad) }
+            try bin.ghost(pacer.staticPad("sink"), as: stream.rawValue)
         }
         return bin
     }

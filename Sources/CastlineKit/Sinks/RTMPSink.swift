@@ -119,7 +119,7 @@ public final class RTMPSink: SinkComponent {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])
     }
 
-    public func preflight() async throws {
+    nonisolated(nonsending) public func preflight() async throws {
         if trust == .insecure {
             context.events.emit(.warning("TLS certificate validation is off for \(endpoint.displayURL) (insecure: true)"))
         }

@@ -29,7 +29,7 @@ public final class TestSource: SourceComponent {
     let video: Video?
     let audio: Audio?
 
-    public required init(spec: ComponentSpec) throws {
+    public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let both = options.object("video") == nil && options.object("audio") == nil
         let videoOptions = options.object("video") ?? (both ? Self.defaults("video") : nil)
@@ -61,8 +61,8 @@ public final class TestSource: SourceComponent {
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         let marks = SyncMarks(interval: audio?.beep ?? .seconds(1), beepFrequency: 2 * (audio?.tone ?? 1000))
-        if let video { try addVideo(video, marks: marks, to: bin) }
-        if let audio { try addAudio(audio, marks: marks, to: bin) }
+        if let video, streams[.video] != nil { try addVideo(video, marks: marks, to: bin) }
+        if let audio, streams[.audio] != nil { try addAudio(audio, marks: marks, to: bin) }
         return bin
     }
 

@@ -12,7 +12,8 @@ public class URISource: SourceComponent {
         OptionSchema([OptionField("uri", .string, required: true, help: "the URI to play")], shorthand: "uri")
     }
 
-    let uri: String
+    /// What is played; a playlist source settles it in `prepare`.
+    var uri: String
     let keyPath: String
     let loop: Bool
     /// What discovery found, once: it prerolls the media, which takes a moment.
@@ -20,8 +21,10 @@ public class URISource: SourceComponent {
     private var fileLoop: FileLoop?
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let stopRequested = OnceFlag()
+    /// Each outlet and whether its stream has been ended.
+    private let outletEnds = Mutex<[(Pad, OnceFlag)]>([])
 
-    public required init(spec: ComponentSpec) throws {
+    public required init(spec: ComponentSpec, context: ComponentContext) throws {
         guard let uri = spec.options.string("uri"), URL(string: uri)?.scheme != nil else {
             throw BuildError("not a URI (try file:///path/to/media.mp4 or https://host/stream.m3u8)",
                              at: "\(spec.keyPath).uri")
@@ -74,9 +77,13 @@ public class URISource: SourceComponent {
         let bin = Bin(name: name)
         let decoder = try ElementCatalog.make("uridecodebin3")
         try decoder.set("uri", text: uri)
-        // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded.
-        try decoder.set("caps", Caps(streams.map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; ")))
+        // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
+        // a stream nobody wants stops encoded and ends in a discard, never decoded.
+        let unwanted = try encodedForms().filter { streams[$0.key] == nil }
+        let stops = streams.merging(unwanted) { wanted, _ in wanted }
+        try decoder.set("caps", Caps(stops.map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; ")))
         try bin.add(decoder)
+        decoderMade(decoder)
         let restartDecoder: @Sendable () -> Void = { [decoder] in
             decoder.sendEvent(.seek(to: .zero))
         }
@@ -92,23 +99,47 @@ public class URISource: SourceComponent {
             if let pad = queue.staticPad("sink") {
                 loop?.watch(pad, stream: stream.rawValue)
                 endOnStop(pad)
+                outletMade(pad, stream: stream)
             }
             outlets[stream] = queue
         }
         let targets = outlets
         decoder.onPadAdded { pad in
             guard let stream = Self.streamKind(of: pad), let queue = targets[stream],
-                  let sink = queue.staticPad("sink"), !sink.isLinked else { return }
+                  let sink = queue.staticPad("sink"), !sink.isLinked else {
+                // A stream nobody wants: parsed (see the caps above), never decoded, dropped here.
+                pad.discardData()
+                return
+            }
             try? pad.link(sink)
         }
         return bin
     }
 
+    /// A stop was asked for.
+    var isStopping: Bool { stopRequested.isTripped }
+
+    /// Nothing to fetch for a plain URI; a playlist source overrides this.
+    nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
+
+    /// For kinds built on this one: the decoder, before anything is linked to it.
+    func decoderMade(_ decoder: Element) {}
+
+    /// For kinds built on this one: the pad each wanted stream leaves the bin through.
+    func outletMade(_ pad: Pad, stream: StreamKind) {}
+
     /// An end-of-stream sent to the pipeline reaches filesrc, which cannot push it
     /// while a demuxer pulls from it; so every stream is ended at the bin's outlet.
     public func willStop() {
         fileLoop?.stop()
-        _ = stopRequested.trip()
+        guard stopRequested.trip() else { return }
+        // A stream that brings no buffer (a stalled network) is ended directly: with
+        // nothing flowing, nobody holds its stream lock.
+        let outlets = outletEnds.withLock { $0 }
+        Task.detached {
+            try? await Task.sleep(for: .seconds(1))
+            for (pad, ended) in outlets where ended.trip() { pad.sendEvent(.endOfStream()) }
+        }
     }
 
     /// Ends the stream at `pad` on the first buffer after a stop. It is done from the
@@ -117,6 +148,7 @@ public class URISource: SourceComponent {
     private func endOnStop(_ pad: Pad) {
         let stopRequested = stopRequested
         let ended = OnceFlag()
+        outletEnds.withLock { $0.append((pad, ended)) }
         pad.addProbe(.buffer) { info in
             guard stopRequested.isTripped else { return .ok }
             if ended.trip() { info.pad?.sendEvent(.endOfStream()) }
@@ -126,7 +158,11 @@ public class URISource: SourceComponent {
 
     /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
     static func stopCaps(_ stream: StreamKind, _ form: StreamForm) -> String {
-        guard case .encoded(let codec?) = form else { return "\(stream)/x-raw(ANY)" }
+        guard case .encoded(let known) = form else { return "\(stream)/x-raw(ANY)" }
+        guard let codec = known else {
+            // Any codec of this kind, still encoded.
+            return Codec.allCases.filter { $0.stream == stream }.map { stopCaps(stream, .encoded($0)) }.joined(separator: "; ")
+        }
         switch codec {
         case .aac, .mp3: return "audio/mpeg"
         case .opus: return "audio/x-opus"
@@ -155,7 +191,7 @@ public final class FileSource: URISource {
         ], shorthand: "path")
     }
 
-    public required init(spec: ComponentSpec) throws {
+    public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let path = spec.options.string("path") ?? ""
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {

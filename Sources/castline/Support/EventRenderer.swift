@@ -8,6 +8,7 @@ final class EventRenderer {
     private let inPlace = Terminal.stderrIsTerminal
     private var statusShown = false
     private var statusCount = 0
+    private var lastBuffering: Int?
 
     init(pipeline: String, showName: Bool) {
         prefix = showName ? "[\(pipeline)] " : ""
@@ -42,7 +43,12 @@ final class EventRenderer {
         case .endOfStream:
             Terminal.status("\(prefix)end of stream")
         case .buffering(let percent):
-            if percent % 25 == 0 { Terminal.status("\(prefix)buffering \(percent)%") }
+            // Quarter steps, each once.
+            let step = percent / 25 * 25
+            if step != lastBuffering {
+                lastBuffering = step
+                Terminal.status("\(prefix)buffering \(step)%")
+            }
         case .statsChange(let change, let stage, let stream):
             Terminal.status("\(prefix)\(change) on \(stream) (\(stage))")
         case .status, .stats:
@@ -54,7 +60,7 @@ final class EventRenderer {
 /// Runs one planned pipeline to its end: events to stderr, Ctrl-C for a clean
 /// stop, a second Ctrl-C to stop at once. Returns the exit status.
 enum RunSession {
-    static func run(_ plan: PipelinePlan, stopAfter: Duration?) async -> Int32 {
+    static func run(_ plan: PipelinePlan, stopAfter: Duration?, keys: Bool = false) async -> Int32 {
         let runner = PipelineRunner(spec: plan.spec, registry: PipelineFiles.registry)
         let renderer = EventRenderer(pipeline: plan.spec.name, showName: false)
         let printing = Task {
@@ -69,6 +75,22 @@ enum RunSession {
                     exit(130)
                 }
             })
+        let keyReader = KeyReader()
+        if keys {
+            keyReader.start { key in
+                Task {
+                    switch key {
+                    case " ":
+                        if await runner.state == .paused { await runner.resume() } else { await runner.pause() }
+                    case "q", "Q":
+                        await runner.stop()
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+        defer { keyReader.stop() }
         do {
             try await runner.start()
         } catch {
@@ -76,12 +98,7 @@ enum RunSession {
             Terminal.status("\(plan.spec.name): \(error)")
             return ExitStatus.failed
         }
-        if let stopAfter {
-            Task {
-                try? await Task.sleep(for: stopAfter)
-                await runner.stop()
-            }
-        }
+        if let stopAfter { await runner.limit(to: stopAfter) }
         let outcome = await runner.wait()
         _ = await printing.value
         withExtendedLifetime(trap) {}

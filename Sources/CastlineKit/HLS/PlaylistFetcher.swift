@@ -1,0 +1,27 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Fetches playlist text over HTTP(S).
+enum PlaylistFetcher {
+    static func fetch(_ url: URL, timeout: Duration = .seconds(10)) async throws(HLSError) -> String {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = timeout.seconds
+        request.setValue("castline", forHTTPHeaderField: "User-Agent")
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw .network(error.localizedDescription)
+        }
+        if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
+            throw .http(status: http.statusCode, url: url.absoluteString)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw .notHLS("the server sent \(data.count) bytes that are not text")
+        }
+        return text
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import GstKit
+import PipelineConfig
+import Synchronization
+
+/// A live or VOD HLS stream, played the way a player app plays it: from the
+/// live edge, through hlsdemux2 (inside uridecodebin3, the streams-aware parent
+/// it needs), buffering like a player, ending on `#EXT-X-ENDLIST` or after
+/// `end-after` without new media.
+public final class HLSSource: URISource {
+    public override class var kind: String { "hls" }
+    public override class var summary: String { "an HLS stream (live or VOD), from the live edge" }
+    public override class var schema: OptionSchema {
+        OptionSchema([
+            OptionField("url", .string, required: true, help: "the playlist URL, e.g. https://stream.mux.com/ID.m3u8"),
+            OptionField("rendition", .string, default: .string("auto"),
+                        help: "auto (adapts to bandwidth; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)"),
+            OptionField("wait-for-live", .bool, default: .bool(false), help: "a stream not live yet (404) is waited for, retrying every 2 s"),
+            OptionField("end-after", .duration, default: .duration(.seconds(30)), help: "the stream has ended when no new media came for this long"),
+        ], shorthand: "url")
+    }
+
+    let playlistURL: URL
+    let rendition: String
+    let waitForLive: Bool
+    let endAfter: Duration
+    let context: ComponentContext
+    /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
+    private var declared: [StreamKind: StreamForm]?
+    private let endWatch = EndWatch()
+
+    public required init(spec: ComponentSpec, context: ComponentContext) throws {
+        let text = spec.options.string("url") ?? ""
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw BuildError("\"\(text)\" is not an http(s) URL (try https://stream.mux.com/ID.m3u8)", at: "\(spec.keyPath).url")
+        }
+        playlistURL = url
+        rendition = spec.options.string("rendition") ?? "auto"
+        waitForLive = spec.options.bool("wait-for-live") ?? false
+        endAfter = spec.options.duration("end-after") ?? .seconds(30)
+        self.context = context
+        super.init(uri: text, keyPath: spec.keyPath, loop: false)
+    }
+
+    nonisolated(nonsending) public override func prepare(wanted: Set<StreamKind>) async throws {
+        let text = try await fetchWaitingForLive()
+        let playlist: HLSPlaylist
+        do {
+            playlist = try HLSPlaylist.parse(text, base: playlistURL)
+        } catch {
+            throw BuildError("\(error)", at: "\(keyPath).url")
+        }
+        guard case .master(let variants) = playlist else { return }
+        guard let variant = try choose(from: variants, wantVideo: wanted.contains(.video)) else {
+            declared = Self.streams(named: variants.flatMap(\.codecs))
+            return
+        }
+        uri = variant.uri.absoluteString
+        declared = Self.streams(named: variant.codecs)
+        context.events.emit(.notice("rendition: \(Self.describe(variant))"))
+    }
+
+    nonisolated(nonsending) private func fetchWaitingForLive() async throws -> String {
+        var announced = false
+        while true {
+            do {
+                return try await PlaylistFetcher.fetch(playlistURL)
+            } catch HLSError.http(status: 404, _) where waitForLive {
+                if !announced {
+                    context.events.emit(.notice("waiting for \(playlistURL.absoluteString) to go live (HTTP 404); retrying every 2 s"))
+                    announced = true
+                }
+                try await Task.sleep(for: .seconds(2))
+                if isStopping { throw CancellationError() }
+            } catch HLSError.http(status: 404, let url) {
+                throw BuildError("the playlist is not there (HTTP 404 for \(url)); if the stream is not live yet, add --wait-for-live",
+                                 at: "\(keyPath).url")
+            } catch {
+                throw BuildError("\(error)", at: "\(keyPath).url")
+            }
+        }
+    }
+
+    /// The variant to play, or nil to let hlsdemux2 adapt across all of them.
+    private func choose(from variants: [HLSPlaylist.Variant], wantVideo: Bool) throws -> HLSPlaylist.Variant? {
+        let byBandwidth = variants.sorted { $0.bandwidth < $1.bandwidth }
+        switch rendition.lowercased() {
+        case "auto":
+            guard !wantVideo else { return nil }
+            return byBandwidth.last(where: \.isAudioOnly)
+        case "best":
+            return byBandwidth.last(where: { !wantVideo || $0.hasVideo != false })
+        case "lowest":
+            return byBandwidth.first(where: { !wantVideo || $0.hasVideo != false })
+        default:
+            if let bitrate = Bitrate(configText: rendition) {
+                return byBandwidth.last { $0.bandwidth <= bitrate.bitsPerSecond } ?? byBandwidth.first
+            }
+            let wanted = rendition.lowercased()
+            if let match = variants.first(where: {
+                $0.name?.lowercased() == wanted || $0.resolution?.lowercased() == wanted
+                    || $0.resolution.map { "\($0.split(separator: "x").last ?? "")p" } == wanted
+            }) {
+                return match
+            }
+            let known = byBandwidth.map(Self.describe).joined(separator: "; ")
+            throw BuildError("no rendition \"\(rendition)\" in the playlist (it has: \(known))", at: "\(keyPath).rendition")
+        }
+    }
+
+    static func describe(_ variant: HLSPlaylist.Variant) -> String {
+        let size = variant.resolution ?? (variant.isAudioOnly ? "audio only" : "?")
+        return "\(variant.name.map { "\($0) " } ?? "")\(size) \(variant.bandwidth / 1000)k"
+    }
+
+    static func streams(named codecs: [String]) -> [StreamKind: StreamForm]? {
+        guard !codecs.isEmpty else { return nil }
+        var streams: [StreamKind: StreamForm] = [:]
+        for codec in codecs {
+            let name = codec.lowercased()
+            if HLSPlaylist.Variant.isAudioCodec(name) {
+                streams[.audio] = .encoded(name.hasPrefix("mp4a") ? .aac : name.hasPrefix("opus") ? .opus : nil)
+            } else {
+                streams[.video] = .encoded(name.hasPrefix("avc") ? .h264 : name.hasPrefix("hvc") || name.hasPrefix("hev") ? .h265 : nil)
+            }
+        }
+        return streams
+    }
+
+    public override func encodedForms() throws -> [StreamKind: StreamForm] {
+        try declared ?? super.encodedForms()
+    }
+
+    override func decoderMade(_ decoder: Element) {
+        // Buffering messages let the runner pause and resume as a player does.
+        try? decoder.set("use-buffering", true)
+        endWatch.start(endAfter: endAfter, events: context.events)
+    }
+
+    override func outletMade(_ pad: Pad, stream: StreamKind) {
+        endWatch.watch(pad)
+    }
+}
+
+/// Ends a stream that stopped bringing media: no new buffer on any outlet for
+/// `end-after` means the stream is over (a live publisher that went away).
+final class EndWatch: Sendable {
+    private let lastMedia = Mutex<ContinuousClock.Instant?>(nil)
+    private let outlets = Mutex<[Pad]>([])
+    private let started = OnceFlag()
+
+    func watch(_ pad: Pad) {
+        outlets.withLock { $0.append(pad) }
+        pad.addProbe(.buffer) { [weak self] _ in
+            self?.lastMedia.withLock { $0 = .now }
+            return .ok
+        }
+    }
+
+    func start(endAfter: Duration, events: EventEmitter) {
+        Task { [weak self] in
+            while let self {
+                try? await Task.sleep(for: .milliseconds(500))
+                guard let last = self.lastMedia.withLock({ $0 }) else { continue }
+                if self.started.trip() { events.emit(.notice("stream started")) }
+                guard ContinuousClock.now - last > endAfter else { continue }
+                events.emit(.notice("stream ended: no new media for \(endAfter.configText)"))
+                for pad in self.outlets.withLock({ $0 }) { pad.sendEvent(.endOfStream()) }
+                return
+            }
+        }
+    }
+}

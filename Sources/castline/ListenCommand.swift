@@ -1,0 +1,74 @@
+import ArgumentParser
+import CastlineKit
+import Foundation
+
+struct ListenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listen",
+        abstract: "Play a live or VOD HLS stream from the live edge, to the speakers, a file, or nowhere (a shortcut for a pipeline file).",
+        discussion: """
+            Keys, when stdin is a terminal: space pauses and resumes, q quits.
+            --print-pipeline prints the pipeline file these flags make.
+            """)
+
+    @Argument(help: "The HLS playlist URL, e.g. https://stream.mux.com/ID.m3u8.")
+    var url: String
+
+    @Flag(help: "Audio only: video is not decoded, nor downloaded when the playlist has an audio-only rendition.")
+    var audioOnly = false
+
+    @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
+                               valueName: "path"))
+    var record: String?
+
+    @Option(help: ArgumentHelp("Where sound goes: audio (the default device) or null (headless monitoring).", valueName: "audio|null"))
+    var output = "audio"
+
+    @Option(help: ArgumentHelp("auto, best, lowest, a bitrate (800k) or a name/resolution (720p).", valueName: "rendition"))
+    var rendition = "auto"
+
+    @Flag(help: "A stream that is not live yet (HTTP 404) is waited for, retrying every 2 s.")
+    var waitForLive = false
+
+    @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
+    var endAfter = "30s"
+
+    @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 10s.", valueName: "duration"))
+    var duration: String?
+
+    @Option(help: "Pipeline name in events and metrics.")
+    var name = "listen"
+
+    @Flag(help: "Print the pipeline file these flags make, and exit.")
+    var printPipeline = false
+
+    func validate() throws {
+        guard ["audio", "null"].contains(output) else { throw ValidationError("--output: use audio or null, not \"\(output)\"") }
+        for (flag, value) in [("--end-after", Optional(endAfter)), ("--duration", duration)] {
+            if let value, Duration(configText: value) == nil {
+                throw ValidationError("\(flag): \"\(value)\" is not a duration (try 30s)")
+            }
+        }
+    }
+
+    var document: [String: Any] {
+        var sinks: [[String: Any]] = [[output: [String: Any]()]]
+        if let record { sinks.append(["file": ["path": record, "sync": true]]) }
+        return [
+            "version": 1, "name": name,
+            "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
+            "stages": audioOnly ? [["audio-only": [String: Any]()]] : [],
+            "sinks": sinks,
+        ]
+    }
+
+    func run() async throws {
+        let plan = PipelineFiles.load(document: document, origin: "castline listen").orExit()
+        if printPipeline {
+            print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
+            return
+        }
+        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)), keys: true)
+        if status != 0 { throw ExitCode(status) }
+    }
+}
