@@ -111,24 +111,25 @@ struct CursorTests {
         #expect(cursor.position == nil)
         for sequence in 0..<600 {
             appendAudio(buffer, sequence)
-            if sequence % 25 == 0 { appendVideo(buffer, sequence / 2) }
+            if sequence % 50 == 0 { appendVideo(buffer, sequence / 2) }  // same pts as this audio unit
             let units = buffer.due(&cursor)
             #expect(units.map(\.payload) == [Tag(stream: 0, sequence: sequence)]
-                    + (sequence % 25 == 0 ? [Tag(stream: 1, sequence: sequence / 2)] : []))
+                    + (sequence % 50 == 0 ? [Tag(stream: 1, sequence: sequence / 2)] : []))
         }
     }
 
     @Test("audio and video merge in pts order; at equal pts the lower stream first")
     func mergeOrder() {
         let buffer = HistoryBuffer<Tag>(maxDuration: .seconds(30))
+        // A cursor made before any media starts from the very first unit.
+        var cursor = buffer.cursor(delay: .zero)
         // Video first and offset 5 ms, so arrival order differs from pts order.
         for sequence in 0..<100 { appendVideo(buffer, sequence, gop: 25, offset: 5 * millisecond) }
         for sequence in 0..<200 { appendAudio(buffer, sequence) }
-        var cursor = buffer.cursor(delay: .zero)
-        _ = buffer.seek(&cursor, toDelay: .seconds(30))  // clamped: everything from the start
         let units = buffer.due(&cursor)
-        #expect(units.count == 299)  // the audio unit at 0 counts as played: the start is a position
-        #expect(zip(units, units.dropFirst()).allSatisfy { $0.pts <= $1.pts })
+        #expect(units.count == 300)
+        #expect(zip(units, units.dropFirst()).allSatisfy { $0.pts < $1.pts })
+        #expect(units.prefix(4).map(\.pts) == [0, 5 * millisecond, 20 * millisecond, 40 * millisecond])
         let tied = HistoryBuffer<Tag>(maxDuration: .seconds(30))
         appendVideo(tied, 0)
         appendAudio(tied, 0)
@@ -175,20 +176,25 @@ struct CursorTests {
         appendInterleaved(buffer, until: 15 * second, gop: 50)  // newest 14.98 s, keyframes every 2 s
         var cursor = buffer.cursor(delay: .zero)
         _ = buffer.due(&cursor)
-        buffer.seek(&cursor, toDelay: .seconds(7))  // target 7.98 s: GOP from 6 s
+        buffer.seek(&cursor, toDelay: .milliseconds(6_500))  // target 8.48 s: in the GOP from 8 s
         let target = cursor.position ?? 0
-        #expect(target == 7_980 * millisecond)
-        #expect(buffer.keyframe(atOrBefore: target, stream: 1) == 6 * second)
+        #expect(target == 8_480 * millisecond)
+        #expect(buffer.keyframe(atOrBefore: target, stream: 1) == 8 * second)
         let preroll = buffer.due(&cursor)
-        // Only video 6.00...7.96 s (decode-only preroll, pts <= position); no audio yet.
+        // Only video 8.00...8.48 s (decode-only preroll, pts <= position); no audio yet.
         #expect(preroll.first?.isKeyframe == true)
-        #expect(preroll.first?.pts == 6 * second)
+        #expect(preroll.first?.pts == 8 * second)
         #expect(preroll.allSatisfy { $0.stream == 1 && $0.pts <= target })
-        #expect(preroll.count == 50)
+        #expect(preroll.count == 13)
         appendInterleaved(buffer, from: 15 * second, until: 15_040 * millisecond)
         let next = buffer.due(&cursor)
-        #expect(next.map(\.pts) == [8 * second, 8 * second, 8_020 * millisecond])
-        #expect(next.map(\.stream) == [0, 1, 0])
+        #expect(next.map(\.pts) == [8_500 * millisecond, 8_520 * millisecond, 8_520 * millisecond])
+        #expect(next.map(\.stream) == [0, 0, 1])
+        // A target right before a keyframe starts video at that keyframe: no GOP to decode in vain.
+        buffer.seek(&cursor, toDelay: .milliseconds(7_040))  // newest 15.02 s: target 7.98 s
+        #expect(buffer.due(&cursor).isEmpty)
+        appendInterleaved(buffer, from: 15_040 * millisecond, until: 15_060 * millisecond)
+        #expect(buffer.due(&cursor).map(\.pts) == [8 * second, 8 * second])
     }
 
     @Test("a request beyond the history is clamped and says what was available")
