@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
         .target(name: "AudioOnlyPlugin", dependencies: ["CastlineKit"], path: "Plugins/AudioOnly"),
+        // The `delay` stage's history buffer: pure Swift, no GStreamer types.
+        .target(name: "DelayPlugin", dependencies: ["CastlineKit"], path: "Plugins/Delay"),
         // The one list of built-in stages.
         .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin"]),
         .executableTarget(
@@ -40,6 +42,7 @@ let package = Package(
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
+        .testTarget(name: "DelayPluginTests", dependencies: ["DelayPlugin"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"]),
     ],

@@ -1,0 +1,239 @@
+import Synchronization
+
+/// One unit of encoded media as it arrived.
+public struct MediaUnit<Payload: Sendable>: Sendable {
+    /// Small stream index (0 audio, 1 video: the stage decides).
+    public var stream: Int
+    /// Nanoseconds of running time, non-decreasing per stream. For video with
+    /// B-frames pass the decode time here (and keep the real pts in the payload).
+    public var pts: UInt64
+    /// Nanoseconds; 0 when unknown.
+    public var duration: UInt64
+    /// Audio units are all keyframes.
+    public var isKeyframe: Bool
+    public var payload: Payload
+
+    public init(stream: Int, pts: UInt64, duration: UInt64 = 0, isKeyframe: Bool = true, payload: Payload) {
+        self.stream = stream
+        self.pts = pts
+        self.duration = duration
+        self.isKeyframe = isKeyframe
+        self.payload = payload
+    }
+}
+
+/// A play-out position `delay` behind the newest media. A value the stage
+/// keeps and passes back to `due` and `seek`; it holds absolute unit indexes,
+/// which stay valid while the buffer evicts.
+public struct HistoryCursor: Sendable {
+    /// The delay applied (after clamping to what was available).
+    public internal(set) var delay: Duration
+    /// The pts play-out has reached: units with pts at or before it have been
+    /// handed out (or skipped by a seek). Right after a seek this is the jump
+    /// target; video units `due` then returns with pts at or before it are
+    /// decode-only preroll from the keyframe before the target. Nil until the
+    /// buffer has held media.
+    public internal(set) var position: UInt64?
+    /// Per stream, the absolute index of the next unit to hand out; nil for a
+    /// stream this cursor has not started yet.
+    var nextIndex: [Int?] = []
+}
+
+/// The last `maxDuration` of encoded media as it arrived, per stream, with
+/// play-out cursors that run a chosen delay behind the newest media.
+///
+/// Thread-safe: the stage appends from its streaming thread and hands out from
+/// its play-out thread; every call takes one lock for O(units it touches).
+public final class HistoryBuffer<Payload: Sendable>: Sendable {
+    public typealias Cursor = HistoryCursor
+
+    public let maxDuration: Duration
+    private let state: Mutex<HistoryState<Payload>>
+
+    public init(maxDuration: Duration) {
+        self.maxDuration = maxDuration
+        state = Mutex(HistoryState(maxNanoseconds: nanoseconds(of: maxDuration)))
+    }
+
+    /// Holds `unit` (counting `byteSize` bytes for it) and evicts what is older
+    /// than the newest media minus `maxDuration`, keeping every stream starting
+    /// at a keyframe. Returns false, holding nothing, when the unit's pts is
+    /// earlier than its stream's newest (histories are searched by pts).
+    @discardableResult
+    public func append(_ unit: MediaUnit<Payload>, byteSize: Int) -> Bool {
+        precondition(unit.stream >= 0 && unit.stream < 64, "stream index \(unit.stream) is not a small index")
+        precondition(byteSize >= 0, "byte size \(byteSize) is negative")
+        return state.withLock { $0.append(unit, byteSize: byteSize) }
+    }
+
+    /// The newest pts over all streams.
+    public var newest: UInt64? { state.withLock { $0.newest } }
+
+    /// How far back play-out can go now: from the newest media to the oldest
+    /// point every stream can start from (for video its oldest keyframe), at
+    /// most `maxDuration`. Grows from 0 after start up to `maxDuration`.
+    public var available: Duration { state.withLock { .nanoseconds(Int64(clamping: $0.availableNanoseconds)) } }
+
+    /// Bytes held: the sum of `byteSize` over held units.
+    public var byteCount: Int { state.withLock { $0.byteCount } }
+    public var unitCount: Int { state.withLock { $0.unitCount } }
+
+    /// Bytes of per-unit bookkeeping allocated (slot storage of the rings),
+    /// on top of `byteCount`; payload objects' own overhead is not counted.
+    public var bookkeepingBytes: Int { state.withLock { $0.streams.reduce(0) { $0 + $1.allocatedBytes } } }
+
+    /// A play-out cursor `delay` behind the newest media, clamped to `available`.
+    public func cursor(delay: Duration) -> Cursor {
+        var cursor = Cursor(delay: .zero, position: nil)
+        seek(&cursor, toDelay: delay)
+        return cursor
+    }
+
+    /// Units due for play-out now: those with pts at or before newest - delay
+    /// not yet handed out by this cursor, each once, merged in pts order across
+    /// streams (ties: lower stream first). Costs O(units returned).
+    public func due(_ cursor: inout Cursor) -> [MediaUnit<Payload>] {
+        state.withLock { $0.due(&cursor) }
+    }
+
+    /// Moves the cursor to a new delay: further back re-plays history, nearer
+    /// skips ahead. Audio resumes at the first unit after the target; video at
+    /// the keyframe at or before it. Returns the delay applied (clamped to
+    /// 0...available) and what was available.
+    @discardableResult
+    public func seek(_ cursor: inout Cursor, toDelay delay: Duration) -> (applied: Duration, available: Duration) {
+        state.withLock { $0.seek(&cursor, toDelay: delay) }
+    }
+
+    /// The pts of the newest keyframe of `stream` at or before `pts`.
+    public func keyframe(atOrBefore pts: UInt64, stream: Int) -> UInt64? {
+        state.withLock { state in
+            guard state.streams.indices.contains(stream),
+                  let index = state.streams[stream].keyframeIndex(atOrBefore: pts) else { return nil }
+            return state.streams[stream].units[index].pts
+        }
+    }
+}
+
+extension HistoryBuffer {
+    /// The oldest held unit of `stream`: its pts and whether it is a keyframe (for tests and reports).
+    func oldestHeld(stream: Int) -> (pts: UInt64, isKeyframe: Bool)? {
+        state.withLock { state in
+            guard state.streams.indices.contains(stream), !state.streams[stream].units.isEmpty else { return nil }
+            let unit = state.streams[stream].units[state.streams[stream].units.startIndex]
+            return (unit.pts, unit.isKeyframe)
+        }
+    }
+}
+
+/// Nanoseconds of a duration, negative ones as 0, huge ones saturated.
+func nanoseconds(of duration: Duration) -> UInt64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
+    let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+    if overflow { return .max }
+    let (total, overflowAgain) = whole.addingReportingOverflow(UInt64(max(0, attoseconds / 1_000_000_000)))
+    return overflowAgain ? .max : total
+}
+
+/// The lock-protected state of a `HistoryBuffer`.
+struct HistoryState<Payload: Sendable> {
+    let maxNanoseconds: UInt64
+    var streams: [StreamHistory<Payload>] = []
+    private(set) var newest: UInt64?
+    private(set) var byteCount = 0
+
+    init(maxNanoseconds: UInt64) { self.maxNanoseconds = maxNanoseconds }
+
+    var unitCount: Int { streams.reduce(0) { $0 + $1.units.count } }
+
+    mutating func append(_ unit: MediaUnit<Payload>, byteSize: Int) -> Bool {
+        while streams.count <= unit.stream { streams.append(StreamHistory()) }
+        let stored = StoredUnit(pts: unit.pts, duration: unit.duration, payload: unit.payload,
+                                byteSize: UInt32(clamping: byteSize), isKeyframe: unit.isKeyframe)
+        guard streams[unit.stream].append(stored) else { return false }
+        byteCount += Int(stored.byteSize)
+        newest = max(newest ?? unit.pts, unit.pts)
+        guard let newest, newest > maxNanoseconds else { return true }
+        // Every stream, not only this one: a newer unit anywhere moves the
+        // window for all (and the checks are O(1) when nothing is due to go).
+        let cutoff = newest - maxNanoseconds
+        for index in streams.indices { byteCount -= streams[index].evict(before: cutoff) }
+        return true
+    }
+
+    var availableNanoseconds: UInt64 {
+        guard let newest else { return 0 }
+        // The latest of the streams' earliest starts: every stream can start there.
+        let start = streams.compactMap { history in history.firstKeyframeIndex.map { history.units[$0].pts } }.max()
+        guard let start, start <= newest else { return 0 }
+        return min(newest - start, maxNanoseconds)
+    }
+
+    mutating func seek(_ cursor: inout HistoryCursor, toDelay delay: Duration) -> (applied: Duration, available: Duration) {
+        let available = availableNanoseconds
+        let applied = min(nanoseconds(of: delay), available)
+        cursor.delay = .nanoseconds(Int64(clamping: applied))
+        if let newest {
+            let target = newest - applied
+            cursor.position = target
+            cursor.nextIndex = streams.map { $0.resumeIndex(after: target) }
+        } else {
+            cursor.position = nil
+            cursor.nextIndex = []
+        }
+        return (cursor.delay, .nanoseconds(Int64(clamping: available)))
+    }
+
+    mutating func due(_ cursor: inout HistoryCursor) -> [MediaUnit<Payload>] {
+        guard let newest else { return [] }
+        let limit = newest - min(nanoseconds(of: cursor.delay), newest)
+        // Per stream, the run of units now due: from the cursor's next unit up
+        // to the last with pts <= limit. Walking (not searching) keeps this
+        // O(units handed out); pts are non-decreasing within a stream.
+        var runs: [Range<Int>] = []
+        runs.reserveCapacity(streams.count)
+        for (stream, history) in streams.enumerated() {
+            let start: Int
+            if stream < cursor.nextIndex.count, let next = cursor.nextIndex[stream] {
+                start = next
+            } else if let position = cursor.position {
+                // A stream that appeared after this cursor last looked.
+                start = history.resumeIndex(after: position)
+            } else {
+                start = history.units.startIndex
+            }
+            // The stage fell behind further than the history reaches: what is
+            // evicted is gone; continue from the oldest held.
+            var end = max(start, history.units.startIndex)
+            let from = end
+            while end < history.units.endIndex, history.units[end].pts <= limit { end += 1 }
+            runs.append(from..<end)
+        }
+        cursor.nextIndex = runs.map { $0.upperBound }
+        cursor.position = limit
+        return merged(runs)
+    }
+
+    /// The units of `runs` (one per stream) in pts order; ties go to the lower
+    /// stream so audio and video at the same instant come out in a fixed order.
+    private func merged(_ runs: [Range<Int>]) -> [MediaUnit<Payload>] {
+        var units: [MediaUnit<Payload>] = []
+        units.reserveCapacity(runs.reduce(0) { $0 + $1.count })
+        var heads = runs.map(\.lowerBound)
+        while true {
+            // Streams are few (audio, video), so a linear pick beats a heap.
+            var pick: Int?
+            var pickPTS = UInt64.max
+            for stream in heads.indices where heads[stream] < runs[stream].upperBound {
+                let pts = streams[stream].units[heads[stream]].pts
+                if pick == nil || pts < pickPTS { pick = stream; pickPTS = pts }
+            }
+            guard let stream = pick else { return units }
+            let stored = streams[stream].units[heads[stream]]
+            units.append(MediaUnit(stream: stream, pts: stored.pts, duration: stored.duration,
+                                   isKeyframe: stored.isKeyframe, payload: stored.payload))
+            heads[stream] += 1
+        }
+    }
+}
