@@ -1,0 +1,117 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// Listening to HLS from a real nginx-rtmp ingest and from a plain HTTP server on loopback.
+@Suite("castline listen, end to end", .serialized, .timeLimit(.minutes(3)))
+struct ListenTests {
+    @Test("a live 1 kHz stream from the ingest, audio only, recorded for 10 s: 1 kHz, 10 s ± 0.5 s")
+    func recordsLiveTone() async throws {
+        try await withIngest { _, endpoints in
+            let key = "tone\(UInt16.random(in: 1000...9999))"
+            let publisher = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
+                "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "40",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p",
+                "-c:a", "aac", "-b:a", "128k", "-f", "flv", endpoints.rtmpPublishURL(key: key),
+            ])
+            try publisher.start()
+            defer { publisher.signal(SIGKILL) }
+            #expect(await endpoints.published(key: key).waitForSegments(2, timeout: .seconds(20)))
+            let scratch = try Scratch()
+            let wav = scratch.file("tone.wav")
+            let result = try await Castline.run([
+                "listen", endpoints.hlsPlaylistURL(key: key), "--audio-only", "--output", "null",
+                "--record", wav, "--duration", "10s",
+            ], timeout: .seconds(40))
+            #expect(result.status == 0, "\(result.stderr)")
+            let media = try await ProbedMedia.probe(wav)
+            #expect(abs(media.duration - 10) <= 0.5, "recorded \(media.duration) s")
+            let frequency = try await dominantFrequency(ofWAV: wav, scratch: scratch)
+            #expect(abs(frequency - 1000) < 20, "dominant frequency \(frequency) Hz")
+        }
+    }
+
+    @Test("a VOD playlist plays to its end and exits 0, saying the stream ended")
+    func vodPlaysToTheEnd() async throws {
+        let scratch = try Scratch()
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 4)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let started = ContinuousClock.now
+        let result = try await Castline.run(["listen", server.url("vod.m3u8"), "--output", "null"], timeout: .seconds(30))
+        let took = ContinuousClock.now - started
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("end of stream"))
+        #expect(took > .seconds(3), "played 4 s of media in \(took): not in real time")
+    }
+
+    @Test("a master playlist with two renditions plays the chosen one, kept encoded in Matroska")
+    func choosesRendition() async throws {
+        let scratch = try Scratch()
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "low", seconds: 3, size: "320x240", bitrate: "300k")
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "high", seconds: 3, size: "640x360", bitrate: "900k")
+        _ = try scratch.write("master.m3u8", """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"
+            low.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2"
+            high.m3u8
+            """)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let recording = scratch.file("chosen.mkv")
+        let result = try await Castline.run([
+            "listen", server.url("master.m3u8"), "--rendition", "320x240", "--output", "null", "--record", recording,
+        ], timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("rendition: 320x240"), "\(result.stderr)")
+        let media = try await ProbedMedia.probe(recording)
+        #expect(media.stream("video")?.fields["width"] == "320")
+        #expect(media.stream("audio")?.codec == "aac")
+        let unknown = try await Castline.run(["listen", server.url("master.m3u8"), "--rendition", "4k", "--output", "null"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("640x360"), "lists what there is: \(unknown.stderr)")
+    }
+
+    @Test("a playlist that appears 6 s late is waited for with --wait-for-live")
+    func waitsForLive() async throws {
+        let scratch = try Scratch()
+        let staging = try Scratch()
+        try await HTTPFolder.makeVOD(in: staging.path, name: "late", seconds: 2)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let listener = try Castline.start(["listen", server.url("late.m3u8"), "--wait-for-live", "--output", "null"])
+        try await Task.sleep(for: .seconds(6))
+        #expect(listener.isRunning)
+        for name in try FileManager.default.contentsOfDirectory(atPath: staging.path) {
+            try FileManager.default.copyItem(atPath: staging.file(name), toPath: scratch.file(name))
+        }
+        let status = await listener.waitForExit(timeout: .seconds(30))
+        if status == nil { await listener.terminate() }
+        await listener.waitForOutput()
+        #expect(status == 0, "\(listener.standardError)")
+        #expect(listener.standardError.contains("waiting for"))
+        #expect(listener.standardError.contains("end of stream"))
+    }
+
+    @Test("not HLS, an HTML page, a missing playlist: one clear line and a non-zero exit")
+    func badInput() async throws {
+        let scratch = try Scratch()
+        _ = try scratch.write("page.m3u8", "<!DOCTYPE html><html><body>Not found</body></html>")
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let html = try await Castline.run(["listen", server.url("page.m3u8"), "--output", "null"])
+        #expect(html.status != 0)
+        #expect(html.stderr.contains("not an HLS playlist"), "\(html.stderr)")
+        let missing = try await Castline.run(["listen", server.url("nothing.m3u8"), "--output", "null"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("--wait-for-live"), "\(missing.stderr)")
+        let notURL = try await Castline.run(["listen", "rtmp://host/app", "--output", "null"])
+        #expect(notURL.status == 2)
+        #expect(notURL.stderr.contains("http"))
+        for result in [html, missing, notURL] {
+            #expect(result.stderr.split(separator: "\n").count <= 3, "\(result.stderr)")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import LocalIngest
+
+/// A folder served over plain HTTP on a free loopback port (python3's http.server), stopped for sure.
+final class HTTPFolder: Sendable {
+    let folder: String
+    let port: Int
+    private let process: ChildProcess
+
+    init(_ folder: String) async throws {
+        self.folder = folder
+        port = try FreePort.find()
+        process = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
+                               arguments: ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", folder])
+        try process.start()
+        guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)) else {
+            await process.terminate()
+            throw ProbeError(message: "the HTTP server did not start")
+        }
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    func stop() async { await process.terminate(grace: .milliseconds(500)) }
+
+    /// Writes a VOD HLS rendition (H.264 + 1 kHz AAC) named `name` into the folder.
+    static func makeVOD(in folder: String, name: String, seconds: Int, size: String = "320x240",
+                        bitrate: String = "300k") async throws {
+        let result = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30",
+            "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "\(seconds)",
+            "-c:v", "libx264", "-preset", "ultrafast", "-b:v", bitrate, "-g", "30", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+            "-hls_segment_filename", "\(folder)/\(name)-%d.ts", "\(folder)/\(name).m3u8",
+        ], timeout: .seconds(60))
+        guard result.status == 0 else { throw ProbeError(message: "ffmpeg: \(result.stderr)") }
+    }
+}
+
+/// The dominant frequency of a WAV, from zero crossings of its first channel.
+func dominantFrequency(ofWAV path: String, scratch: Scratch) async throws -> Double {
+    let raw = scratch.file("freq.f32")
+    let decode = try await ChildProcess.run("/usr/bin/ffmpeg", [
+        "-v", "error", "-y", "-i", path, "-ac", "1", "-ar", "48000", "-f", "f32le", raw,
+    ])
+    guard decode.status == 0 else { throw ProbeError(message: "ffmpeg: \(decode.stderr)") }
+    let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    var crossings = 0
+    for (previous, next) in zip(samples, samples.dropFirst()) where (previous < 0) != (next < 0) { crossings += 1 }
+    return Double(crossings) / 2 / (Double(samples.count) / 48_000)
+}
