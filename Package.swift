@@ -26,8 +26,9 @@ let package = Package(
         // Stage plugins: normal targets under Plugins/, each depending only on CastlineKit.
         .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
+        .target(name: "StatsPlugin", dependencies: ["CastlineKit"], path: "Plugins/Stats"),
         // The one list of built-in stages.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin"]),
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "StatsPlugin"]),
         .executableTarget(
             name: "castline",
             dependencies: [
@@ -39,6 +40,7 @@ let package = Package(
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
+        .testTarget(name: "StatsPluginTests", dependencies: ["StatsPlugin", "StagePlugins"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"]),
     ],

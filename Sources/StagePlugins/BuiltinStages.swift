@@ -1,11 +1,13 @@
 import CastlineKit
 import EncodePlugin
 import GstPlugin
+import StatsPlugin
 
 extension ComponentRegistry {
     /// Every stage castline ships, registered here and only here.
     public static let builtin = ComponentRegistry(stages: [
         EncodeStage.self,
         GstStage.self,
+        StatsStage.self,
     ])
 }
