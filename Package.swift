@@ -10,6 +10,12 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // `--metrics`: Prometheus exposition served over HTTP.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        // Already in the graph through Hummingbird; named so the metrics server's log goes to stderr.
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +40,10 @@ let package = Package(
             dependencies: [
                 "CastlineKit", "StagePlugins", "LocalIngest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
