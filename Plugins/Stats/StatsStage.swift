@@ -109,7 +109,22 @@ public final class StatsStage: Stage {
             figures["latency_ms"] = Double(latency.min.nanoseconds) / 1e6
         }
         if let running = pipeline.runningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }
+        // An HLS source: hlsdemux2 (inside uridecodebin3, made once media flows) measures its downloads.
+        if let demuxer = element(madeBy: "hlsdemux2", in: pipeline) {
+            if let bandwidth = demuxer.int("current-bandwidth") { figures[StatsFigure.downloadBitrate] = Double(bandwidth) / 1000 }
+            let levels = ["current-level-time-audio", "current-level-time-video"].compactMap { demuxer.int($0) }
+            if let buffered = levels.max() { figures["hls_buffered_s"] = Double(buffered) / 1e9 }
+        }
         return figures
+    }
+
+    /// The first element made by `factory`, searching child bins depth first.
+    static func element(madeBy factory: String, in bin: Bin) -> Element? {
+        for child in bin.children {
+            if child.factoryName == factory { return child }
+            if let inner = child as? Bin, let found = element(madeBy: factory, in: inner) { return found }
+        }
+        return nil
     }
 
     static func pipeline(containing element: Element?) -> Pipeline? {
@@ -134,6 +149,7 @@ final class StreamProbe: Sendable {
         var silence: SilenceDetector
         var format: SampleFormat?
         var bytesPerSecond = 0
+        var segment: SegmentInfo?
     }
 
     init(stream: StreamKind, element: Element, measuresLevels: Bool, silence: SilenceDetector) {
@@ -179,6 +195,8 @@ final class StreamProbe: Sendable {
                 state.format = format
                 state.bytesPerSecond = (format?.bytesPerSample ?? 0) * rate * channels
             }
+        case .segment:
+            state.withLock { $0.segment = event.segment }
         case .gap:
             state.withLock { $0.meter.recordGapEvent() }
         case .eos:
@@ -194,8 +212,21 @@ final class StreamProbe: Sendable {
             guard state.meter.hasStarted else { return nil }
             var figures = state.meter.snapshot(now: now)
             if measuresLevels { figures["silences"] = Double(state.silence.silences) }
+            if let pts = state.meter.lastPTS, let time = Self.streamTime(pts: pts, segment: state.segment) {
+                figures["stream_time_s"] = Double(time) / 1e9
+            }
             return figures
         }
+    }
+
+    /// GStreamer's stream time of a PTS (what a player's position shows): the segment's
+    /// `time` plus how far the PTS is into the segment. An encoder's 1000-hour offset
+    /// shows in the PTS (`position_s`) but not here.
+    static func streamTime(pts: UInt64, segment: SegmentInfo?) -> UInt64? {
+        guard let segment, segment.isTimeFormat, segment.rate > 0 else { return nil }
+        let start = segment.start?.nanoseconds ?? 0
+        guard pts >= start else { return nil }
+        return (segment.time?.nanoseconds ?? 0) + (pts - start)
     }
 
     /// Still worth reporting on: not at its end, and its pipeline not torn down.

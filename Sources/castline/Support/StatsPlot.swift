@@ -43,7 +43,13 @@ enum StatsPlot {
         let allPoints = (data.bitrate + data.level).flatMap(\.points)
         let duration = max(allPoints.map(\.time).max() ?? 0, 1)
         let time = Axis(low: 0, high: duration)
-        let bitrateHigh = max(data.bitrate.flatMap(\.points).map(\.value).max() ?? 0, 1) * 1.1
+        let rates = data.bitrate.flatMap(\.points).map(\.value)
+        let bitrateHigh = max(rates.max() ?? 0, 1) * 1.1
+        // Raw video next to compressed audio spans 1000×: then a log scale keeps both readable.
+        let lowestRate = rates.filter { $0 > 0 }.min() ?? 1
+        let bitrateAxis = bitrateHigh / lowestRate > 100
+            ? Axis(low: pow(10, floor(log10(lowestRate))), high: pow(10, ceil(log10(bitrateHigh))), logarithmic: true)
+            : Axis(low: 0, high: bitrateHigh)
         let levelLow = min((data.level.flatMap(\.points).map(\.value).min() ?? -60) - 5, -60)
         var svg = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -54,7 +60,7 @@ enum StatsPlot {
 
             """
         svg += panel(id: "bitrate", label: "bitrate (kbit/s)", series: data.bitrate, top: 50, height: 230,
-                     time: time, values: Axis(low: 0, high: bitrateHigh), showTime: false)
+                     time: time, values: bitrateAxis, showTime: false)
         svg += panel(id: "level", label: "audio RMS (dBFS)", series: data.level, top: 330, height: 230,
                      time: time, values: Axis(low: levelLow, high: 0), showTime: true)
         svg += "</svg>\n"
@@ -65,8 +71,13 @@ enum StatsPlot {
     struct Axis {
         var low: Double
         var high: Double
+        /// Decades apart; `low` and `high` are then powers of ten.
+        var logarithmic = false
 
         var ticks: [Double] {
+            if logarithmic {
+                return stride(from: log10(low), through: log10(high), by: 1).map { pow(10, $0.rounded()) }
+            }
             let raw = (high - low) / 5
             guard raw > 0, raw.isFinite else { return [low] }
             let magnitude = pow(10, floor(log10(raw)))
@@ -82,6 +93,10 @@ enum StatsPlot {
 
         func position(_ value: Double, from start: Double, length: Double) -> Double {
             guard high > low else { return start }
+            if logarithmic {
+                let clamped = min(max(value, low), high)
+                return start + (log10(clamped) - log10(low)) / (log10(high) - log10(low)) * length
+            }
             return start + (value - low) / (high - low) * length
         }
     }
@@ -111,7 +126,8 @@ enum StatsPlot {
             out += "<text x=\"\(left + plotWidth / 2)\" y=\"\(bottom + 38)\" text-anchor=\"middle\">time (s)</text>\n"
         }
         let middle = format(top + height / 2)
-        out += "<text x=\"20\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 20 \(middle))\">\(escape(label))</text>\n"
+        let axisLabel = values.logarithmic ? label + ", log scale" : label
+        out += "<text x=\"20\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 20 \(middle))\">\(escape(axisLabel))</text>\n"
         if series.isEmpty {
             out += "<text x=\"\(left + plotWidth / 2)\" y=\"\(middle)\" text-anchor=\"middle\" fill=\"#888\">no data</text>\n"
         }
