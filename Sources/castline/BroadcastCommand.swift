@@ -100,9 +100,14 @@ struct BroadcastCommand: AsyncParsableCommand {
         return [
             "version": 1, "name": name,
             "source": ["test": test],
-            "stages": [["encode": encode]],
+            "stages": [["encode": encode]] + statsStages,
             "sinks": [["rtmp": rtmp]],
         ]
+    }
+
+    /// With a stats output asked for, a stats stage measures what is published (after encoding).
+    var statsStages: [[String: Any]] {
+        stats.json == nil && stats.metrics == nil && stats.plot == nil ? [] : [["stats": ["every": "1s"]]]
     }
 
     func run() async throws {

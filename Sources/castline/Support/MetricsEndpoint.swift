@@ -98,7 +98,7 @@ final class MetricsServer: Sendable {
         }
         // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
         var logger = Logger(label: "castline.metrics", factory: { StreamLogHandler.standardError(label: $0) })
-        logger.logLevel = .error
+        logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
         let started = OneShot()
         let application = Application(
             router: router,
