@@ -113,6 +113,35 @@ struct StatsOutputTests {
         #expect(reader.texts.contains("castline: stats-e2e"))
     }
 
+    @Test("broadcast --stats-json: the publisher's rtmp figures and the published streams' bitrates")
+    func broadcastFigures() async throws {
+        let key = "stats-\(UUID().uuidString.prefix(8))"
+        try await withIngest { _, endpoints in
+            let run = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "320x240",
+                "--duration", "5s", "--stats-json", "-",
+            ], environment: ["CASTLINE_TEST_KEY": key])
+            try #require(run.status == 0, "\(run.stderr)")
+            #expect(!run.stdout.contains(key), "the key never reaches the JSON lines")
+            let objects = run.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let rtmp = objects.filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "rtmp" }
+            let last = try #require(rtmp.last, "no rtmp stats in \(run.stdout)")
+            #expect(last["reconnects"] as? Double == 0)
+            // nginx-rtmp acknowledges every 5 MB, more than 5 s of this sends: present, not yet above 0.
+            let sent = try #require(last["sent_bytes"] as? Double, "\(last)")
+            let acked = try #require(last["acked_bytes"] as? Double, "\(last)")
+            #expect(sent > 100_000 && acked <= sent, "\(last)")
+            let audio = objects.filter { $0["event"] as? String == "stats" && $0["stream"] as? String == "audio" }
+            // AAC at 128 kbit/s, measured after the encoder; the first interval starts mid-way.
+            let rates = audio.dropFirst().compactMap { $0["bitrate_10s_kbps"] as? Double }
+            let rate = try #require(rates.last, "\(audio)")
+            #expect(abs(rate - 128) / 128 < 0.1, "published audio at \(rate) kbit/s")
+            #expect(run.stderr.contains("rtmp:"), "\(run.stderr)")
+        }
+    }
+
     static func date(_ text: String) -> Date? {
         try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
