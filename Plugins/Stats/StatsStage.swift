@@ -22,7 +22,8 @@ public final class StatsStage: Stage {
     let silenceAfter: Duration
     private let context: ComponentContext
     private let probes = Mutex<[StreamKind: StreamProbe]>([:])
-    private let timerStarted = Mutex(false)
+    /// Read on every buffer: an atomic, so the common case costs one load.
+    private let timerStarted = Atomic(false)
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         every = spec.options.duration("every") ?? .seconds(1)
@@ -69,11 +70,8 @@ public final class StatsStage: Stage {
 
     /// One timer per stage, from its first buffer: figures then line up with media flowing.
     private func startTimer() {
-        let first = timerStarted.withLock { started in
-            defer { started = true }
-            return !started
-        }
-        guard first else { return }
+        guard !timerStarted.load(ordering: .relaxed),
+              timerStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         let every = self.every
         Task { [weak self] in
             while true {

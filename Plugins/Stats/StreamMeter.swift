@@ -38,6 +38,9 @@ struct StreamMeter: Sendable {
     private var intervalStart: UInt64?
     private var intervalBytes: UInt64 = 0
     private var intervalBuffers: UInt64 = 0
+    /// Media time the interval's buffers cover (their durations), while every one had a duration.
+    private var intervalMedia: UInt64 = 0
+    private var intervalAllTimed = true
     private var jitterSum: Double = 0
     private var jitterCount = 0
     private var level = AudioLevel.empty
@@ -57,6 +60,7 @@ struct StreamMeter: Sendable {
         bytes += UInt64(buffer.size)
         intervalBuffers += 1
         intervalBytes += UInt64(buffer.size)
+        if let duration = buffer.duration, duration > 0 { intervalMedia += duration } else { intervalAllTimed = false }
         if buffer.isGap { gaps += 1 }
         // The first buffer of a stream is always flagged; only later ones are news.
         if buffer.isDiscont, buffers > 1 { discontinuities += 1 }
@@ -102,12 +106,16 @@ struct StreamMeter: Sendable {
     mutating func snapshot(now: UInt64) -> [String: Double] {
         let start = intervalStart ?? now
         let length = now > start ? now - start : 0
-        history.append((end: now, length: length, bytes: intervalBytes))
+        // Bytes per second of media carried, so a burst or a late timer does not skew the figure;
+        // wall time when buffers carry no duration (or none came: then the rate is 0 either way).
+        let mediaLength = intervalAllTimed && intervalMedia > 0 ? intervalMedia : length
+        history.append((end: now, length: mediaLength, bytes: intervalBytes))
         history.removeAll { now - $0.end >= Self.longWindow }
         var figures: [String: Double] = [
             "buffers": Double(buffers),
             "bytes": Double(bytes),
-            "bitrate_kbps": Self.kbps(bytes: intervalBytes, nanoseconds: length),
+            "bitrate_kbps": Self.kbps(bytes: intervalBytes, nanoseconds: mediaLength),
+            "throughput_kbps": Self.kbps(bytes: intervalBytes, nanoseconds: length),
             "bitrate_10s_kbps": Self.kbps(bytes: history.reduce(0) { $0 + $1.bytes },
                                           nanoseconds: history.reduce(0) { $0 + $1.length }),
             "gaps": Double(gaps),
@@ -128,6 +136,8 @@ struct StreamMeter: Sendable {
         intervalStart = now
         intervalBytes = 0
         intervalBuffers = 0
+        intervalMedia = 0
+        intervalAllTimed = true
         jitterSum = 0
         jitterCount = 0
         level = .empty
