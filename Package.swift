@@ -10,6 +10,12 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // `--metrics`: Prometheus exposition served over HTTP.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        // Already in the graph through Hummingbird; named so the metrics server's log goes to stderr.
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -27,15 +33,20 @@ let package = Package(
         .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
         .target(name: "AudioOnlyPlugin", dependencies: ["CastlineKit"], path: "Plugins/AudioOnly"),
+        .target(name: "StatsPlugin", dependencies: ["CastlineKit"], path: "Plugins/Stats"),
         // The `delay` stage's history buffer: pure Swift, no GStreamer types.
         .target(name: "DelayPlugin", dependencies: ["CastlineKit"], path: "Plugins/Delay"),
         // The one list of built-in stages.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin"]),
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin", "StatsPlugin"]),
         .executableTarget(
             name: "castline",
             dependencies: [
                 "CastlineKit", "StagePlugins", "LocalIngest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
@@ -43,6 +54,7 @@ let package = Package(
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
         .testTarget(name: "DelayPluginTests", dependencies: ["DelayPlugin"]),
+        .testTarget(name: "StatsPluginTests", dependencies: ["StatsPlugin", "StagePlugins"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"]),
     ],

@@ -2,6 +2,7 @@ import AudioOnlyPlugin
 import CastlineKit
 import EncodePlugin
 import GstPlugin
+import StatsPlugin
 
 extension ComponentRegistry {
     /// Every stage castline ships, registered here and only here.
@@ -9,5 +10,6 @@ extension ComponentRegistry {
         AudioOnlyStage.self,
         EncodeStage.self,
         GstStage.self,
+        StatsStage.self,
     ])
 }

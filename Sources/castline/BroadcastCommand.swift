@@ -65,6 +65,9 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Flag(help: "Print the pipeline file these flags make, and exit.")
     var printPipeline = false
 
+    @OptionGroup(title: "Stats")
+    var stats: StatsOptions
+
     func validate() throws {
         if keyEnv == nil, keyFile == nil {
             throw ValidationError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
@@ -107,7 +110,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         return [
             "version": 1, "name": name,
             "source": origin,
-            "stages": [["encode": encode]],
+            "stages": [["encode": encode]] + stats.stages,
             "sinks": [["rtmp": rtmp]],
         ]
     }
@@ -118,7 +121,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
             return
         }
-        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)))
+        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -42,6 +42,9 @@ struct ListenCommand: AsyncParsableCommand {
     @Flag(help: "Print the pipeline file these flags make, and exit.")
     var printPipeline = false
 
+    @OptionGroup(title: "Stats")
+    var stats: StatsOptions
+
     func validate() throws {
         guard ["audio", "null"].contains(output) else { throw ValidationError("--output: use audio or null, not \"\(output)\"") }
         for (flag, value) in [("--end-after", Optional(endAfter)), ("--duration", duration)] {
@@ -57,7 +60,7 @@ struct ListenCommand: AsyncParsableCommand {
         return [
             "version": 1, "name": name,
             "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
-            "stages": audioOnly ? [["audio-only": [String: Any]()]] : [],
+            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + stats.stages,
             "sinks": sinks,
         ]
     }
@@ -68,7 +71,8 @@ struct ListenCommand: AsyncParsableCommand {
             print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
             return
         }
-        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)), keys: true)
+        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)),
+                                            stats: stats, keys: true)
         if status != 0 { throw ExitCode(status) }
     }
 }

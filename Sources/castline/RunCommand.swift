@@ -18,6 +18,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s or 1h.", valueName: "duration"))
     var duration: String?
 
+    @OptionGroup(title: "Stats")
+    var stats: StatsOptions
+
     func validate() throws {
         if let duration, Duration(configText: duration) == nil {
             throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
@@ -26,7 +29,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = PipelineFiles.load(file, overrides: overrides).orExit()
-        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)))
+        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats)
         if status != 0 { throw ExitCode(status) }
     }
 }

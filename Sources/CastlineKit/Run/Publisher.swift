@@ -262,14 +262,16 @@ final class Publisher: Sendable {
         Task { [weak self] in
             while let self {
                 try? await Task.sleep(for: .seconds(1))
-                guard let line = self.statusLine() else { return }
+                guard let (line, figures) = self.statusLine() else { return }
                 self.context.events.emit(.status(line))
+                // The same numbers for stats outputs (JSON, metrics, summary).
+                self.context.events.emit(.stats(StatsSample(stage: "rtmp", stream: nil, figures: figures)))
             }
         }
     }
 
-    private func statusLine() -> String? {
-        state.withLock { state -> String? in
+    private func statusLine() -> (String, [String: Double])? {
+        state.withLock { state -> (String, [String: Double])? in
             if case .finished = state.phase { return nil }
             let (sent, acked) = Self.counters(state.output)
             let totalSent = state.earlierSent + sent
@@ -284,9 +286,17 @@ final class Publisher: Sendable {
             default: condition = "connecting"
             }
             let seconds = Int(up.seconds)
-            return String(format: "%@ %d:%02d  %.0f kbit/s  %.1f MB acknowledged  reconnects %d",
+            let figures: [String: Double] = [
+                StatsFigure.reconnects: Double(state.reconnects),
+                StatsFigure.ackedBytes: Double(state.earlierAcked + acked),
+                StatsFigure.sentBytes: Double(totalSent),
+                StatsFigure.bitrate: condition == "publishing" ? rate : 0,
+                "published_s": up.seconds,
+            ]
+            let line = String(format: "%@ %d:%02d  %.0f kbit/s  %.1f MB acknowledged  reconnects %d",
                           condition, seconds / 60, seconds % 60, condition == "publishing" ? rate : 0,
                           Double(state.earlierAcked + acked) / 1_000_000, state.reconnects)
+            return (line, figures)
         }
     }
 

@@ -93,10 +93,11 @@ public final class HLSSource: URISource {
         case "lowest":
             return byBandwidth.first(where: { !wantVideo || $0.hasVideo != false })
         default:
-            if let bitrate = Bitrate(configText: rendition) {
-                return byBandwidth.last { $0.bandwidth <= bitrate.bitsPerSecond } ?? byBandwidth.first
-            }
             let wanted = rendition.lowercased()
+            if let bitrate = Bitrate(configText: rendition),
+               let fitting = byBandwidth.last(where: { $0.bandwidth <= bitrate.bitsPerSecond }) {
+                return fitting
+            }
             if let match = variants.first(where: {
                 $0.name?.lowercased() == wanted || $0.resolution?.lowercased() == wanted
                     || $0.resolution.map { "\($0.split(separator: "x").last ?? "")p" } == wanted

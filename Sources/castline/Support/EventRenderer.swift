@@ -9,20 +9,29 @@ final class EventRenderer {
     private var statusShown = false
     private var statusCount = 0
     private var lastBuffering: Int?
+    /// The in-place line joins the publisher's status and the stats stage's figures.
+    private var publisherStatus: String?
+    private var statsStatus = StatsStatusLine()
 
     init(pipeline: String, showName: Bool) {
         prefix = showName ? "[\(pipeline)] " : ""
     }
 
     func render(_ event: RunEvent) {
+        let statsChanged = statsStatus.update(event)
         if case .status(let line) = event.kind {
             statusCount += 1
+            publisherStatus = line
             if inPlace {
-                Terminal.write("\r\u{1B}[K\(prefix)\(line)")
-                statusShown = true
+                drawStatus()
             } else if statusCount % 10 == 1 {
                 Terminal.status("\(prefix)\(line)")
             }
+            return
+        }
+        if case .stats = event.kind {
+            // Stats refresh the line on a terminal only; logs have the JSON lines for that.
+            if inPlace, statsChanged { drawStatus() }
             return
         }
         if statusShown {
@@ -55,16 +64,42 @@ final class EventRenderer {
             break
         }
     }
+
+    /// Leaves the in-place line so what follows starts on a clean line.
+    func endStatus() {
+        if statusShown { Terminal.write("\n") }
+        statusShown = false
+    }
+
+    private func drawStatus() {
+        let line = [statsStatus.text, publisherStatus].compactMap { $0 }.joined(separator: "  |  ")
+        Terminal.write("\r\u{1B}[K\(prefix)\(line)")
+        statusShown = true
+    }
 }
 
 /// Runs one planned pipeline to its end: events to stderr, Ctrl-C for a clean
 /// stop, a second Ctrl-C to stop at once. Returns the exit status.
 enum RunSession {
-    static func run(_ plan: PipelinePlan, stopAfter: Duration?, keys: Bool = false) async -> Int32 {
+    static func run(
+        _ plan: PipelinePlan, stopAfter: Duration?, stats: StatsOptions = StatsOptions(), keys: Bool = false
+    ) async -> Int32 {
+        let outputs: StatsOutputs
+        do {
+            outputs = try await StatsOutputs.open(stats, pipeline: plan.spec.name)
+        } catch {
+            Terminal.status("\(error)")
+            return ExitStatus.badInput
+        }
         let runner = PipelineRunner(spec: plan.spec, registry: PipelineFiles.registry)
         let renderer = EventRenderer(pipeline: plan.spec.name, showName: false)
         let printing = Task {
-            for await event in runner.events { renderer.render(event) }
+            for await event in runner.events {
+                outputs.consume(event)
+                renderer.render(event)
+            }
+            renderer.endStatus()
+            for line in outputs.finish() { Terminal.status(line) }
         }
         let trap = SignalTrap(
             first: { Task { await runner.stop() } },

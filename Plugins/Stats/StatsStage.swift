@@ -1,0 +1,235 @@
+import CastlineKit
+import Foundation
+import Synchronization
+
+/// Measures what flows past it and passes the media on untouched: per stream,
+/// buffers, bytes, bitrate, position, gaps, discontinuities and jitter; audio
+/// levels and silences on raw audio; frame rate and late frames on video.
+/// Several may sit in one pipeline, each reporting under its own name.
+public final class StatsStage: Stage {
+    public static let kind = "stats"
+    public static let summary = "measure bitrate, position, levels, silences and frame rate; media passes untouched"
+    public static let schema = OptionSchema([
+        OptionField("every", .duration, default: .duration(.seconds(1)), help: "how often to report figures"),
+        OptionField("silence-below", .double(-150...0), default: .double(-60),
+                    help: "raw audio below this RMS level (dBFS) counts as silent"),
+        OptionField("silence-after", .duration, default: .duration(.seconds(5)),
+                    help: "report a silence once audio has been silent this long"),
+    ])
+
+    let every: Duration
+    let silenceBelow: Double
+    let silenceAfter: Duration
+    private let context: ComponentContext
+    private let probes = Mutex<[StreamKind: StreamProbe]>([:])
+    /// Read on every buffer: an atomic, so the common case costs one load.
+    private let timerStarted = Atomic(false)
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        every = spec.options.duration("every") ?? .seconds(1)
+        silenceBelow = spec.options.double("silence-below") ?? -60
+        silenceAfter = spec.options.duration("silence-after") ?? .seconds(5)
+        self.context = context
+        guard every >= .milliseconds(10) else {
+            throw BuildError("must be at least 10ms (try 1s)", at: "\(spec.keyPath).every")
+        }
+    }
+
+    /// Every stream, in whatever form it arrives: counting needs no conversion,
+    /// and converting would change what is being measured.
+    public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
+        .process(takes: .any)
+    }
+
+    /// An `identity` with a probe on its output. Raw audio levels are read from
+    /// the samples in their own format (F32/F64/S16/S32 little-endian), which
+    /// costs one pass over the samples and no copy or conversion.
+    public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
+        let identity = try ElementCatalog.make("identity")
+        // No sync, no checks: identity only gives the probe a place to sit.
+        try identity.set("silent", true)
+        let probe = StreamProbe(
+            stream: stream, element: identity, measuresLevels: stream == .audio && input == .raw,
+            silence: SilenceDetector(threshold: silenceBelow, after: silenceAfter))
+        probes.withLock { $0[stream] = probe }
+        // The src pad sees single buffers even when upstream pushes lists (identity splits them).
+        identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
+            guard let self, let probe else { return .ok }
+            if let buffer = info.buffer {
+                if let change = probe.record(buffer) {
+                    self.context.events.emit(.statsChange(change, stage: self.context.componentName, stream: stream))
+                }
+                self.startTimer()
+            } else if let event = info.event {
+                probe.handle(event)
+            }
+            return .ok
+        }
+        return try BinChain.make(name, [identity])
+    }
+
+    /// One timer per stage, from its first buffer: figures then line up with media flowing.
+    private func startTimer() {
+        guard !timerStarted.load(ordering: .relaxed),
+              timerStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        let every = self.every
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: every)
+                guard let self, self.report() else { return }
+            }
+        }
+    }
+
+    /// Emits one sample per stream and one pipeline-wide; false once there is nothing left to watch.
+    private func report() -> Bool {
+        let current = probes.withLock { Array($0.values) }.sorted { $0.stream < $1.stream }
+        let now = StreamProbe.monotonicNow()
+        var running = false
+        for probe in current {
+            guard let figures = probe.snapshot(now: now) else { continue }
+            context.events.emit(.stats(StatsSample(stage: context.componentName, stream: probe.stream, figures: figures)))
+            if probe.isRunning { running = true }
+        }
+        guard running else { return false }
+        if let pipeline = current.first.flatMap({ Self.pipeline(containing: $0.element) }) {
+            context.events.emit(.stats(StatsSample(
+                stage: context.componentName, stream: nil, figures: Self.pipelineFigures(pipeline))))
+        }
+        return true
+    }
+
+    /// Figures only the whole pipeline knows.
+    static func pipelineFigures(_ pipeline: Pipeline) -> [String: Double] {
+        var figures: [String: Double] = [:]
+        if let latency = pipeline.queryLatency() {
+            figures["live"] = latency.live ? 1 : 0
+            figures["latency_ms"] = Double(latency.min.nanoseconds) / 1e6
+        }
+        if let running = pipeline.runningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }
+        // An HLS source: hlsdemux2 (inside uridecodebin3, made once media flows) measures its downloads.
+        if let demuxer = element(madeBy: "hlsdemux2", in: pipeline) {
+            if let bandwidth = demuxer.int("current-bandwidth") { figures[StatsFigure.downloadBitrate] = Double(bandwidth) / 1000 }
+            let levels = ["current-level-time-audio", "current-level-time-video"].compactMap { demuxer.int($0) }
+            if let buffered = levels.max() { figures["hls_buffered_s"] = Double(buffered) / 1e9 }
+        }
+        return figures
+    }
+
+    /// The first element made by `factory`, searching child bins depth first.
+    static func element(madeBy factory: String, in bin: Bin) -> Element? {
+        for child in bin.children {
+            if child.factoryName == factory { return child }
+            if let inner = child as? Bin, let found = element(madeBy: factory, in: inner) { return found }
+        }
+        return nil
+    }
+
+    static func pipeline(containing element: Element?) -> Pipeline? {
+        var current = element?.parent
+        while let candidate = current {
+            if let pipeline = candidate as? Pipeline { return pipeline }
+            current = candidate.parent
+        }
+        return nil
+    }
+}
+
+/// One stream at one stats stage: the meter behind a lock, and what the caps said.
+final class StreamProbe: Sendable {
+    let stream: StreamKind
+    let element: Element
+    private let measuresLevels: Bool
+    private let state: Mutex<State>
+
+    private struct State {
+        var meter: StreamMeter
+        var silence: SilenceDetector
+        var format: SampleFormat?
+        var bytesPerSecond = 0
+        var segment: SegmentInfo?
+    }
+
+    init(stream: StreamKind, element: Element, measuresLevels: Bool, silence: SilenceDetector) {
+        self.stream = stream
+        self.element = element
+        self.measuresLevels = measuresLevels
+        state = Mutex(State(meter: StreamMeter(stream: stream), silence: silence))
+    }
+
+    static func monotonicNow() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// From the streaming thread; returns a silence change to announce.
+    func record(_ buffer: BufferView) -> StatsChange? {
+        let facts = BufferFacts(
+            pts: buffer.pts?.nanoseconds, dts: buffer.dts?.nanoseconds, duration: buffer.duration?.nanoseconds,
+            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: Self.monotonicNow())
+        let (format, bytesPerSecond) = measuresLevels ? state.withLock { ($0.format, $0.bytesPerSecond) } : (nil, 0)
+        // Measured outside the lock so the timer never waits on a pass over the samples.
+        let level = format.flatMap { format in buffer.withUnsafeBytes { AudioLevel.measure($0, format: format) } }
+        return state.withLock { state in
+            state.meter.record(facts, level: level)
+            guard let level, let measured = level.rmsDBFS else { return nil }
+            // A gap buffer is silence whatever its bytes hold (audiotestsrc flags its muted buffers so).
+            let rms = facts.isGap ? AudioLevel.floor : measured
+            let duration = facts.duration.map { Duration.nanoseconds(Int64(clamping: $0)) }
+                ?? (bytesPerSecond > 0 ? .seconds(Double(buffer.size) / Double(bytesPerSecond)) : .zero)
+            return state.silence.feed(rmsDBFS: rms, duration: duration)
+        }
+    }
+
+    func handle(_ event: EventView) {
+        switch event.kind {
+        case .caps:
+            guard measuresLevels, let structure = event.caps?.structure(at: 0) else { return }
+            let format = structure.string("format").flatMap(SampleFormat.init(caps:))
+            let rate = structure.int("rate") ?? 0
+            let channels = structure.int("channels") ?? 0
+            state.withLock { state in
+                state.format = format
+                state.bytesPerSecond = (format?.bytesPerSample ?? 0) * rate * channels
+            }
+        case .segment:
+            state.withLock { $0.segment = event.segment }
+        case .gap:
+            state.withLock { $0.meter.recordGapEvent() }
+        case .eos:
+            state.withLock { $0.meter.recordEnd() }
+        default:
+            break
+        }
+    }
+
+    /// nil until the stream has carried a buffer.
+    func snapshot(now: UInt64) -> [String: Double]? {
+        state.withLock { state in
+            guard state.meter.hasStarted else { return nil }
+            var figures = state.meter.snapshot(now: now)
+            if measuresLevels { figures["silences"] = Double(state.silence.silences) }
+            if let pts = state.meter.lastPTS, let time = Self.streamTime(pts: pts, segment: state.segment) {
+                figures["stream_time_s"] = Double(time) / 1e9
+            }
+            return figures
+        }
+    }
+
+    /// GStreamer's stream time of a PTS (what a player's position shows): the segment's
+    /// `time` plus how far the PTS is into the segment. An encoder's 1000-hour offset
+    /// shows in the PTS (`position_s`) but not here.
+    static func streamTime(pts: UInt64, segment: SegmentInfo?) -> UInt64? {
+        guard let segment, segment.isTimeFormat, segment.rate > 0 else { return nil }
+        let start = segment.start?.nanoseconds ?? 0
+        guard pts >= start else { return nil }
+        return (segment.time?.nanoseconds ?? 0) + (pts - start)
+    }
+
+    /// Still worth reporting on: not at its end, and its pipeline not torn down.
+    var isRunning: Bool {
+        let ended = state.withLock { $0.meter.ended }
+        return !ended && element.currentState().current != .null
+    }
+}

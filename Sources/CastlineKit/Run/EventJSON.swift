@@ -1,0 +1,99 @@
+import Foundation
+
+/// Turns run events into JSON objects, one per line (JSON Lines): what
+/// `--stats-json` writes, and what the control API streams as server-sent events.
+///
+/// Every object has `ts` (RFC 3339 UTC with milliseconds), `event` and
+/// `pipeline`; the rest depends on the event (see `fields(of:)` and the README).
+public enum EventJSON {
+    /// The `event` value of each kind.
+    public static func name(of kind: RunEvent.Kind) -> String {
+        switch kind {
+        case .stateChanged: "state"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .failure: "failure"
+        case .endOfStream: "end-of-stream"
+        case .buffering: "buffering"
+        case .status: "status"
+        case .stats: "stats"
+        case .statsChange(let change, _, _): change.rawValue
+        }
+    }
+
+    /// The event as a JSON-ready dictionary (values are String, Int, Double or NSNull).
+    public static func object(_ event: RunEvent) -> [String: Any] {
+        var object: [String: Any] = [
+            "ts": timestamp(event.time),
+            "event": name(of: event.kind),
+            "pipeline": event.pipeline,
+        ]
+        object.merge(fields(of: event.kind)) { current, _ in current }
+        return object
+    }
+
+    /// The event's own fields. Stats figures are flattened into the object;
+    /// a figure never overwrites `ts`, `event`, `pipeline`, `stage` or `stream`.
+    public static func fields(of kind: RunEvent.Kind) -> [String: Any] {
+        switch kind {
+        case .stateChanged(let from, let to):
+            return ["from": from.rawValue, "to": to.rawValue]
+        case .notice(let text), .warning(let text), .failure(let text), .status(let text):
+            return ["message": text]
+        case .endOfStream:
+            return [:]
+        case .buffering(let percent):
+            return ["percent": percent]
+        case .stats(let sample):
+            var fields: [String: Any] = ["stage": sample.stage, "stream": sample.stream?.rawValue ?? NSNull()]
+            for (key, value) in sample.figures where fields[key] == nil && !reserved.contains(key) {
+                // JSON has no NaN or infinity: a figure that is not finite is left out.
+                if value.isFinite { fields[key] = value }
+            }
+            return fields
+        case .statsChange(_, let stage, let stream):
+            return ["stage": stage, "stream": stream.rawValue]
+        }
+    }
+
+    private static let reserved: Set<String> = ["ts", "event", "pipeline", "stage", "stream"]
+
+    /// One line of JSON, without the newline. Keys are sorted so lines diff well.
+    public static func line(_ event: RunEvent) -> String {
+        let object = object(event)
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+              let text = String(data: data, encoding: .utf8) else {
+            // Only reachable if a value were not JSON-encodable; say so rather than write nothing.
+            return #"{"event":"notice","message":"unencodable event"}"#
+        }
+        return text
+    }
+
+    /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-21T20:01:02.345Z`.
+    public static func timestamp(_ date: Date) -> String {
+        date.formatted(Self.style)
+    }
+
+    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+}
+
+/// The names of stats figures other components report, so producers and
+/// outputs agree on them. A figure's unit is in its name.
+public enum StatsFigure {
+    /// How far behind the live edge playback is, in seconds: reported by a delay stage
+    /// (pipeline-wide sample, `stream` nil, `stage` the delay stage's name).
+    public static let delaySeconds = "delay_s"
+    /// How much delay the delay stage could give now (what it has buffered), in seconds.
+    public static let availableDelaySeconds = "available_delay_s"
+    /// Reconnects of an RTMP publish so far (stage `rtmp`).
+    public static let reconnects = "reconnects"
+    /// Bytes the RTMP server acknowledged (stage `rtmp`).
+    public static let ackedBytes = "acked_bytes"
+    public static let sentBytes = "sent_bytes"
+    public static let bitrate = "bitrate_kbps"
+    public static let position = "position_s"
+    public static let rms = "rms_dbfs"
+    /// HLS download bandwidth and segment fetch time, when a source reports them.
+    public static let downloadBitrate = "download_kbps"
+    public static let segmentFetch = "segment_fetch_s"
+}

@@ -1,0 +1,174 @@
+import CastlineKit
+import Foundation
+
+/// Every stats output of a run, fed from the one event stream: JSON lines,
+/// Prometheus metrics, the plot, and the summary printed at the end.
+final class StatsOutputs {
+    private let pipeline: String
+    private let json: FileHandle?
+    private let closeJSON: Bool
+    private let metrics: MetricsRecorder?
+    private let server: MetricsServer?
+    private let plotPath: String?
+    private var summary = RunSummary()
+    private var plot = PlotData()
+
+    private init(pipeline: String, json: FileHandle?, closeJSON: Bool, metrics: MetricsRecorder?,
+                 server: MetricsServer?, plotPath: String?) {
+        self.pipeline = pipeline
+        self.json = json
+        self.closeJSON = closeJSON
+        self.metrics = metrics
+        self.server = server
+        self.plotPath = plotPath
+    }
+
+    /// Opens the JSON file and starts the metrics server before the run, so a
+    /// bad path or a taken port stops it before any media flows.
+    static func open(_ options: StatsOptions, pipeline: String) async throws -> StatsOutputs {
+        var json: FileHandle?
+        var closeJSON = false
+        if let path = options.json {
+            if path == "-" {
+                json = .standardOutput
+            } else {
+                guard FileManager.default.createFile(atPath: path, contents: nil),
+                      let handle = FileHandle(forWritingAtPath: path) else {
+                    throw StatsOutputError("--stats-json: cannot write \(path)")
+                }
+                json = handle
+                closeJSON = true
+            }
+        }
+        var recorder: MetricsRecorder?
+        var server: MetricsServer?
+        if let text = options.metrics, let (host, port) = StatsOptions.endpoint(text) {
+            let made = MetricsRecorder()
+            do {
+                server = try await MetricsServer.start(host: host, port: port, recorder: made)
+            } catch {
+                throw StatsOutputError("--metrics: cannot listen on \(text): \(error) (is the port in use?)")
+            }
+            recorder = made
+        }
+        return StatsOutputs(pipeline: pipeline, json: json, closeJSON: closeJSON, metrics: recorder,
+                            server: server, plotPath: options.plot)
+    }
+
+    func consume(_ event: RunEvent) {
+        if let json { json.write(Data((EventJSON.line(event) + "\n").utf8)) }
+        summary.add(event)
+        if case .stats(let sample) = event.kind {
+            metrics?.record(sample, pipeline: event.pipeline)
+            plot.add(sample, at: event.time)
+        }
+    }
+
+    /// Writes the plot, stops the server, closes the JSON file; returns the summary for stderr.
+    func finish() -> [String] {
+        var lines = summary.lines()
+        if let plotPath {
+            let svg = StatsPlot.svg(plot, title: "castline: \(pipeline)")
+            do {
+                try Data(svg.utf8).write(to: URL(fileURLWithPath: plotPath))
+                lines.append("plot: \(plotPath)")
+            } catch {
+                lines.append("--stats-plot: cannot write \(plotPath): \(error.localizedDescription)")
+            }
+        }
+        server?.stop()
+        if closeJSON { try? json?.close() }
+        return lines
+    }
+}
+
+struct StatsOutputError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What the summary at the end of a run says: duration, bytes, bitrates,
+/// buffering time, reconnects, silences.
+struct RunSummary {
+    private struct Stream {
+        var bytes = 0.0
+        var bitrates: [Double] = []
+    }
+
+    private var first: Date?
+    private var last: Date?
+    private var streams: [String: Stream] = [:]
+    private var order: [String] = []
+    private var bufferingSince: Date?
+    private var buffering: TimeInterval = 0
+    private var reconnects = 0.0
+    private var reconnectStates = 0
+    private var silences = 0
+    private var rtmp: (sent: Double, acked: Double)?
+
+    mutating func add(_ event: RunEvent) {
+        if first == nil { first = event.time }
+        last = event.time
+        switch event.kind {
+        case .stats(let sample):
+            add(sample)
+        case .statsChange(.silence, _, _):
+            silences += 1
+        case .stateChanged(_, .buffering):
+            bufferingSince = bufferingSince ?? event.time
+        case .stateChanged(_, let to):
+            if to == .reconnecting { reconnectStates += 1 }
+            endBuffering(at: event.time)
+        case .buffering(let percent):
+            // Live media buffers without a state change: the percentages tell.
+            if percent < 100 { bufferingSince = bufferingSince ?? event.time } else { endBuffering(at: event.time) }
+        default:
+            break
+        }
+    }
+
+    private mutating func endBuffering(at time: Date) {
+        if let since = bufferingSince { buffering += time.timeIntervalSince(since) }
+        bufferingSince = nil
+    }
+
+    private mutating func add(_ sample: StatsSample) {
+        if let count = sample.figures[StatsFigure.reconnects] { reconnects = max(reconnects, count) }
+        if sample.stage == "rtmp", let sent = sample.figures[StatsFigure.sentBytes] {
+            rtmp = (sent, sample.figures[StatsFigure.ackedBytes] ?? 0)
+        }
+        guard let stream = sample.stream else { return }
+        let key = "\(sample.stage) \(stream)"
+        if streams[key] == nil { order.append(key) }
+        if let bytes = sample.figures["bytes"] { streams[key, default: Stream()].bytes = bytes }
+        if let bitrate = sample.figures[StatsFigure.bitrate] { streams[key, default: Stream()].bitrates.append(bitrate) }
+    }
+
+    func lines() -> [String] {
+        guard let first, let last else { return [] }
+        var ongoing = buffering
+        if let bufferingSince { ongoing += last.timeIntervalSince(bufferingSince) }
+        var lines = [String(
+            format: "summary: %.1f s, buffering %.1f s, reconnects %d, silences %d",
+            last.timeIntervalSince(first), ongoing, Int(max(reconnects, Double(reconnectStates))), silences)]
+        for key in order {
+            guard let stream = streams[key] else { continue }
+            // The first interval of a stream starts mid-way; leave it out of min/avg/max when there are others.
+            let rates = stream.bitrates.count > 1 ? Array(stream.bitrates.dropFirst()) : stream.bitrates
+            var line = "  \(key): \(Self.megabytes(stream.bytes))"
+            if let low = rates.min(), let high = rates.max() {
+                let average = rates.reduce(0, +) / Double(rates.count)
+                line += String(format: ", bitrate min/avg/max %.0f/%.0f/%.0f kbit/s", low, average, high)
+            }
+            lines.append(line)
+        }
+        if let rtmp {
+            lines.append("  rtmp: \(Self.megabytes(rtmp.sent)) sent, \(Self.megabytes(rtmp.acked)) acknowledged")
+        }
+        return lines
+    }
+
+    static func megabytes(_ bytes: Double) -> String {
+        String(format: "%.2f MB", bytes / 1_000_000)
+    }
+}

@@ -1,0 +1,158 @@
+import CastlineKit
+import Foundation
+
+/// The series `--stats-plot` draws, in seconds from the first sample.
+struct PlotData {
+    struct Point { var time: Double; var value: Double }
+    private(set) var start: Date?
+    /// Bitrate (kbit/s) per `stage stream` (and `rtmp` for the publish), in the order first seen.
+    private(set) var bitrate: [(name: String, points: [Point])] = []
+    /// RMS level (dBFS) per `stage audio`.
+    private(set) var level: [(name: String, points: [Point])] = []
+
+    mutating func add(_ sample: StatsSample, at time: Date) {
+        // Pipeline-wide samples of a stats stage carry no bitrate; the publisher's does.
+        let name = sample.stream.map { "\(sample.stage) \($0)" } ?? sample.stage
+        if start == nil { start = time }
+        let seconds = time.timeIntervalSince(start ?? time)
+        if let value = sample.figures[StatsFigure.bitrate] {
+            Self.append(Point(time: seconds, value: value), to: name, in: &bitrate)
+        }
+        if let value = sample.figures[StatsFigure.rms] {
+            Self.append(Point(time: seconds, value: value), to: name, in: &level)
+        }
+    }
+
+    private static func append(_ point: Point, to name: String, in series: inout [(name: String, points: [Point])]) {
+        if let index = series.firstIndex(where: { $0.name == name }) {
+            series[index].points.append(point)
+        } else {
+            series.append((name, [point]))
+        }
+    }
+}
+
+/// A hand-written SVG of a run: bitrate above, audio level below, on one time
+/// axis, each panel with ticks, units and a legend.
+enum StatsPlot {
+    static let width = 960.0
+    static let left = 80.0, right = 200.0
+    static let colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"]
+
+    static func svg(_ data: PlotData, title: String) -> String {
+        let allPoints = (data.bitrate + data.level).flatMap(\.points)
+        let duration = max(allPoints.map(\.time).max() ?? 0, 1)
+        let time = Axis(low: 0, high: duration)
+        let rates = data.bitrate.flatMap(\.points).map(\.value)
+        let bitrateHigh = max(rates.max() ?? 0, 1) * 1.1
+        // Raw video next to compressed audio spans 1000×: then a log scale keeps both readable.
+        let lowestRate = rates.filter { $0 > 0 }.min() ?? 1
+        let bitrateAxis = bitrateHigh / lowestRate > 100
+            ? Axis(low: pow(10, floor(log10(lowestRate))), high: pow(10, ceil(log10(bitrateHigh))), logarithmic: true)
+            : Axis(low: 0, high: bitrateHigh)
+        let levelLow = min((data.level.flatMap(\.points).map(\.value).min() ?? -60) - 5, -60)
+        var svg = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="620" viewBox="0 0 \(Int(width)) 620" \
+            font-family="sans-serif" font-size="12">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(Int(width / 2))" y="28" text-anchor="middle" font-size="18">\(escape(title))</text>
+
+            """
+        svg += panel(id: "bitrate", label: "bitrate (kbit/s)", series: data.bitrate, top: 50, height: 230,
+                     time: time, values: bitrateAxis, showTime: false)
+        svg += panel(id: "level", label: "audio RMS (dBFS)", series: data.level, top: 330, height: 230,
+                     time: time, values: Axis(low: levelLow, high: 0), showTime: true)
+        svg += "</svg>\n"
+        return svg
+    }
+
+    /// A linear scale with "nice" ticks (1, 2 or 5 × 10ⁿ apart).
+    struct Axis {
+        var low: Double
+        var high: Double
+        /// Decades apart; `low` and `high` are then powers of ten.
+        var logarithmic = false
+
+        var ticks: [Double] {
+            if logarithmic {
+                return stride(from: log10(low), through: log10(high), by: 1).map { pow(10, $0.rounded()) }
+            }
+            let raw = (high - low) / 5
+            guard raw > 0, raw.isFinite else { return [low] }
+            let magnitude = pow(10, floor(log10(raw)))
+            let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? raw
+            var tick = (low / step).rounded(.up) * step
+            var ticks: [Double] = []
+            while tick <= high + step * 1e-9 {
+                ticks.append(tick)
+                tick += step
+            }
+            return ticks
+        }
+
+        func position(_ value: Double, from start: Double, length: Double) -> Double {
+            guard high > low else { return start }
+            if logarithmic {
+                let clamped = min(max(value, low), high)
+                return start + (log10(clamped) - log10(low)) / (log10(high) - log10(low)) * length
+            }
+            return start + (value - low) / (high - low) * length
+        }
+    }
+
+    private static func panel(
+        id: String, label: String, series: [(name: String, points: [PlotData.Point])],
+        top: Double, height: Double, time: Axis, values: Axis, showTime: Bool
+    ) -> String {
+        let plotWidth = width - left - right
+        let bottom = top + height
+        func x(_ t: Double) -> Double { time.position(t, from: left, length: plotWidth) }
+        func y(_ v: Double) -> Double { bottom - values.position(v, from: 0, length: height) }
+        var out = "<g id=\"\(id)\">\n"
+        out += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(height)\" fill=\"none\" stroke=\"#444\"/>\n"
+        for tick in values.ticks {
+            let ty = format(y(tick))
+            out += "<line x1=\"\(left)\" x2=\"\(left + plotWidth)\" y1=\"\(ty)\" y2=\"\(ty)\" stroke=\"#ddd\"/>"
+            out += "<text x=\"\(left - 6)\" y=\"\(ty)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(tickLabel(tick))</text>\n"
+        }
+        for tick in time.ticks {
+            let tx = format(x(tick))
+            out += "<line x1=\"\(tx)\" x2=\"\(tx)\" y1=\"\(bottom)\" y2=\"\(bottom + 5)\" stroke=\"#444\"/>"
+            if showTime { out += "<text x=\"\(tx)\" y=\"\(bottom + 18)\" text-anchor=\"middle\">\(tickLabel(tick))</text>" }
+            out += "\n"
+        }
+        if showTime {
+            out += "<text x=\"\(left + plotWidth / 2)\" y=\"\(bottom + 38)\" text-anchor=\"middle\">time (s)</text>\n"
+        }
+        let middle = format(top + height / 2)
+        let axisLabel = values.logarithmic ? label + ", log scale" : label
+        out += "<text x=\"20\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 20 \(middle))\">\(escape(axisLabel))</text>\n"
+        if series.isEmpty {
+            out += "<text x=\"\(left + plotWidth / 2)\" y=\"\(middle)\" text-anchor=\"middle\" fill=\"#888\">no data</text>\n"
+        }
+        for (index, entry) in series.enumerated() {
+            let color = colors[index % colors.count]
+            let points = entry.points.map { "\(format(x($0.time))),\(format(y(min(max($0.value, values.low), values.high))))" }
+            out += "<polyline class=\"series\" data-series=\"\(id)\" data-name=\"\(escape(entry.name))\" fill=\"none\" "
+            out += "stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(points.joined(separator: " "))\"/>\n"
+            let ly = top + 14 + Double(index) * 18
+            let lx = left + plotWidth + 12
+            out += "<line x1=\"\(lx)\" x2=\"\(lx + 20)\" y1=\"\(ly)\" y2=\"\(ly)\" stroke=\"\(color)\" stroke-width=\"3\"/>"
+            out += "<text x=\"\(lx + 26)\" y=\"\(ly)\" dominant-baseline=\"middle\">\(escape(entry.name))</text>\n"
+        }
+        out += "</g>\n"
+        return out
+    }
+
+    private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    private static func tickLabel(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,46 @@
+import CastlineKit
+import Foundation
+
+/// The compact status line stats samples drive: state, position, and per
+/// stream bitrate plus level (audio) or frame rate (video), e.g.
+/// `playing  12.3 s  audio 128 kbit/s -14 dBFS  video 2480 kbit/s 30 fps`.
+/// With several stats stages, the first one to report speaks for the run.
+struct StatsStatusLine {
+    private var state: RunState?
+    private var stage: String?
+    private var streams: [StreamKind: [String: Double]] = [:]
+
+    mutating func update(_ event: RunEvent) -> Bool {
+        switch event.kind {
+        case .stateChanged(_, let to):
+            state = to
+            return stage != nil
+        case .stats(let sample):
+            // The publisher's figures are on its own status line.
+            guard let stream = sample.stream, sample.stage != "rtmp" else { return false }
+            if stage == nil { stage = sample.stage }
+            guard sample.stage == stage else { return false }
+            streams[stream] = sample.figures
+            return true
+        default:
+            return false
+        }
+    }
+
+    var text: String? {
+        guard stage != nil else { return nil }
+        var parts: [String] = []
+        if let state { parts.append(state.rawValue) }
+        if let position = streams.values.compactMap({ $0[StatsFigure.position] }).max() {
+            parts.append(String(format: "%.1f s", position))
+        }
+        for (stream, figures) in streams.sorted(by: { $0.key < $1.key }) {
+            var part = "\(stream)"
+            if let bitrate = figures[StatsFigure.bitrate] { part += String(format: " %.0f kbit/s", bitrate) }
+            if let level = figures[StatsFigure.rms] { part += String(format: " %.0f dBFS", level) }
+            if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
+            parts.append(part)
+        }
+        return parts.joined(separator: "  ")
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import LocalIngest
+import Testing
+
+/// `--stats-json`, `--metrics` and `--stats-plot` of the built binary.
+@Suite("stats outputs", .timeLimit(.minutes(2)))
+struct StatsOutputTests {
+    /// Raw F32 stereo at 48 kHz (3072 kbit/s exactly), silent, and a small video.
+    static let silentTone = """
+        version: 1
+        name: stats-e2e
+        source:
+          test:
+            video: { width: 160, height: 120, fps: 30 }
+            audio: { volume: 0, beep: 0s }
+        stages:
+          - stats: { every: 500ms, silence-after: 1s, name: meter }
+        sinks: [ { null: {} } ]
+        """
+
+    @Test("--stats-json - writes JSON lines with the documented keys, the exact bitrate and a timely silence")
+    func jsonLines() async throws {
+        let scratch = try Scratch()
+        let pipeline = try scratch.write("stats.yaml", Self.silentTone)
+        let run = try await Castline.run(["run", pipeline, "--duration", "3s", "--stats-json", "-"])
+        try #require(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        let objects = try lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not an object: \(line)")
+        }
+        let timestamp = try Regex(#"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#)
+        for object in objects {
+            let ts = try #require(object["ts"] as? String)
+            #expect(ts.wholeMatch(of: timestamp) != nil, "ts \(ts)")
+            #expect(object["pipeline"] as? String == "stats-e2e")
+            #expect(object["event"] is String)
+        }
+        let events = objects.compactMap { $0["event"] as? String }
+        #expect(events.contains("state"))
+        let audio = objects.filter { $0["event"] as? String == "stats" && $0["stream"] as? String == "audio" }
+        #expect(audio.count >= 4, "\(audio.count) audio samples")
+        for sample in audio {
+            #expect(sample["stage"] as? String == "meter")
+            for key in ["buffers", "bytes", "bitrate_kbps", "bitrate_10s_kbps", "position_s", "rms_dbfs", "peak_dbfs", "gaps"] {
+                #expect(sample[key] is Double, "\(key) in \(sample)")
+            }
+        }
+        for sample in audio.dropFirst() {
+            let bitrate = try #require(sample["bitrate_kbps"] as? Double)
+            #expect(abs(bitrate - 3072) / 3072 < 0.05, "bitrate \(bitrate) kbit/s, expected 3072")
+        }
+        let video = objects.filter { $0["event"] as? String == "stats" && $0["stream"] as? String == "video" }
+        #expect(video.dropFirst().allSatisfy { abs(($0["fps"] as? Double ?? 0) - 30) < 3 }, "\(video)")
+        #expect(objects.contains { $0["event"] as? String == "stats" && $0["stream"] is NSNull })
+
+        // The tone is silent from its first buffer, about one interval before the first sample.
+        let silence = try #require(objects.first { $0["event"] as? String == "silence" }, "no silence in \(events)")
+        #expect(silence["stream"] as? String == "audio")
+        let firstSample = try #require(audio.first.flatMap { $0["ts"] as? String }.flatMap(Self.date))
+        let silenceAt = try #require((silence["ts"] as? String).flatMap(Self.date))
+        let after = silenceAt.timeIntervalSince(firstSample.addingTimeInterval(-0.5))
+        #expect(after >= 0.9 && after <= 2.0, "silence \(after) s after the audio began (silence-after 1s)")
+        #expect(run.stderr.contains("summary:"), "\(run.stderr)")
+    }
+
+    @Test("--metrics serves valid Prometheus exposition whose counters rise")
+    func metrics() async throws {
+        let scratch = try Scratch()
+        let pipeline = try scratch.write("stats.yaml", Self.silentTone)
+        let port = try FreePort.find()
+        let process = try Castline.start(["run", pipeline, "--metrics", "127.0.0.1:\(port)"])
+        defer { Task { await process.terminate() } }
+        #expect(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(20)))
+        try await Task.sleep(for: .milliseconds(1500))
+        let first = try await SimpleHTTP.get("http://127.0.0.1:\(port)/metrics")
+        try await Task.sleep(for: .milliseconds(1200))
+        let second = try await SimpleHTTP.get("http://127.0.0.1:\(port)/metrics")
+        #expect(await Castline.interrupt(process) == 0)
+
+        #expect(first.status == 200)
+        #expect(first.headers["content-type"]?.hasPrefix("text/plain") == true)
+        let before = try Exposition(first.text)
+        let after = try Exposition(second.text)
+        #expect(after.types["castline_bytes_total"] == "counter")
+        #expect(after.types["castline_bitrate_kbps"] == "gauge")
+        #expect(after.types["castline_rms_dbfs"] == "gauge")
+        let bytes = #"castline_bytes_total{pipeline="stats-e2e",stage="meter",stream="audio"}"#
+        let earlier = try #require(before.samples[bytes], "\(first.text)")
+        let later = try #require(after.samples[bytes], "\(second.text)")
+        #expect(later > earlier)
+        #expect(after.samples.keys.contains { $0.hasPrefix("castline_position_seconds{") })
+    }
+
+    @Test("--stats-plot writes well-formed SVG with the bitrate and level series")
+    func plot() async throws {
+        let scratch = try Scratch()
+        let pipeline = try scratch.write("stats.yaml", Self.silentTone)
+        let path = scratch.file("run.svg")
+        let run = try await Castline.run(["run", pipeline, "--duration", "3s", "--stats-plot", path])
+        try #require(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let reader = SVGReader()
+        let parser = XMLParser(data: data)
+        parser.delegate = reader
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        #expect(reader.root == "svg")
+        #expect(reader.series.contains { $0.series == "bitrate" && $0.name == "meter audio" && $0.points >= 4 }, "\(reader.series)")
+        #expect(reader.series.contains { $0.series == "level" && $0.name == "meter audio" && $0.points >= 4 }, "\(reader.series)")
+        #expect(reader.texts.contains("bitrate (kbit/s)") && reader.texts.contains("audio RMS (dBFS)"))
+        #expect(reader.texts.contains("castline: stats-e2e"))
+    }
+
+    @Test("broadcast --stats-json: the publisher's rtmp figures and the published streams' bitrates")
+    func broadcastFigures() async throws {
+        let key = "stats-\(UUID().uuidString.prefix(8))"
+        try await withIngest { _, endpoints in
+            let run = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "320x240",
+                "--duration", "5s", "--stats-json", "-",
+            ], environment: ["CASTLINE_TEST_KEY": key])
+            try #require(run.status == 0, "\(run.stderr)")
+            #expect(!run.stdout.contains(key), "the key never reaches the JSON lines")
+            let objects = run.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let rtmp = objects.filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "rtmp" }
+            let last = try #require(rtmp.last, "no rtmp stats in \(run.stdout)")
+            #expect(last["reconnects"] as? Double == 0)
+            // nginx-rtmp acknowledges every 5 MB, more than 5 s of this sends: present, not yet above 0.
+            let sent = try #require(last["sent_bytes"] as? Double, "\(last)")
+            let acked = try #require(last["acked_bytes"] as? Double, "\(last)")
+            #expect(sent > 100_000 && acked <= sent, "\(last)")
+            let audio = objects.filter { $0["event"] as? String == "stats" && $0["stream"] as? String == "audio" }
+            // AAC at 128 kbit/s, measured after the encoder; the first interval starts mid-way.
+            let rates = audio.dropFirst().compactMap { $0["bitrate_10s_kbps"] as? Double }
+            let rate = try #require(rates.last, "\(audio)")
+            #expect(abs(rate - 128) / 128 < 0.1, "published audio at \(rate) kbit/s")
+            #expect(run.stderr.contains("rtmp:"), "\(run.stderr)")
+        }
+    }
+
+    static func date(_ text: String) -> Date? {
+        try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+/// A small reader of the Prometheus text format: `# TYPE name kind` lines and
+/// `name{labels} value` samples; throws on any other line.
+struct Exposition {
+    var types: [String: String] = [:]
+    var samples: [String: Double] = [:]
+
+    init(_ text: String) throws {
+        let sample = try Regex(#"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? (\S+)$"#)
+        for line in text.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 4, ["counter", "gauge", "histogram", "summary", "untyped"].contains(parts[3]) else {
+                    throw ProbeError(message: "bad TYPE line: \(line)")
+                }
+                types[String(parts[2])] = String(parts[3])
+            } else if line.hasPrefix("#") {
+                continue
+            } else {
+                guard line.wholeMatch(of: sample) != nil, let space = line.lastIndex(of: " "),
+                      let value = Double(line[line.index(after: space)...]) else {
+                    throw ProbeError(message: "not an exposition line: \(line)")
+                }
+                samples[String(line[..<space])] = value
+            }
+        }
+    }
+}
+
+final class SVGReader: NSObject, XMLParserDelegate {
+    var root: String?
+    var series: [(series: String, name: String, points: Int)] = []
+    var texts: [String] = []
+    private var text = ""
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
+                qualifiedName: String?, attributes: [String: String] = [:]) {
+        if root == nil { root = name }
+        if name == "polyline", let kind = attributes["data-series"] {
+            let points = attributes["points"]?.split(separator: " ").count ?? 0
+            series.append((kind, attributes["data-name"] ?? "", points))
+        }
+        text = ""
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        if name == "text" { texts.append(text) }
+    }
+}

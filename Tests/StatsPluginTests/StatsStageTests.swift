@@ -1,0 +1,125 @@
+import CastlineKit
+import Foundation
+import StagePlugins
+import Synchronization
+import Testing
+@testable import StatsPlugin
+
+func loadSpec(_ yaml: String) throws -> PipelineSpec {
+    try PipelineLoader(catalog: ComponentRegistry.builtin, environment: [:]).load(yaml: yaml, file: "test.yaml")
+}
+
+/// Events with the monotonic time they arrived.
+final class EventLog: Sendable {
+    private let entries = Mutex<[(at: ContinuousClock.Instant, event: RunEvent)]>([])
+    func append(_ event: RunEvent) { entries.withLock { $0.append((.now, event)) } }
+    var all: [(at: ContinuousClock.Instant, event: RunEvent)] { entries.withLock { $0 } }
+
+    func samples(stream: StreamKind?) -> [StatsSample] {
+        all.compactMap { entry in
+            if case .stats(let sample) = entry.event.kind, sample.stream == stream { return sample }
+            return nil
+        }
+    }
+
+    func changes() -> [(at: ContinuousClock.Instant, change: StatsChange)] {
+        all.compactMap { entry in
+            if case .statsChange(let change, _, _) = entry.event.kind { return (entry.at, change) }
+            return nil
+        }
+    }
+}
+
+@Suite("stats stage in a real pipeline", .timeLimit(.minutes(1)))
+struct StatsStageTests {
+    @Test("test audio and video through stats: samples every interval, exact raw-audio bitrate, rising position, 30 fps")
+    func figuresOfKnownStreams() async throws {
+        let runner = PipelineRunner(spec: try loadSpec("""
+            version: 1
+            name: figures
+            source: { test: { video: { width: 160, height: 120, fps: 30 }, audio: {} } }
+            stages: [ { stats: { every: 500ms, name: probe } } ]
+            sinks: [ { null: {} } ]
+            """), registry: .builtin)
+        let log = EventLog()
+        let reading = Task { for await event in runner.events { log.append(event) } }
+        try await runner.start()
+        try await Task.sleep(for: .milliseconds(3200))
+        await runner.stop()
+        _ = await runner.wait()
+        await reading.value
+
+        let audio = log.samples(stream: .audio)
+        let video = log.samples(stream: .video)
+        #expect((5...7).contains(audio.count), "\(audio.count) audio samples in 3.2 s at every 500ms")
+        #expect(audio.allSatisfy { $0.stage == "probe" })
+        // F32 × 48 kHz × 2 channels = 3072 kbit/s; the first interval starts mid-buffer, so skip it.
+        for sample in audio.dropFirst() {
+            let bitrate = try #require(sample.figures["bitrate_kbps"])
+            #expect(abs(bitrate - 3072) / 3072 < 0.05, "audio bitrate \(bitrate)")
+        }
+        let positions = audio.compactMap { $0.figures["position_s"] }
+        #expect(positions.count == audio.count)
+        #expect(zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 }, "positions \(positions)")
+        let level = try #require(audio.last?.figures["rms_dbfs"])
+        // The default tone is a sine at volume 0.3: 20·log10(0.3/√2) ≈ -13.5 dBFS (beeps make it a little louder).
+        #expect((-15.0)...(-9.0) ~= level, "rms \(level)")
+        for sample in video.dropFirst() {
+            let fps = try #require(sample.figures["fps"])
+            #expect(abs(fps - 30) < 3, "fps \(fps)")
+            #expect(sample.figures["rms_dbfs"] == nil)
+        }
+        #expect(!log.samples(stream: nil).isEmpty, "a pipeline-wide sample")
+        #expect(log.samples(stream: nil).first?.figures["latency_ms"] != nil)
+    }
+
+    @Test("silence is announced after silence-after of quiet, and sound when the tone returns")
+    func silenceThenSound() async throws {
+        let spec = try loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            stages: [ { stats: { every: 250ms, silence-after: 1s, silence-below: -50 } } ]
+            sinks: [ { null: {} } ]
+            """)
+        let log = EventLog()
+        let events = EventEmitter(pipeline: "silence", masker: SecretMasker(secrets: [])) { log.append($0) }
+        let stage = try StatsStage(spec: spec.stages[0], context: ComponentContext(
+            pipelineName: "silence", componentName: "meter", keyPath: "stages[0]", events: events))
+
+        let pipeline = Pipeline(name: "silence-test")
+        let tone = try Element.make("audiotestsrc")
+        try tone.set("is-live", true)
+        try tone.set("samplesperbuffer", Int32(480))
+        try tone.set("volume", 0.5)
+        let caps = try BinChain.capsFilter("audio/x-raw,format=S16LE,rate=48000,channels=2")
+        let bin = try stage.makeBin(for: .audio, input: .raw, name: "stats-audio")
+        let sink = try Element.make("fakesink")
+        try pipeline.add(tone, caps, bin, sink)
+        try tone.link(caps)
+        try caps.link(bin)
+        try bin.link(sink)
+        pipeline.setState(.playing)
+        defer { pipeline.setState(.null) }
+
+        try await Task.sleep(for: .seconds(1))
+        let quietFrom = ContinuousClock.now
+        try tone.set("volume", 0.0)
+        try await Task.sleep(for: .milliseconds(2500))
+        let loudFrom = ContinuousClock.now
+        try tone.set("volume", 0.5)
+        try await Task.sleep(for: .seconds(1))
+
+        withExtendedLifetime(stage) {}
+        let changes = log.changes()
+        #expect(changes.map(\.change) == [.silence, .sound], "\(changes)")
+        if changes.count == 2 {
+            let silenceAfter = (changes[0].at - quietFrom).seconds
+            #expect(silenceAfter >= 0.9 && silenceAfter <= 2.0, "silence reported \(silenceAfter) s after the tone stopped")
+            let soundAfter = (changes[1].at - loudFrom).seconds
+            #expect(soundAfter >= 0 && soundAfter <= 1.0, "sound reported \(soundAfter) s after the tone returned")
+        }
+        let levels = log.samples(stream: .audio).compactMap { $0.figures["rms_dbfs"] }
+        #expect(levels.contains { $0 <= AudioLevel.floor }, "digital silence reads as the floor: \(levels)")
+        #expect(levels.contains { $0 > -10 }, "a 0.5 sine reads about -9 dBFS: \(levels)")
+    }
+}
