@@ -28,6 +28,9 @@ public final class HLSSource: URISource {
     /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
     private var declared: [StreamKind: StreamForm]?
     private let endWatch = EndWatch()
+    /// The played playlist has no `#EXT-X-ENDLIST`.
+    private var live = false
+
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -50,14 +53,23 @@ public final class HLSSource: URISource {
         } catch {
             throw BuildError("\(error)", at: "\(keyPath).url")
         }
-        guard case .master(let variants) = playlist else { return }
-        guard let variant = try choose(from: variants, wantVideo: wanted.contains(.video)) else {
-            declared = Self.streams(named: variants.flatMap(\.codecs))
+        guard case .master(let variants) = playlist else {
+            if case .media(let media) = playlist { live = !media.isEnded }
             return
         }
-        uri = variant.uri.absoluteString
-        declared = Self.streams(named: variant.codecs)
-        context.events.emit(.notice("rendition: \(Self.describe(variant))"))
+        let variant = try choose(from: variants, wantVideo: wanted.contains(.video))
+        if let variant {
+            uri = variant.uri.absoluteString
+            declared = Self.streams(named: variant.codecs)
+            context.events.emit(.notice("rendition: \(Self.describe(variant))"))
+        } else {
+            declared = Self.streams(named: variants.flatMap(\.codecs))
+        }
+        // Live or not is the media playlist's to say.
+        if let media = (variant ?? variants.first).map(\.uri),
+           case .media(let listing)? = try? HLSPlaylist.parse(await PlaylistFetcher.fetch(media), base: media) {
+            live = !listing.isEnded
+        }
     }
 
     nonisolated(nonsending) private func fetchWaitingForLive() async throws -> String {
