@@ -52,7 +52,7 @@ public class URISource: SourceComponent {
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
-        let streams = try encodedForms().mapValues { _ in StreamForm.raw }
+        let streams = try discoveredStreams().mapValues { _ in StreamForm.raw }
         guard !streams.isEmpty else {
             throw BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
         }
@@ -60,17 +60,27 @@ public class URISource: SourceComponent {
     }
 
     public func encodedForms() throws -> [StreamKind: StreamForm] {
-        var forms: [StreamKind: StreamForm] = [:]
+        try discoveredStreams().compactMapValues { $0 }
+    }
+
+    /// The first audio and video stream found, each with its encoded form (nil: decode it).
+    private func discoveredStreams() throws -> [StreamKind: StreamForm?] {
+        var found: [StreamKind: StreamForm?] = [:]
         for stream in try discover() {
-            let caps = try? Caps(stream.caps)
-            let codec = Codec(mediaType: stream.mediaType, mpegVersion: caps?.structure(at: 0)?.int("mpegversion"))
+            let kind: StreamKind
             switch stream.type {
-            case .audio where forms[.audio] == nil: forms[.audio] = .encoded(codec)
-            case .video where forms[.video] == nil: forms[.video] = .encoded(codec)
+            case .audio: kind = .audio
+            case .video: kind = .video
             default: continue
             }
+            guard found[kind] == nil else { continue }
+            // Only a codec castline knows is kept encoded; raw and unknown streams are decoded
+            // (a WAV's stream is reported as audio/x-wav, for one).
+            let caps = try? Caps(stream.caps)
+            let codec = Codec(mediaType: stream.mediaType, mpegVersion: caps?.structure(at: 0)?.int("mpegversion"))
+            found[kind] = .some(codec.map { StreamForm.encoded($0) })
         }
-        return forms
+        return found
     }
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {

@@ -93,13 +93,14 @@ enum RunSession {
         }
         let runner = PipelineRunner(spec: plan.spec, registry: PipelineFiles.registry)
         let renderer = EventRenderer(pipeline: plan.spec.name, showName: false)
-        let printing = Task {
+        // The summary lines come back to be printed only when the run got going.
+        let printing = Task { () -> [String] in
             for await event in runner.events {
                 outputs.consume(event)
                 renderer.render(event)
             }
             renderer.endStatus()
-            for line in outputs.finish() { Terminal.status(line) }
+            return outputs.finish()
         }
         let trap = SignalTrap(
             first: { Task { await runner.stop() } },
@@ -135,7 +136,7 @@ enum RunSession {
         }
         if let stopAfter { await runner.limit(to: stopAfter) }
         let outcome = await runner.wait()
-        _ = await printing.value
+        for line in await printing.value { Terminal.status(line) }
         withExtendedLifetime(trap) {}
         if case .failed = outcome { return ExitStatus.failed }
         return 0
