@@ -53,17 +53,14 @@ struct BroadcastCommand: AsyncParsableCommand {
                                valueName: "path"))
     var source: String?
 
-    @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s.", valueName: "duration"))
-    var duration: String?
-
     @Option(help: "Give up after this many failed reconnects in a row (default: never).")
     var maxReconnects: Int?
 
     @Option(help: "Pipeline name in events and metrics.")
     var name = "broadcast"
 
-    @Flag(help: "Print the pipeline file these flags make, and exit.")
-    var printPipeline = false
+    @OptionGroup
+    var shortcut: ShortcutOptions
 
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
@@ -74,9 +71,6 @@ struct BroadcastCommand: AsyncParsableCommand {
         }
         if keyEnv != nil, keyFile != nil { throw ValidationError("give --key-env or --key-file, not both") }
         guard parsedSize != nil else { throw ValidationError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
-        if let duration, Duration(configText: duration) == nil {
-            throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
-        }
         if let maxReconnects, maxReconnects < 0 { throw ValidationError("--max-reconnects must be 0 or more") }
         if source != nil, audioOnly { throw ValidationError("--audio-only goes with the test signal, not with --source") }
     }
@@ -117,11 +111,8 @@ struct BroadcastCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = PipelineFiles.load(document: document, origin: "castline broadcast").orExit()
-        if printPipeline {
-            print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
-            return
-        }
-        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats)
+        if shortcut.printedPipeline(plan) { return }
+        let status = await RunSession.run(plan, stopAfter: shortcut.stopAfter, stats: stats)
         if status != 0 { throw ExitCode(status) }
     }
 }

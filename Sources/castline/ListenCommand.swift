@@ -33,24 +33,19 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
     var endAfter = "30s"
 
-    @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 10s.", valueName: "duration"))
-    var duration: String?
-
     @Option(help: "Pipeline name in events and metrics.")
     var name = "listen"
 
-    @Flag(help: "Print the pipeline file these flags make, and exit.")
-    var printPipeline = false
+    @OptionGroup
+    var shortcut: ShortcutOptions
 
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
 
     func validate() throws {
         guard ["audio", "null"].contains(output) else { throw ValidationError("--output: use audio or null, not \"\(output)\"") }
-        for (flag, value) in [("--end-after", Optional(endAfter)), ("--duration", duration)] {
-            if let value, Duration(configText: value) == nil {
-                throw ValidationError("\(flag): \"\(value)\" is not a duration (try 30s)")
-            }
+        if Duration(configText: endAfter) == nil {
+            throw ValidationError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
         }
     }
 
@@ -67,11 +62,8 @@ struct ListenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = PipelineFiles.load(document: document, origin: "castline listen").orExit()
-        if printPipeline {
-            print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
-            return
-        }
-        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)),
+        if shortcut.printedPipeline(plan) { return }
+        let status = await RunSession.run(plan, stopAfter: shortcut.stopAfter,
                                             stats: stats, keys: true)
         if status != 0 { throw ExitCode(status) }
     }

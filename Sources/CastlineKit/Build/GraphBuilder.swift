@@ -251,12 +251,8 @@ struct Graph {
 func located<T>(_ keyPath: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
-    } catch let error as BuildError where error.keyPath != nil {
-        throw error
-    } catch let error as BuildError {
-        throw BuildError(error.message, at: keyPath)
     } catch {
-        throw BuildError("\(error)", at: keyPath)
+        throw located(error, keyPath)
     }
 }
 
@@ -264,11 +260,15 @@ func located<T>(_ keyPath: String, _ body: () throws -> T) throws -> T {
 nonisolated(nonsending) func located<T>(_ keyPath: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
     do {
         return try await body()
-    } catch let error as BuildError where error.keyPath != nil {
-        throw error
-    } catch let error as BuildError {
-        throw BuildError(error.message, at: keyPath)
     } catch {
-        throw BuildError("\(error)", at: keyPath)
+        throw located(error, keyPath)
+    }
+}
+
+private func located(_ error: any Error, _ keyPath: String) -> BuildError {
+    switch error {
+    case let error as BuildError where error.keyPath != nil: error
+    case let error as BuildError: BuildError(error.message, at: keyPath)
+    default: BuildError("\(error)", at: keyPath)
     }
 }
