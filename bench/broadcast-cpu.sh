@@ -143,12 +143,18 @@ check_published() {  # key run
     echo "$media $segments"
 }
 
+# CPU seconds the whole machine spent busy, and stolen by the hypervisor, so far:
+# the difference over a run, less the publisher's own, is everyone else's load.
+machine_cpu() {
+    awk -v tck="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f %.2f", ($2 + $3 + $4 + $7 + $8) / tck, $9 / tck; exit}' /proc/stat
+}
+
 tools=(castline gst-launch ffmpeg)
 [[ $extra = 1 ]] && tools+=(gst-nooverlay gst-timeoverlay)
 nt=${#tools[@]}
 
 results=$out/results.tsv
-printf 'round\ttool\tvalid\tcpu_s\tuser_s\tsys_s\tmaxrss_kb\twall_s\tmedia_s\tsegments\tnote\n' >"$results"
+printf 'round\ttool\tvalid\tcpu_s\tuser_s\tsys_s\tmaxrss_kb\twall_s\tmedia_s\tsegments\tnote\tothers_cpu_s\tsteal_s\n' >"$results"
 echo "castline broadcast CPU benchmark: ${duration} s per publisher, $rounds round(s), ingest $rtmp_base"
 echo "castline: $castline"
 echo "logs: $out"
@@ -158,8 +164,11 @@ for ((r = 1; r <= rounds; r++)); do
         run=r$r-$tool
         key=bench-$tool-r$r-$RANDOM
         status=0
+        read -r busy0 steal0 < <(machine_cpu)
         publish "$tool" "$key" "$run" || status=$?
-        read -r user sys rss wall <"$out/$run.time" 2>/dev/null || { user=0 sys=0 rss=0 wall=0; }
+        read -r busy1 steal1 < <(machine_cpu)
+        # The last line: GNU time puts "Command exited with non-zero status N" before it.
+        read -r user sys rss wall < <(tail -n 1 "$out/$run.time" 2>/dev/null) || { user=0 sys=0 rss=0 wall=0; }
         # timeout exits 124 after delivering SIGINT: that is the normal stop for gst-launch.
         note=
         if [[ $status -ne 0 && ! ($status -eq 124 && $tool == gst-*) ]]; then
@@ -173,10 +182,13 @@ for ((r = 1; r <= rounds; r++)); do
         fi
         [[ -n $note && $valid = yes ]] && valid=INVALID
         cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$valid" "$cpu" "$user" "$sys" \
-            "$rss" "$wall" "$media" "$segments" "$note" >>"$results"
-        printf '  round %d  %-16s %-7s cpu %6.2f s  (user %s sys %s)  rss %5d MB  wall %5.1f s  media %5.1f s  %s\n' \
-            "$r" "$tool" "$valid" "$cpu" "$user" "$sys" "$((rss / 1024))" "$wall" "$media" "$note"
+        # Everyone else's CPU during the run (the ingest's included): high means a noisy run.
+        others=$(awk -v a="$busy0" -v b="$busy1" -v c="$cpu" 'BEGIN {o = b - a - c; printf "%.1f", o < 0 ? 0 : o}')
+        steal=$(awk -v a="$steal0" -v b="$steal1" 'BEGIN {printf "%.1f", b - a}')
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$valid" "$cpu" "$user" "$sys" \
+            "$rss" "$wall" "$media" "$segments" "$note" "$others" "$steal" >>"$results"
+        printf '  round %d  %-16s %-7s cpu %6.2f s  (user %s sys %s)  rss %5d MB  wall %5.1f s  media %5.1f s  others %5.1f s  steal %4.1f s  %s\n' \
+            "$r" "$tool" "$valid" "$cpu" "$user" "$sys" "$((rss / 1024))" "$wall" "$media" "$others" "$steal" "$note"
     done
 done
 
@@ -192,16 +204,16 @@ NR > 1 {
     runs[$2]++
     if ($3 != "yes") { bad[$2]++; next }
     cpu[$2] = cpu[$2] " " $4; rss[$2] = rss[$2] " " $7; media[$2] = media[$2] " " $9
-    per[$2] = per[$2] " " ($9 > 0 ? $4 / $9 : 0)
+    per[$2] = per[$2] " " ($9 > 0 ? $4 / $9 : 0); others[$2] = others[$2] " " $12
 }
 END {
     n = split(order, tools, " ")
-    printf "\n%-16s %6s %8s %10s %13s %12s\n", "tool", "valid", "CPU-s", "media-s", "CPU-s/media-s", "peak RSS MB"
+    printf "\n%-16s %6s %8s %10s %13s %12s %14s\n", "tool", "valid", "CPU-s", "media-s", "CPU-s/media-s", "peak RSS MB", "others CPU-s"
     for (i = 1; i <= n; i++) {
         t = tools[i]; ok = runs[t] - bad[t]
         c[t] = median(cpu[t]); p[t] = median(per[t])
         if (ok > 0)
-            printf "%-16s %3d/%-2d %8.2f %10.1f %13.3f %12.0f\n", t, ok, runs[t], c[t], median(media[t]), p[t], median(rss[t]) / 1024
+            printf "%-16s %3d/%-2d %8.2f %10.1f %13.3f %12.0f %14.1f\n", t, ok, runs[t], c[t], median(media[t]), p[t], median(rss[t]) / 1024, median(others[t])
         else
             printf "%-16s %3d/%-2d %8s %10s %13s %12s\n", t, ok, runs[t], "-", "-", "-", "-"
     }
@@ -227,5 +239,6 @@ function ratio(a, b, target,   r, raw, verdict) {
         printf "%s/%s = %.3f per media second (raw CPU-s %.3f)  [diagnostic]\n", a, b, r, raw
     }
 }' "$results" | tee "$out/summary.txt"
-echo "(medians over valid runs; ratios compare CPU-s per media second, the media duration read from each run's HLS playlist)"
+echo "(medians over valid runs; ratios compare CPU-s per media second, the media duration read from each run's HLS"
+echo " playlist; others CPU-s: the rest of the machine during the run, ingest included; high values mean noisy figures)"
 exit 0
