@@ -146,7 +146,7 @@ check_published() {  # key run
 # CPU seconds the whole machine spent busy, and stolen by the hypervisor, so far:
 # the difference over a run, less the publisher's own, is everyone else's load.
 machine_cpu() {
-    awk -v tck="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f %.2f", ($2 + $3 + $4 + $7 + $8) / tck, $9 / tck; exit}' /proc/stat
+    awk -v tck="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f %.2f\n", ($2 + $3 + $4 + $7 + $8) / tck, $9 / tck; exit}' /proc/stat
 }
 
 tools=(castline gst-launch ffmpeg)
