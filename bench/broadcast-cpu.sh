@@ -69,20 +69,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$castline" ingest >"$out/ingest.out" 2>"$out/ingest.err" &
-ingest_pid=$!
-rtmp_base= hls_base=
-for _ in $(seq 300); do
-    if line=$(grep -m1 '^rtmp publish:' "$out/ingest.out" 2>/dev/null) && [[ -n $line ]] &&
-       hls=$(grep -m1 '^hls playback:' "$out/ingest.out" 2>/dev/null) && [[ -n $hls ]]; then
-        rtmp_base=$(awk '{print $3}' <<<"$line"); rtmp_base=${rtmp_base%/<key>}
-        hls_base=$(awk '{print $3}' <<<"$hls"); hls_base=${hls_base%/<key>.m3u8}
-        break
-    fi
-    kill -0 "$ingest_pid" 2>/dev/null || { cat "$out/ingest.err" >&2; die "castline ingest exited"; }
-    sleep 0.1
-done
-[[ -n $rtmp_base ]] || { cat "$out/ingest.err" >&2; die "castline ingest printed no URLs in 30 s"; }
+# (Re)starts the ingest and reads its URLs. Restarted if something stops it
+# between runs (the run it died under is INVALID).
+ingests=0
+start_ingest() {
+    cleanup
+    ingests=$((ingests + 1))
+    local log=$out/ingest-$ingests
+    "$castline" ingest >"$log.out" 2>"$log.err" &
+    ingest_pid=$!
+    rtmp_base= hls_base=
+    local line hls
+    for _ in $(seq 300); do
+        if line=$(grep -m1 '^rtmp publish:' "$log.out" 2>/dev/null) && [[ -n $line ]] &&
+           hls=$(grep -m1 '^hls playback:' "$log.out" 2>/dev/null) && [[ -n $hls ]]; then
+            rtmp_base=$(awk '{print $3}' <<<"$line"); rtmp_base=${rtmp_base%/<key>}
+            hls_base=$(awk '{print $3}' <<<"$hls"); hls_base=${hls_base%/<key>.m3u8}
+            return 0
+        fi
+        kill -0 "$ingest_pid" 2>/dev/null || { cat "$log.err" >&2; die "castline ingest exited"; }
+        sleep 0.1
+    done
+    cat "$log.err" >&2; die "castline ingest printed no URLs in 30 s"
+}
+start_ingest
 
 # ---- publishers -----------------------------------------------------------
 # Each runs under /usr/bin/time; writes "user sys maxrss_kb wall" to $out/$run.time.
@@ -163,6 +173,7 @@ for ((r = 1; r <= rounds; r++)); do
         tool=${tools[$(((i + r - 1) % nt))]}   # rotate the order each round
         run=r$r-$tool
         key=bench-$tool-r$r-$RANDOM
+        kill -0 "$ingest_pid" 2>/dev/null || { echo "  (the ingest was stopped from outside: restarting it)"; start_ingest; }
         status=0
         read -r busy0 steal0 < <(machine_cpu)
         publish "$tool" "$key" "$run" || status=$?
@@ -174,6 +185,8 @@ for ((r = 1; r <= rounds; r++)); do
         if [[ $status -ne 0 && ! ($status -eq 124 && $tool == gst-*) ]]; then
             note="exit $status"
         fi
+        kill -0 "$ingest_pid" 2>/dev/null && ! grep -q 'ingest stopped' "$out/ingest-$ingests.err" ||
+            note="${note:+$note; }the ingest was stopped during the run"
         if check=$(check_published "$key" "$run"); then
             read -r media segments <<<"$check"
             valid=yes
