@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# Benchmark: CPU cost of the 720p30 test broadcast over RTMP.
+#
+# One local ingest (`castline ingest`), then three publishers of the same
+# 1280x720 30 fps test signal + 48 kHz stereo tone, x264 veryfast/zerolatency
+# 2500k + AAC 128k, run ONE AFTER ANOTHER (never at once: they would fight for
+# the cores), each for DURATION seconds, ROUNDS times (the order rotates each
+# round). Each publisher's whole process is measured with /usr/bin/time:
+# user+sys CPU seconds (children included) and peak RSS.
+#
+#   castline     castline broadcast RTMP_URL --key-env ... --duration Ns
+#   gst-launch   the equivalent hand-written gst-launch-1.0 line (SIGINT + -e after N s)
+#   ffmpeg       ffmpeg -re lavfi testsrc2 + sine, libx264 veryfast zerolatency 2500k, aac 128k
+#
+# Targets (issue): castline/ffmpeg <= 1.00, castline/gst-launch <= 1.05, as CPU
+# seconds per second of media published. Benchmarks report, they do not assert:
+# the verdicts say PASS/MISS and the script exits 0 either way (non-zero only if
+# the benchmark itself cannot run). A run is INVALID (and left out of the
+# medians) unless its HLS playlist on the ingest has >= 3 segments and ffprobe
+# reads h264 1280x720 from it.
+#
+# Environment:
+#   CASTLINE   castline binary (default .build/debug/castline, what `make bench` builds)
+#   DURATION   seconds per publisher (default 20)
+#   ROUNDS     rounds of the three publishers (default 2)
+#   EXTRA=1    also run two diagnostic gst-launch variants: without the text
+#              overlay, and with timeoverlay (text re-rendered every frame, as
+#              castline's burnt-in clock is)
+#   BENCH_OUT  directory for logs and results.tsv (default: a new temp dir, kept)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+castline=${CASTLINE:-.build/debug/castline}
+# A relative CASTLINE is relative to where we were started, else to the repo root.
+if [[ $castline != /* ]]; then
+    if [[ -x $PWD/$castline ]]; then castline=$PWD/$castline; else castline=$root/$castline; fi
+fi
+duration=${DURATION:-20}
+rounds=${ROUNDS:-2}
+extra=${EXTRA:-0}
+out=${BENCH_OUT:-$(mktemp -d /tmp/castline-bench.XXXXXX)}
+mkdir -p "$out"
+
+die() { echo "broadcast-cpu: $*" >&2; exit 2; }
+[[ -x $castline ]] || die "no castline binary at $castline (build it, or set CASTLINE)"
+[[ $duration =~ ^[0-9]+$ && $duration -ge 8 ]] || die "DURATION must be whole seconds >= 8 (3 HLS segments of 2 s)"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
+if [[ ! -x /usr/bin/time ]]; then
+    if [[ $(id -u) = 0 ]]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q time >/dev/null || die "could not install time"
+    else
+        die "/usr/bin/time is missing (apt-get install time)"
+    fi
+fi
+for tool in gst-launch-1.0 ffmpeg ffprobe curl timeout; do
+    command -v "$tool" >/dev/null || die "$tool is missing"
+done
+
+# ---- ingest ---------------------------------------------------------------
+ingest_pid=
+cleanup() {
+    if [[ -n $ingest_pid ]] && kill -0 "$ingest_pid" 2>/dev/null; then
+        kill -TERM "$ingest_pid" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$ingest_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$ingest_pid" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# (Re)starts the ingest and reads its URLs. Restarted if something stops it
+# between runs (the run it died under is INVALID).
+ingests=0
+start_ingest() {
+    cleanup
+    ingests=$((ingests + 1))
+    local log=$out/ingest-$ingests
+    "$castline" ingest >"$log.out" 2>"$log.err" &
+    ingest_pid=$!
+    rtmp_base= hls_base=
+    local line hls
+    for _ in $(seq 300); do
+        if line=$(grep -m1 '^rtmp publish:' "$log.out" 2>/dev/null) && [[ -n $line ]] &&
+           hls=$(grep -m1 '^hls playback:' "$log.out" 2>/dev/null) && [[ -n $hls ]]; then
+            rtmp_base=$(awk '{print $3}' <<<"$line"); rtmp_base=${rtmp_base%/<key>}
+            hls_base=$(awk '{print $3}' <<<"$hls"); hls_base=${hls_base%/<key>.m3u8}
+            return 0
+        fi
+        kill -0 "$ingest_pid" 2>/dev/null || { cat "$log.err" >&2; die "castline ingest exited"; }
+        sleep 0.1
+    done
+    cat "$log.err" >&2; die "castline ingest printed no URLs in 30 s"
+}
+start_ingest
+
+# ---- publishers -----------------------------------------------------------
+# Each runs under /usr/bin/time; writes "user sys maxrss_kb wall" to $out/$run.time.
+# The equivalent hand-written gst-launch-1.0 line, as an argument list; $1 is the
+# overlay (empty for none), $2 the URL. Sets the array `gst`.
+gst_line() {
+    local overlay=() url=$2
+    [[ -n $1 ]] && read -a overlay <<<"$1 !"
+    gst=(gst-launch-1.0 -e
+        videotestsrc is-live=true pattern=smpte horizontal-speed=2
+        ! video/x-raw,width=1280,height=720,framerate=30/1,format=I420
+        ! "${overlay[@]}"
+        x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500
+        ! video/x-h264,profile=high ! h264parse ! queue
+        ! flvmux name=mux streamable=true ! rtmp2sink "location=$url"
+        audiotestsrc is-live=true ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample
+        ! voaacenc bitrate=128000 ! aacparse ! queue ! mux.)
+}
+
+publish() {  # tool key run
+    local tool=$1 key=$2 run=$3 url=$rtmp_base/$2
+    local timefile=$out/$run.time log=$out/$run.log
+    local timer=(/usr/bin/time -f '%U %S %M %e' -o "$timefile")
+    case $tool in
+        castline)
+            BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" broadcast "$rtmp_base" \
+                --key-env BENCH_STREAM_KEY --duration "${duration}s" >"$log" 2>&1 ;;
+        gst-*)
+            case $tool in
+                gst-launch) gst_line 'textoverlay text=castline\ bench' "$url" ;;
+                gst-nooverlay) gst_line '' "$url" ;;
+                # Re-renders its text every frame, as castline's burnt-in clock does.
+                gst-timeoverlay) gst_line 'timeoverlay shaded-background=true' "$url" ;;
+            esac
+            # gst-launch has no duration flag: SIGINT after DURATION, and -e turns it into EOS.
+            "${timer[@]}" timeout -s INT -k 15 "$duration" "${gst[@]}" >"$log" 2>&1 ;;
+        ffmpeg)
+            "${timer[@]}" ffmpeg -nostdin -hide_banner -loglevel warning -re \
+                -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=1000:sample_rate=48000 \
+                -t "$duration" -c:v libx264 -preset veryfast -tune zerolatency -b:v 2500k -maxrate 2500k \
+                -bufsize 1250k -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -ar 48000 -ac 2 \
+                -f flv "$url" >"$log" 2>&1 ;;
+    esac
+}
+
+# Checks the run's HLS output; prints "media_seconds segments" or fails with a reason.
+check_published() {  # key run
+    local key=$1 run=$2 playlist=$out/$2.m3u8 probe
+    sleep 1  # let nginx-rtmp close the last fragment and rewrite the playlist
+    curl -fsS "$hls_base/$key.m3u8" -o "$playlist" 2>/dev/null || { echo "no HLS playlist"; return 1; }
+    local segments media
+    segments=$(grep -c '^#EXTINF:' "$playlist" || true)
+    media=$(awk -F'[:,]' '/^#EXTINF:/ {s += $2} END {printf "%.2f", s}' "$playlist")
+    (( segments >= 3 )) || { echo "only $segments HLS segments"; return 1; }
+    probe=$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height \
+        -of csv=p=0 "$hls_base/$key.m3u8" 2>&1 | head -1)
+    [[ $probe == "h264,1280,720" ]] || { echo "ffprobe read \"$probe\", not h264,1280,720"; return 1; }
+    echo "$media $segments"
+}
+
+# CPU seconds the whole machine spent busy, and stolen by the hypervisor, so far:
+# the difference over a run, less the publisher's own, is everyone else's load.
+machine_cpu() {
+    awk -v tck="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f %.2f\n", ($2 + $3 + $4 + $7 + $8) / tck, $9 / tck; exit}' /proc/stat
+}
+
+tools=(castline gst-launch ffmpeg)
+[[ $extra = 1 ]] && tools+=(gst-nooverlay gst-timeoverlay)
+nt=${#tools[@]}
+
+results=$out/results.tsv
+printf 'round\ttool\tvalid\tcpu_s\tuser_s\tsys_s\tmaxrss_kb\twall_s\tmedia_s\tsegments\tnote\tothers_cpu_s\tsteal_s\n' >"$results"
+echo "castline broadcast CPU benchmark: ${duration} s per publisher, $rounds round(s), ingest $rtmp_base"
+echo "castline: $castline"
+echo "logs: $out"
+for ((r = 1; r <= rounds; r++)); do
+    for ((i = 0; i < nt; i++)); do
+        tool=${tools[$(((i + r - 1) % nt))]}   # rotate the order each round
+        run=r$r-$tool
+        key=bench-$tool-r$r-$RANDOM
+        kill -0 "$ingest_pid" 2>/dev/null || { echo "  (the ingest was stopped from outside: restarting it)"; start_ingest; }
+        status=0
+        read -r busy0 steal0 < <(machine_cpu)
+        publish "$tool" "$key" "$run" || status=$?
+        read -r busy1 steal1 < <(machine_cpu)
+        # The last line: GNU time puts "Command exited with non-zero status N" before it.
+        read -r user sys rss wall < <(tail -n 1 "$out/$run.time" 2>/dev/null) || { user=0 sys=0 rss=0 wall=0; }
+        # timeout exits 124 after delivering SIGINT: that is the normal stop for gst-launch.
+        note=
+        if [[ $status -ne 0 && ! ($status -eq 124 && $tool == gst-*) ]]; then
+            note="exit $status"
+        fi
+        kill -0 "$ingest_pid" 2>/dev/null && ! grep -q 'ingest stopped' "$out/ingest-$ingests.err" ||
+            note="${note:+$note; }the ingest was stopped during the run"
+        if check=$(check_published "$key" "$run"); then
+            read -r media segments <<<"$check"
+            valid=yes
+        else
+            media=0 segments=0 valid=INVALID note="${note:+$note; }$check"
+        fi
+        [[ -n $note && $valid = yes ]] && valid=INVALID
+        cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
+        # Everyone else's CPU during the run (the ingest's included): high means a noisy run.
+        others=$(awk -v a="$busy0" -v b="$busy1" -v c="$cpu" 'BEGIN {o = b - a - c; printf "%.1f", o < 0 ? 0 : o}')
+        steal=$(awk -v a="$steal0" -v b="$steal1" 'BEGIN {printf "%.1f", b - a}')
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$valid" "$cpu" "$user" "$sys" \
+            "$rss" "$wall" "$media" "$segments" "$note" "$others" "$steal" >>"$results"
+        printf '  round %d  %-16s %-7s cpu %6.2f s  (user %s sys %s)  rss %5d MB  wall %5.1f s  media %5.1f s  others %5.1f s  steal %4.1f s  %s\n' \
+            "$r" "$tool" "$valid" "$cpu" "$user" "$sys" "$((rss / 1024))" "$wall" "$media" "$others" "$steal" "$note"
+    done
+done
+
+# ---- report ---------------------------------------------------------------
+awk -F'\t' -v order="${tools[*]}" '
+function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+    if (n == 0) return -1
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+NR > 1 {
+    runs[$2]++
+    if ($3 != "yes") { bad[$2]++; next }
+    cpu[$2] = cpu[$2] " " $4; rss[$2] = rss[$2] " " $7; media[$2] = media[$2] " " $9
+    per[$2] = per[$2] " " ($9 > 0 ? $4 / $9 : 0); others[$2] = others[$2] " " $12
+}
+END {
+    n = split(order, tools, " ")
+    printf "\n%-16s %6s %8s %10s %13s %12s %14s\n", "tool", "valid", "CPU-s", "media-s", "CPU-s/media-s", "peak RSS MB", "others CPU-s"
+    for (i = 1; i <= n; i++) {
+        t = tools[i]; ok = runs[t] - bad[t]
+        c[t] = median(cpu[t]); p[t] = median(per[t])
+        if (ok > 0)
+            printf "%-16s %3d/%-2d %8.2f %10.1f %13.3f %12.0f %14.1f\n", t, ok, runs[t], c[t], median(media[t]), p[t], median(rss[t]) / 1024, median(others[t])
+        else
+            printf "%-16s %3d/%-2d %8s %10s %13s %12s\n", t, ok, runs[t], "-", "-", "-", "-"
+    }
+    print ""
+    ratio("castline", "ffmpeg", 1.00)
+    ratio("castline", "gst-launch", 1.05)
+    if ("gst-nooverlay" in runs) {
+        ratio("gst-launch", "gst-nooverlay", -1)
+        ratio("gst-timeoverlay", "gst-nooverlay", -1)
+        ratio("castline", "gst-timeoverlay", -1)
+    }
+}
+function ratio(a, b, target,   r, raw, verdict) {
+    if (p[a] <= 0 || p[b] <= 0) {
+        printf "%s/%s: no valid runs to compare%s\n", a, b, target > 0 ? "  -> INVALID" : ""
+        return
+    }
+    r = p[a] / p[b]; raw = c[a] / c[b]
+    if (target > 0) {
+        verdict = r <= target ? "PASS" : "MISS"
+        printf "%s/%s = %.3f per media second (raw CPU-s %.3f); target <= %.2f: %s\n", a, b, r, raw, target, verdict
+    } else {
+        printf "%s/%s = %.3f per media second (raw CPU-s %.3f)  [diagnostic]\n", a, b, r, raw
+    }
+}' "$results" | tee "$out/summary.txt"
+echo "(medians over valid runs; ratios compare CPU-s per media second, the media duration read from each run's HLS"
+echo " playlist; others CPU-s: the rest of the machine during the run, ingest included; high values mean noisy figures)"
+exit 0
