@@ -33,12 +33,11 @@ public enum BinChain {
     }
 
     /// A queue that decouples threads and holds up to `time` of media.
-    public static func queue(maxTime: Duration = .seconds(2), leaky: Bool = false) throws -> Element {
+    public static func queue(maxTime: Duration = .seconds(2)) throws -> Element {
         let queue = try ElementCatalog.make("queue")
         try queue.set("max-size-buffers", UInt32(0))
         try queue.set("max-size-bytes", UInt32(0))
         try queue.set("max-size-time", UInt64(ClockTime(maxTime).nanoseconds))
-        if leaky { try queue.set("leaky", text: "downstream") }
         return queue
     }
 }

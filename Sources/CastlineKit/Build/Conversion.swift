@@ -26,11 +26,7 @@ enum Conversion {
             let target = codecs.first ?? defaultCodec(stream)
             let decode = try decoder(stream, codec: codec, name: "\(name)-decode")
             let encode = try encoder(stream, codec: target, name: "\(name)-encode")
-            let bin = Bin(name: name)
-            try bin.add(decode, encode)
-            try decode.link(encode)
-            try ghost(bin, sink: decode, src: encode)
-            return (bin, .encoded(target))
+            return (try BinChain.make(name, [decode, encode]), .encoded(target))
         }
     }
 
@@ -83,9 +79,4 @@ enum Conversion {
         .vorbis: ["vorbisparse", "vorbisdec"],
         .flac: ["flacparse", "flacdec"],
     ]
-
-    static func ghost(_ bin: Bin, sink: Element, src: Element) throws {
-        if let pad = sink.staticPad("sink") { try bin.addGhostPad(name: "sink", target: pad) }
-        if let pad = src.staticPad("src") { try bin.addGhostPad(name: "src", target: pad) }
-    }
 }

@@ -145,9 +145,6 @@ public actor PipelineRunner {
         return await withCheckedContinuation { waiters.append($0) }
     }
 
-    /// The running pipeline, for `graph` and tests.
-    public var pipeline: Pipeline? { built?.pipeline }
-
     private func connectionChanged(_ change: ConnectionChange) {
         guard outcome == nil else { return }
         switch change {

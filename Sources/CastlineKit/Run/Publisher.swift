@@ -120,8 +120,6 @@ final class Publisher: Sendable {
         }
     }
 
-    var reconnectCount: Int { state.withLock { $0.reconnects } }
-
     // MARK: - The publishing pipeline
 
     private func start(_ state: inout State) throws {
