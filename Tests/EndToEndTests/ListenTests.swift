@@ -40,10 +40,18 @@ struct ListenTests {
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
         let started = ContinuousClock.now
-        let result = try await Castline.run(["listen", server.url("vod.m3u8"), "--output", "null"], timeout: .seconds(30))
+        let result = try await Castline.run(["listen", server.url("vod.m3u8"), "--output", "null", "--stats-json", "-"],
+                                           timeout: .seconds(30))
         let took = ContinuousClock.now - started
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("end of stream"))
+        // The same, for machines: JSON lines on stdout.
+        let events = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }.compactMap { $0["event"] as? String }
+        #expect(events.contains("stream-started"), "\(events)")
+        #expect(events.last == "state", "\(events)")
+        #expect(events.contains("end-of-stream"))
         #expect(took > .seconds(3), "played 4 s of media in \(took): not in real time")
     }
 

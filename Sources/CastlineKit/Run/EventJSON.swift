@@ -14,6 +14,9 @@ public enum EventJSON {
         case .warning: "warning"
         case .failure: "failure"
         case .endOfStream: "end-of-stream"
+        case .streamStarted: "stream-started"
+        case .streamEnded: "stream-ended"
+        case .renditionChanged: "rendition-changed"
         case .buffering: "buffering"
         case .status: "status"
         case .stats: "stats"
@@ -40,8 +43,12 @@ public enum EventJSON {
             return ["from": from.rawValue, "to": to.rawValue]
         case .notice(let text), .warning(let text), .failure(let text), .status(let text):
             return ["message": text]
-        case .endOfStream:
+        case .endOfStream, .streamStarted:
             return [:]
+        case .streamEnded(let reason):
+            return ["reason": reason]
+        case .renditionChanged(let rendition):
+            return ["rendition": rendition]
         case .buffering(let percent):
             return ["percent": percent]
         case .stats(let sample):

@@ -18,6 +18,12 @@ public struct RunEvent: Sendable {
         /// The run cannot go on; the message names the problem and the fix.
         case failure(String)
         case endOfStream
+        /// A stream source began delivering media.
+        case streamStarted
+        /// A stream source saw its stream end (`#EXT-X-ENDLIST`, or no new media for a while).
+        case streamEnded(reason: String)
+        /// An adaptive source settled on another rendition.
+        case renditionChanged(String)
         case buffering(percent: Int)
         /// A one-line summary of what is flowing now, refreshed about once a second.
         case status(String)
@@ -97,6 +103,7 @@ public final class SecretMasker: Sendable {
         case .warning(let text): .warning(mask(text))
         case .failure(let text): .failure(mask(text))
         case .status(let text): .status(mask(text))
+        case .streamEnded(let reason): .streamEnded(reason: mask(reason))
         default: kind
         }
     }

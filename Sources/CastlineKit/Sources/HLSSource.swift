@@ -61,7 +61,7 @@ public final class HLSSource: URISource {
         if let variant {
             uri = variant.uri.absoluteString
             declared = Self.streams(named: variant.codecs)
-            context.events.emit(.notice("rendition: \(Self.describe(variant))"))
+            context.events.emit(.renditionChanged(Self.describe(variant)))
         } else {
             declared = Self.streams(named: variants.flatMap(\.codecs))
         }
@@ -175,9 +175,9 @@ final class EndWatch: Sendable {
             while let self {
                 try? await Task.sleep(for: .milliseconds(500))
                 guard let last = self.lastMedia.withLock({ $0 }) else { continue }
-                if self.started.trip() { events.emit(.notice("stream started")) }
+                if self.started.trip() { events.emit(.streamStarted) }
                 guard ContinuousClock.now - last > endAfter else { continue }
-                events.emit(.notice("stream ended: no new media for \(endAfter.configText)"))
+                events.emit(.streamEnded(reason: "no new media for \(endAfter.configText)"))
                 for pad in self.outlets.withLock({ $0 }) { pad.sendEvent(.endOfStream()) }
                 return
             }

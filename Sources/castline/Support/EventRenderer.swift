@@ -51,6 +51,12 @@ final class EventRenderer {
             Terminal.status("\(prefix)error: \(text)")
         case .endOfStream:
             Terminal.status("\(prefix)end of stream")
+        case .streamStarted:
+            Terminal.status("\(prefix)stream started")
+        case .streamEnded(let reason):
+            Terminal.status("\(prefix)stream ended: \(reason)")
+        case .renditionChanged(let rendition):
+            Terminal.status("\(prefix)rendition: \(rendition)")
         case .buffering(let percent):
             // Quarter steps, each once.
             let step = percent / 25 * 25
