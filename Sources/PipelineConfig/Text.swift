@@ -115,6 +115,11 @@ enum YAMLText {
            !text.hasSuffix(":"), isKey || !reserved.contains(text) {
             return text
         }
+        return doubleQuoted(text)
+    }
+
+    /// `"text"` with YAML double-quote escapes; also how error messages quote values.
+    static func doubleQuoted(_ text: String) -> String {
         var out = "\""
         for ch in text.unicodeScalars {
             switch ch {

@@ -52,20 +52,7 @@ indirect enum Tree: Sendable {
 
 /// `"text"` with quotes and escapes, shortened when long.
 func quote(_ text: String) -> String {
-    var t = text
-    if t.count > 40 { t = String(t.prefix(37)) + "..." }
-    var out = "\""
-    for ch in t.unicodeScalars {
-        switch ch {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\t": out += "\\t"
-        case _ where ch.value < 0x20: out += "\\u{\(String(ch.value, radix: 16))}"
-        default: out.unicodeScalars.append(ch)
-        }
-    }
-    return out + "\""
+    YAMLText.doubleQuoted(text.count > 40 ? String(text.prefix(37)) + "..." : text)
 }
 
 enum TreeBuilder {

@@ -79,15 +79,35 @@ struct FoundationTests {
         #expect(media.duration > 2, "duration \(media.duration)")
     }
 
-    @Test("a second Ctrl-C stops at once")
+    @Test("a second Ctrl-C stops at once, without waiting for the drain")
     func secondInterrupt() async throws {
-        let process = try Castline.start(["run", Castline.example("echo-to-speakers.yaml")])
-        try await Task.sleep(for: .seconds(2))
+        // A file played at clock pace: a clean stop drains seconds of queued media.
+        let scratch = try Scratch()
+        let recorded = scratch.file("tone.wav")
+        let record = try await Castline.run([
+            "run", Castline.example("tone-to-wav.yaml"), "--set", "sinks[0].file.path=\(recorded)", "--duration", "8s",
+        ])
+        try #require(record.status == 0, "\(record.stderr)")
+        let file = try scratch.write("play.yaml", """
+            version: 1
+            source: { file: \(recorded) }
+            sinks: [ { null: {} } ]
+            """)
+        let process = try Castline.start(["run", file])
+        try await Task.sleep(for: .seconds(1))
         process.signal(SIGINT)
+        // Signals do not queue: the second must come after the first was taken.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !process.standardError.contains("stopping"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         process.signal(SIGINT)
         let status = await process.waitForExit(timeout: .seconds(5))
         if status == nil { _ = await process.terminate() }
-        #expect(status != nil)
+        await process.waitForOutput()
+        // 130, not the 0 of a clean stop: the second signal did not wait for the drain.
+        #expect(status == 130, "\(process.standardError)")
+        #expect(process.standardError.contains("stopping at once"))
     }
 
     @Test("a file source plays to its end and exits 0")

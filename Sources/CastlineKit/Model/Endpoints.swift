@@ -14,9 +14,6 @@ public protocol SourceComponent: ComponentDescription {
     func encodedForms() throws -> [StreamKind: StreamForm]
     /// The run is about to end with end-of-stream: let it through (a looping file would restart).
     func willStop()
-    /// Media that is live for the listener (a live HLS playlist) though GStreamer does not
-    /// call it live: it is played as it comes, never paused to fill a buffer it cannot fill.
-    var isLiveMedia: Bool { get }
     /// A bin with one src ghost pad per stream in `streams` (what `streams()` said), named after it.
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
 }
@@ -39,7 +36,6 @@ extension SourceComponent {
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
     public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
     public func willStop() {}
-    public var isLiveMedia: Bool { false }
 }
 
 extension SinkComponent {

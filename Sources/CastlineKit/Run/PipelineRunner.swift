@@ -79,7 +79,6 @@ public actor PipelineRunner {
             }
         }
         transition(to: .connecting)
-        isLive = built.plan.source.component.isLiveMedia
         switch built.pipeline.setState(.playing) {
         case .failure:
             // The bus carries the reason; give it a moment to arrive before a generic one.

@@ -28,9 +28,6 @@ public final class HLSSource: URISource {
     /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
     private var declared: [StreamKind: StreamForm]?
     private let endWatch = EndWatch()
-    /// The played playlist has no `#EXT-X-ENDLIST`.
-    private var live = false
-
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -53,10 +50,7 @@ public final class HLSSource: URISource {
         } catch {
             throw BuildError("\(error)", at: "\(keyPath).url")
         }
-        guard case .master(let variants) = playlist else {
-            if case .media(let media) = playlist { live = !media.isEnded }
-            return
-        }
+        guard case .master(let variants) = playlist else { return }
         let variant = try choose(from: variants, wantVideo: wanted.contains(.video))
         if let variant {
             uri = variant.uri.absoluteString
@@ -64,11 +58,6 @@ public final class HLSSource: URISource {
             context.events.emit(.renditionChanged(Self.describe(variant)))
         } else {
             declared = Self.streams(named: variants.flatMap(\.codecs))
-        }
-        // Live or not is the media playlist's to say.
-        if let media = (variant ?? variants.first).map(\.uri),
-           case .media(let listing)? = try? HLSPlaylist.parse(await PlaylistFetcher.fetch(media), base: media) {
-            live = !listing.isEnded
         }
     }
 

@@ -129,9 +129,6 @@ public class URISource: SourceComponent {
     /// A stop was asked for.
     var isStopping: Bool { stopRequested.isTripped }
 
-    /// A playlist source overrides this.
-    public var isLiveMedia: Bool { false }
-
     /// Nothing to fetch for a plain URI; a playlist source overrides this.
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
 
