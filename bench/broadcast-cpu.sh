@@ -23,9 +23,13 @@
 #   CASTLINE   castline binary (default .build/debug/castline, what `make bench` builds)
 #   DURATION   seconds per publisher (default 20)
 #   ROUNDS     rounds of the three publishers (default 2)
-#   EXTRA=1    also run two diagnostic gst-launch variants: without the text
-#              overlay, and with timeoverlay (text re-rendered every frame, as
-#              castline's burnt-in clock is)
+#   EXTRA=1    also run castline without the beep and flash (castline-nomarks: the
+#              like-for-like figure against gst-launch, which cannot draw them),
+#              two diagnostic gst-launch variants: without the caption,
+#              and with the scrolling SD bars castline used to send (the x264
+#              cost of the content), then an encode-only check: x264enc and
+#              ffmpeg's libx264 encoding the very same raw testsrc2 frames (as
+#              fast as they can, 300 frames each)
 #   BENCH_OUT  directory for logs and results.tsv (default: a new temp dir, kept)
 set -euo pipefail
 
@@ -98,11 +102,12 @@ start_ingest
 # Each runs under /usr/bin/time; writes "user sys maxrss_kb wall" to $out/$run.time.
 # The equivalent hand-written gst-launch-1.0 line, as an argument list; $1 is the
 # overlay (empty for none), $2 the URL. Sets the array `gst`.
+caption='timeoverlay font-desc=Monospace\ 15 shaded-background=true draw-outline=false draw-shadow=false halignment=position valignment=position xpos=0.3 ypos=0.4 text=2026-11-21\ 12:00:00.000\ UTC\ \ \ frame'
 gst_line() {
-    local overlay=() url=$2
+    local overlay=() url=$2 pattern=${3:-pattern=smpte-rp-219}
     [[ -n $1 ]] && read -a overlay <<<"$1 !"
     gst=(gst-launch-1.0 -e
-        videotestsrc is-live=true pattern=smpte horizontal-speed=2
+        videotestsrc is-live=true $pattern
         ! video/x-raw,width=1280,height=720,framerate=30/1,format=I420
         ! "${overlay[@]}"
         x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500
@@ -117,15 +122,35 @@ publish() {  # tool key run
     local timefile=$out/$run.time log=$out/$run.log
     local timer=(/usr/bin/time -f '%U %S %M %e' -o "$timefile")
     case $tool in
+        castline-nomarks)
+            # The same broadcast without the beep and the flash, which no
+            # gst-launch line can draw: the like-for-like overhead figure.
+            cat >"$out/nomarks.yaml" <<EOF
+version: 1
+name: nomarks
+source:
+  test:
+    video: {}
+    audio: {beep: 0s}
+stages:
+  - encode: {video: {}, audio: {}}
+sinks:
+  - rtmp: {url: "$rtmp_base", key: "\${BENCH_STREAM_KEY}"}
+EOF
+            BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" run "$out/nomarks.yaml" \
+                --duration "${duration}s" >"$log" 2>&1 ;;
         castline)
             BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" broadcast "$rtmp_base" \
                 --key-env BENCH_STREAM_KEY --duration "${duration}s" >"$log" 2>&1 ;;
         gst-*)
             case $tool in
-                gst-launch) gst_line 'textoverlay text=castline\ bench' "$url" ;;
+                # castline's own picture: HD bars and a caption re-rendered every
+                # frame (timeoverlay does that too), shaded, no outline or shadow.
+                gst-launch) gst_line "$caption" "$url" ;;
                 gst-nooverlay) gst_line '' "$url" ;;
-                # Re-renders its text every frame, as castline's burnt-in clock does.
-                gst-timeoverlay) gst_line 'timeoverlay shaded-background=true' "$url" ;;
+                # The scrolling SD bars castline used before: the content alone
+                # moves the x264 cost (see bench/README.md).
+                gst-scrolling-smpte) gst_line "$caption" "$url" 'pattern=smpte horizontal-speed=2' ;;
             esac
             # gst-launch has no duration flag: SIGINT after DURATION, and -e turns it into EOS.
             "${timer[@]}" timeout -s INT -k 15 "$duration" "${gst[@]}" >"$log" 2>&1 ;;
@@ -160,7 +185,7 @@ machine_cpu() {
 }
 
 tools=(castline gst-launch ffmpeg)
-[[ $extra = 1 ]] && tools+=(gst-nooverlay gst-timeoverlay)
+[[ $extra = 1 ]] && tools+=(castline-nomarks gst-nooverlay gst-scrolling-smpte)
 nt=${#tools[@]}
 
 results=$out/results.tsv
@@ -234,9 +259,10 @@ END {
     ratio("castline", "ffmpeg", 1.00)
     ratio("castline", "gst-launch", 1.05)
     if ("gst-nooverlay" in runs) {
+        ratio("castline-nomarks", "gst-launch", -1)
+        ratio("castline", "castline-nomarks", -1)
         ratio("gst-launch", "gst-nooverlay", -1)
-        ratio("gst-timeoverlay", "gst-nooverlay", -1)
-        ratio("castline", "gst-timeoverlay", -1)
+        ratio("gst-scrolling-smpte", "gst-launch", -1)
     }
 }
 function ratio(a, b, target,   r, raw, verdict) {
@@ -254,4 +280,23 @@ function ratio(a, b, target,   r, raw, verdict) {
 }' "$results" | tee "$out/summary.txt"
 echo "(medians over valid runs; ratios compare CPU-s per media second, the media duration read from each run's HLS"
 echo " playlist; others CPU-s: the rest of the machine during the run, ingest included; high values mean noisy figures)"
+
+# ---- encode-only, equal content (EXTRA=1) ------------------------------------
+# The live runs above send different pictures (castline's bars, ffmpeg's
+# testsrc2), and x264's cost depends on the picture. Here both encoders get the
+# very same raw frames, so the figure is the encoders' own difference.
+if [[ $extra = 1 ]]; then
+    raw=$out/testsrc2-720p.yuv
+    ffmpeg -nostdin -loglevel error -y -f lavfi -i testsrc2=size=1280x720:rate=30 -frames:v 300 \
+        -pix_fmt yuv420p -f rawvideo "$raw"
+    cpu_of() { /usr/bin/time -f '%U %S' -o "$out/encode.time" "$@" >/dev/null 2>&1; awk '{print $1 + $2}' "$out/encode.time"; }
+    x264enc_cpu=$(cpu_of gst-launch-1.0 -q filesrc "location=$raw" ! rawvideoparse width=1280 height=720 format=i420 framerate=30/1 \
+        ! x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500 ! fakesink)
+    libx264_cpu=$(cpu_of ffmpeg -nostdin -loglevel error -f rawvideo -pix_fmt yuv420p -s 1280x720 -r 30 -i "$raw" \
+        -c:v libx264 -preset veryfast -tune zerolatency -b:v 2500k -maxrate 2500k -bufsize 1250k -g 60 -f null -)
+    rm -f "$raw"
+    awk -v a="$x264enc_cpu" -v b="$libx264_cpu" 'BEGIN {
+        printf "encode-only, same 300 raw frames: x264enc %.2f CPU-s, libx264 %.2f CPU-s, ratio %.3f  [diagnostic]\n", a, b, a / b }' \
+        | tee -a "$out/summary.txt"
+fi
 exit 0

@@ -84,6 +84,18 @@ final class SyncMarks: Sendable {
                       parts.tm_hour, parts.tm_min, parts.tm_sec, millis, number)
     }
 
+    /// Where the caption box is at `pts`, as textoverlay's relative xpos/ypos:
+    /// it bounces across the picture (8 s a sweep) and down it (22 s), so a
+    /// frozen or juddering stream shows at a glance.
+    static func captionPlace(_ pts: ClockTime) -> (Double, Double) {
+        func bounce(_ t: Double, period: Double) -> Double {
+            let phase = t.truncatingRemainder(dividingBy: 2 * period) / period
+            return phase <= 1 ? phase : 2 - phase
+        }
+        let t = pts.seconds
+        return (0.02 + 0.5 * bounce(t, period: 8), 0.05 + 0.85 * bounce(t, period: 22))
+    }
+
     /// Turns a marked I420 frame white.
     func flash(_ info: inout ProbeInfo, width: Int, height: Int) {
         guard let pts = info.buffer?.pts, isMarked(pts) else { return }

@@ -1,9 +1,15 @@
 import GstKit
 import PipelineConfig
 
-/// A live test signal, an A/V sync check a person can see and hear: a moving
-/// pattern with the wall-clock time and frame count burnt in, and a tone with a
-/// beep on every wall-clock second that flashes the picture on the same frame.
+/// A live test signal, an A/V sync check a person can see and hear: a pattern
+/// with the wall-clock time and frame count burnt into a caption box that
+/// moves across it, and a tone with a beep on every wall-clock second that
+/// flashes the picture on the same frame.
+///
+/// The default pattern is the HD colour bars (SMPTE RP 219), still, with the
+/// motion in the caption: a picture x264 encodes at about a third of the CPU of
+/// scrolling SD bars (1.9 vs 6.6 CPU-s per 300 frames at 720p, 2500 kbps), so
+/// a test broadcast costs little more than the encoder's floor.
 /// With neither `video` nor `audio` given, both come with their defaults.
 public final class TestSource: SourceComponent {
     public static let kind = "test"
@@ -13,8 +19,8 @@ public final class TestSource: SourceComponent {
             OptionField("width", .int(16...7680), default: .int(1280), help: "frame width in pixels"),
             OptionField("height", .int(16...4320), default: .int(720), help: "frame height in pixels"),
             OptionField("fps", .double(1...240), default: .double(30), help: "frames per second"),
-            OptionField("pattern", .choice(["smpte", "ball", "snow", "black", "bar", "circular"]),
-                        default: .string("smpte"), help: "videotestsrc pattern"),
+            OptionField("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
+                        default: .string("smpte-rp-219"), help: "videotestsrc pattern (smpte-rp-219: HD colour bars)"),
         ])), help: "a video test pattern (omit both video and audio for both)"),
         OptionField("audio", .object(OptionSchema([
             OptionField("tone", .double(20...10_000), default: .double(1000), help: "tone frequency in Hz"),
@@ -36,7 +42,7 @@ public final class TestSource: SourceComponent {
         let audioOptions = options.object("audio") ?? (both ? Self.defaults("audio") : nil)
         video = videoOptions.map {
             Video(width: $0.int("width") ?? 1280, height: $0.int("height") ?? 720,
-                  fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte")
+                  fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte-rp-219")
         }
         audio = audioOptions.map {
             Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.3, beep: $0.duration("beep") ?? .seconds(1))
@@ -76,16 +82,24 @@ public final class TestSource: SourceComponent {
             "video/x-raw,format=I420,width=\(video.width),height=\(video.height),framerate=\(num)/\(den)")
         let overlay = try ElementCatalog.make("textoverlay")
         try overlay.set("font-desc", text: "Monospace \(max(8, video.height / 48))")
-        try overlay.set("valignment", text: "top")
-        try overlay.set("halignment", text: "left")
+        try overlay.set("valignment", text: "position")
+        try overlay.set("halignment", text: "position")
         try overlay.set("shaded-background", true)
+        // On a shaded box the outline and shadow add nothing visible, and drawing
+        // them (cairo strokes, every frame as the caption changes) cost 4.5x the
+        // plain text: 3.6 vs 0.8 CPU-s per 600 frames.
+        try overlay.set("draw-outline", false)
+        try overlay.set("draw-shadow", false)
         try bin.add(source, caps, overlay)
         try source.link(caps)
         try caps.link(overlay)
-        // The caption is set on the overlay just before each frame reaches it.
+        // The caption and its place are set on the overlay just before each frame reaches it.
         overlay.staticPad("video_sink")?.addProbe(.buffer) { info in
             if let pts = info.buffer?.pts, let element = info.pad?.parentElement {
                 try? element.set("text", marks.caption(pts))
+                let (x, y) = SyncMarks.captionPlace(pts)
+                try? element.set("xpos", x)
+                try? element.set("ypos", y)
             }
             return .ok
         }
