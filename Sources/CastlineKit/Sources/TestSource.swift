@@ -116,8 +116,9 @@ public final class TestSource: SourceComponent {
         try source.set("is-live", true)
         try source.set("freq", audio.tone)
         try source.set("volume", audio.volume)
-        // 10 ms buffers keep the beep's edges where they belong.
-        try source.set("samplesperbuffer", Int32(480))
+        // One AAC frame per buffer; the beep is placed sample by sample, so its
+        // edges do not depend on the buffer size.
+        try source.set("samplesperbuffer", Int32(1024))
         let caps = try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2")
         try bin.add(source, caps)
         try source.link(caps)
