@@ -104,12 +104,6 @@ public final class Pipeline: Bin, @unchecked Sendable {  // same as Element: one
         return Bus(owning: gst_bus_new())
     }
 
-    /// Clock time minus base time, while the pipeline has a clock.
-    public var runningTime: ClockTime? {
-        guard let now = clock?.time, let base = baseTime, now >= base else { return nil }
-        return ClockTime(nanoseconds: now.nanoseconds - base.nanoseconds)
-    }
-
     public func queryLatency() -> (live: Bool, min: ClockTime, max: ClockTime?)? {
         guard let query = gst_query_new_latency() else { return nil }
         defer { gst_query_unref(query) }

@@ -141,6 +141,11 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
 
     public var baseTime: ClockTime? { ClockTime(raw: gst_element_get_base_time(pointer)) }
     public var startTime: ClockTime? { ClockTime(raw: gst_element_get_start_time(pointer)) }
+    /// Clock time minus base time, while the element has a clock (in a pipeline past READY).
+    public var runningTime: ClockTime? {
+        guard let now = clock?.time, let base = baseTime, now >= base else { return nil }
+        return ClockTime(nanoseconds: now.nanoseconds - base.nanoseconds)
+    }
     public var clock: Clock? { gst_element_get_clock(pointer).map(Clock.init(owning:)) }
 
     /// Posts an application message from this element.

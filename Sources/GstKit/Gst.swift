@@ -75,6 +75,8 @@ public enum GstError: Error, Sendable, Equatable, CustomStringConvertible {
     case link(from: String, to: String, reason: String)
     case stateChange(element: String, to: ElementState)
     case caps(String)
+    /// No decoder for a stream: GStreamer's description of what is missing, and the stream's caps.
+    case missingDecoder(description: String, caps: String)
     case other(String)
 
     public var description: String {
@@ -88,6 +90,7 @@ public enum GstError: Error, Sendable, Equatable, CustomStringConvertible {
         case .link(let from, let to, let reason): return "cannot link \(from) to \(to): \(reason)"
         case .stateChange(let element, let to): return "element \"\(element)\" failed to change state to \(to)"
         case .caps(let message): return "caps: \(message)"
+        case .missingDecoder(let description, _): return "no GStreamer \(description)"
         case .other(let message): return message
         }
     }

@@ -18,6 +18,20 @@ public struct DiscoveredStream: Sendable, Hashable {
 
 /// What is in a URI, through GstDiscoverer (synchronous; it prerolls the media once).
 public enum MediaDiscoverer {
+    /// The first missing decoder named in the installer details
+    /// ("gstreamer|1.0|APP|DESCRIPTION|decoder-CAPS").
+    private static func missingDecoder(_ info: OpaquePointer) -> GstError? {
+        guard var details = gst_discoverer_info_get_missing_elements_installer_details(info) else { return nil }
+        while let detail = details.pointee {
+            let fields = String(cString: detail).split(separator: "|", maxSplits: 4).map(String.init)
+            if fields.count == 5, fields[4].hasPrefix("decoder-") {
+                return .missingDecoder(description: fields[3], caps: String(fields[4].dropFirst("decoder-".count)))
+            }
+            details += 1
+        }
+        return nil
+    }
+
     public static func discover(uri: String, timeout: Duration) throws(GstError) -> [DiscoveredStream] {
         Gst.initialize()
         var error: UnsafeMutablePointer<GError>?
@@ -35,6 +49,7 @@ public enum MediaDiscoverer {
         case GST_DISCOVERER_TIMEOUT:
             throw GstError.other("no answer within \(Int(timeout.components.seconds)) s")
         case GST_DISCOVERER_MISSING_PLUGINS:
+            if let missing = Self.missingDecoder(info) { throw missing }
             throw GstError.other("a GStreamer plugin is missing to read it (\(message ?? "see castline doctor"))")
         case GST_DISCOVERER_URI_INVALID:
             throw GstError.other("not a URI GStreamer can open")

@@ -33,6 +33,57 @@ struct ListenTests {
         }
     }
 
+    @Test("the HTTP server stops mid-stream: reconnecting is shown, and playback resumes when it is back")
+    func reconnectsAfterServerOutage() async throws {
+        try await withIngest { _, endpoints in
+            let key = "outage\(UInt16.random(in: 1000...9999))"
+            let publisher = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "90",
+                "-c:a", "aac", "-b:a", "128k", "-f", "flv", endpoints.rtmpPublishURL(key: key),
+            ])
+            try publisher.start()
+            defer { publisher.signal(SIGKILL) }
+            #expect(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(30)))
+            // nginx writes the stream; this server, which the test stops, is what castline reads.
+            var server = try await HTTPFolder(endpoints.hlsDirectory)
+            let port = server.port
+            let scratch = try Scratch()
+            let wav = scratch.file("outage.wav")
+            let listener = try Castline.start([
+                "listen", server.url("\(key).m3u8"), "--audio-only", "--output", "null", "--record", wav,
+            ])
+            func stderrSays(_ text: String, within timeout: Duration) async -> Bool {
+                let deadline = ContinuousClock.now + timeout
+                while ContinuousClock.now < deadline {
+                    if listener.standardError.contains(text) { return true }
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+                return false
+            }
+            #expect(await stderrSays("stream started", within: .seconds(20)), "\(listener.standardError)")
+            let started = ContinuousClock.now
+            try await Task.sleep(for: .seconds(3))
+            await server.stop()
+            let outage = ContinuousClock.now
+            // hlsdemux2 rides out a few failed playlist fetches itself, then gives up.
+            #expect(await stderrSays("reconnecting", within: .seconds(20)), "\(listener.standardError)")
+            server = try await HTTPFolder(endpoints.hlsDirectory, port: port)
+            defer { Task { [server] in await server.stop() } }
+            #expect(await stderrSays("reconnected", within: .seconds(30)), "\(listener.standardError)")
+            try await Task.sleep(for: .seconds(5))
+            let status = await Castline.interrupt(listener)
+            #expect(status == 0, "\(listener.standardError)")
+            #expect(listener.standardError.contains("reconnects 1"), "\(listener.standardError)")
+            // Before the outage about (outage - started) played; after it, about 5 s more.
+            let media = try await ProbedMedia.probe(wav)
+            let elapsed = (outage - started).components
+            let before = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            #expect(media.duration > before + 3, "recorded \(media.duration) s, \(before) s before the outage")
+            let frequency = try await dominantFrequency(ofWAV: wav, scratch: scratch)
+            #expect(abs(frequency - 1000) < 20, "dominant frequency \(frequency) Hz")
+        }
+    }
+
     @Test("a VOD playlist plays to its end and exits 0, saying the stream ended")
     func vodPlaysToTheEnd() async throws {
         let scratch = try Scratch()
@@ -85,6 +136,30 @@ struct ListenTests {
         #expect(unknown.stderr.contains("640x360"), "lists what there is: \(unknown.stderr)")
     }
 
+    @Test("rendition auto: hlsdemux2's own switch up to the better rendition is reported as rendition-changed")
+    func reportsAdaptiveSwitch() async throws {
+        let scratch = try Scratch()
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "low", seconds: 6, size: "320x240", bitrate: "300k")
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "high", seconds: 6, size: "640x360", bitrate: "900k")
+        _ = try scratch.write("master.m3u8", """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"
+            low.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2"
+            high.m3u8
+            """)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let result = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--stats-json", "-"],
+                                           timeout: .seconds(40))
+        #expect(result.status == 0, "\(result.stderr)")
+        let renditions = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }.filter { $0["event"] as? String == "rendition-changed" }.compactMap { $0["rendition"] as? String }
+        // Loopback sustains the better one: where hlsdemux2 ends up, whether it started there or switched.
+        #expect(renditions.last == "640x360 1000k", "\(renditions)")
+    }
+
     @Test("a playlist that appears 6 s late is waited for with --wait-for-live")
     func waitsForLive() async throws {
         let scratch = try Scratch()
@@ -104,6 +179,30 @@ struct ListenTests {
         #expect(status == 0, "\(listener.standardError)")
         #expect(listener.standardError.contains("waiting for"))
         #expect(listener.standardError.contains("end of stream"))
+    }
+
+    @Test("a codec GStreamer has no decoder for: one line that says so, non-zero exit")
+    func missingDecoder() async throws {
+        let scratch = try Scratch()
+        let media = scratch.file("dfpwm.mkv")
+        let made = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "1",
+            "-c:a", "dfpwm", media,
+        ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let file = try scratch.write("dfpwm.yaml", """
+            version: 1
+            name: dfpwm
+            source:
+              file: \(media)
+            sinks:
+              - null: {}
+            """)
+        let result = try await Castline.run(["run", file], timeout: .seconds(30))
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n").filter { $0.contains("no GStreamer") }
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.contains("audio/x-unknown") == true, "\(result.stderr)")
     }
 
     @Test("not HLS, an HTML page, a missing playlist: one clear line and a non-zero exit")

@@ -58,6 +58,37 @@ public enum ElementCatalog {
         }
     }
 
+    /// The Debian package with a GStreamer decoder for a stream of `caps`, or nil when none has one.
+    public static func decoderPackage(forCaps caps: String) -> String? {
+        let mediaType = caps.prefix { $0 != "," && $0 != " " }
+        switch mediaType {
+        case "video/x-h264", "video/x-h265", "video/mpeg", "audio/mpeg", "audio/x-ac3", "audio/x-eac3",
+             "audio/x-private1-ac3", "audio/x-dts", "audio/x-alac", "audio/x-wma", "video/x-wmv", "audio/x-tta":
+            return "gstreamer1.0-libav"
+        case "video/x-vp8", "video/x-vp9", "audio/x-flac", "audio/x-speex", "audio/x-wavpack":
+            return "gstreamer1.0-plugins-good"
+        case "audio/x-opus", "audio/x-vorbis", "video/x-theora":
+            return "gstreamer1.0-plugins-base"
+        case "video/x-av1":
+            return "gstreamer1.0-plugins-bad"
+        default:
+            return nil
+        }
+    }
+
+    /// One line for a stream GStreamer has no decoder for: what, and which package to install.
+    public static func missingDecoderMessage(description: String, caps: String) -> String {
+        let mediaType = String(caps.prefix { $0 != "," && $0 != " " })
+        let what = description.contains(mediaType) ? "no GStreamer \(description)" : "no GStreamer \(description) for \(mediaType)"
+        guard let package = decoderPackage(forCaps: caps) else {
+            return "\(what), and no Debian package castline knows has one (this codec cannot be played here)"
+        }
+        // A package whose elements are here is installed: its decoder refused this stream.
+        let installed = entries.contains { $0.package == package && Gst.hasElement($0.element) }
+        if installed { return "\(what) that works on this stream (\(package) is installed; its decoder refused it)" }
+        return "\(what) (apt-get install \(package), then `castline doctor`)"
+    }
+
     public static func missingMessage(_ factory: String) -> String {
         if let package = package(for: factory) {
             return "GStreamer element \"\(factory)\" is missing (apt-get install \(package); `castline doctor` checks them all)"

@@ -31,6 +31,10 @@ public actor PipelineRunner {
     private var stopRequested = false
     private var isLive = false
     private var hasPlayed = false
+    /// The decoder decodebin said is missing: the error that follows is told in these words.
+    private var missingDecoder: String?
+    /// Restarting a source after far-end trouble (see `RestartableSource`).
+    private var sourceRestart: Task<Void, Never>?
 
     public init(spec: PipelineSpec, registry: ComponentRegistry, drainTimeout: Duration = .seconds(10)) {
         self.spec = spec
@@ -103,7 +107,8 @@ public actor PipelineRunner {
         guard !stopRequested else { return }
         stopRequested = true
         // Paused (by the user, or to buffer), the sinks would never render the end.
-        if state == .paused || state == .buffering { built.pipeline.setState(.playing) }
+        sourceRestart?.cancel()
+        if [.paused, .buffering, .reconnecting].contains(state) { built.pipeline.setState(.playing) }
         transition(to: .stopping)
         emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
         built.plan.source.component.willStop()
@@ -161,6 +166,36 @@ public actor PipelineRunner {
         }
     }
 
+    /// Shows `reconnecting` and restarts the source with backoff until it takes.
+    private func startSourceRestart(reason: String) {
+        guard sourceRestart == nil else { return }
+        // The pipeline plays on while the source is away: sinks wait for media, and the
+        // failed reader's threads are not held by paused sinks while it is taken out.
+        if let built { built.pipeline.setState(.playing) }
+        sourceRestart = Task { [weak self] in await self?.restartSource(reason: reason) }
+    }
+
+    private func restartSource(reason: String) async {
+        guard let restartable = built?.plan.source.component as? any RestartableSource else { return }
+        var reason = reason
+        var attempt = 1
+        while outcome == nil, !Task.isCancelled {
+            let delay = Backoff().delay(attempt: attempt, random: Double.random(in: 0..<1))
+            connectionChanged(.reconnecting(reason: reason, attempt: attempt, delay: delay))
+            try? await Task.sleep(for: delay)
+            guard outcome == nil, !Task.isCancelled else { return }
+            do {
+                try await restartable.restart()
+                sourceRestart = nil
+                connectionChanged(.reconnected(attempts: attempt))
+                return
+            } catch {
+                reason = masker.mask("\(error)")
+                attempt += 1
+            }
+        }
+    }
+
     private func drainTimedOut(after timeout: Duration) {
         guard outcome == nil else { return }
         finish(.failed("end-of-stream did not reach the outputs within \(timeout.configText); outputs may be incomplete"))
@@ -169,21 +204,36 @@ public actor PipelineRunner {
     private func handle(_ message: BusMessage) {
         guard outcome == nil, let built else { return }
         switch message {
-        case .error:
+        case .error(let source, let text, let debug):
+            // From the source's bin, or from a reader already taken out of it.
+            let fromSource = owner(of: source).hasPrefix(built.plan.source.spec.keyPath + " ")
+                || built.pipeline.element(named: source) == nil
+            if fromSource, sourceRestart != nil { return }  // the failed reader's last words
+            if fromSource, !stopRequested, let restartable = built.plan.source.component as? any RestartableSource,
+               restartable.isTransient(error: text, debug: debug) {
+                startSourceRestart(reason: failureText(message) ?? text)
+                return
+            }
             if let text = failureText(message) { finish(.failed(text)) }
         case .warning(let source, let text, _):
             emitter.emit(.warning("\(owner(of: source)): \(text)"))
+        case .element(_, let structure) where structure.name == "missing-plugin":
+            // "missing-plugin, type=(string)decoder, detail=(GstCaps)"CAPS", name=(string)DESCRIPTION"
+            if structure.string("type") == "decoder", let caps = Self.detailCaps(structure.description) {
+                missingDecoder = ElementCatalog.missingDecoderMessage(
+                    description: structure.string("name") ?? "decoder", caps: caps)
+            }
         case .endOfStream:
             emitter.emit(.endOfStream)
             finish(stopRequested ? .stopped : .completed)
         case .stateChanged(let source, _, let new, _) where source == built.pipeline.name:
-            if new == .playing, state != .stopping {
+            if new == .playing, state != .stopping, sourceRestart == nil {
                 hasPlayed = true
                 transition(to: .playing)
             }
         case .buffering(_, let percent):
             emitter.emit(.buffering(percent: percent))
-            guard !isLive, !stopRequested, state != .paused else { return }
+            guard !isLive, !stopRequested, state != .paused, sourceRestart == nil else { return }
             // Non-live media waits for its buffer, as a player does: fully at first; once it has
             // played, only when the buffer runs dry, resuming at half (a live HLS buffer, held
             // back by the live edge, never fills and would otherwise pause all the time).
@@ -203,6 +253,7 @@ public actor PipelineRunner {
     /// One line for an error message: which part of the file, and what GStreamer said.
     private func failureText(_ message: BusMessage) -> String? {
         guard case .error(let source, let text, let debug) = message else { return nil }
+        if let missingDecoder { return masker.mask("\(owner(of: source)): \(missingDecoder)") }
         var line = "\(owner(of: source)): \(text)"
         if let hint = debug.flatMap(Self.hint(fromDebug:)) { line += " (\(hint))" }
         return masker.mask(line)
@@ -217,6 +268,14 @@ public actor PipelineRunner {
             element = current.parent
         }
         return source
+    }
+
+    /// The caps of a missing-plugin message's `detail` field, from the structure's text.
+    static func detailCaps(_ text: String) -> String? {
+        guard let start = text.range(of: "detail=(GstCaps)") else { return nil }
+        let rest = text[start.upperBound...].drop { $0 == "\"" }
+        let caps = rest.prefix { $0 != "\"" && $0 != "," && $0 != "\\" }
+        return caps.isEmpty ? nil : String(caps)
     }
 
     /// The last line of GStreamer's debug text is usually the concrete reason.

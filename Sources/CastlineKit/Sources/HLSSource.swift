@@ -7,7 +7,7 @@ import Synchronization
 /// live edge, through hlsdemux2 (inside uridecodebin3, the streams-aware parent
 /// it needs), buffering like a player, ending on `#EXT-X-ENDLIST` or after
 /// `end-after` without new media.
-public final class HLSSource: URISource {
+public final class HLSSource: URISource, RestartableSource {
     public override class var kind: String { "hls" }
     public override class var summary: String { "an HLS stream (live or VOD), from the live edge" }
     public override class var schema: OptionSchema {
@@ -28,6 +28,11 @@ public final class HLSSource: URISource {
     /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
     private var declared: [StreamKind: StreamForm]?
     private let endWatch = EndWatch()
+    private let restartSplice = DecoderSplice()
+    /// The master playlist's renditions, to name the one hlsdemux2 switched to.
+    private var variants: [HLSPlaylist.Variant] = []
+
+    override var splice: DecoderSplice? { restartSplice }
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -51,6 +56,7 @@ public final class HLSSource: URISource {
             throw BuildError("\(error)", at: "\(keyPath).url")
         }
         guard case .master(let variants) = playlist else { return }
+        self.variants = variants
         let variant = try choose(from: variants, wantVideo: wanted.contains(.video))
         if let variant {
             uri = variant.uri.absoluteString
@@ -133,6 +139,22 @@ public final class HLSSource: URISource {
         try declared ?? super.encodedForms()
     }
 
+    // MARK: Riding out network trouble
+
+    /// After the stream has started, what fails inside the source is the network
+    /// or the server (hlsdemux2 gives up after about three target durations
+    /// without a playlist); a stream that never started is bad input instead.
+    public func isTransient(error: String, debug: String?) -> Bool {
+        endWatch.hasStarted
+    }
+
+    /// The playlist must answer again; then a fresh hlsdemux2 starts at the live edge.
+    nonisolated(nonsending) public func restart() async throws {
+        guard let url = URL(string: uri) else { return }
+        _ = try await PlaylistFetcher.fetch(url)
+        try replaceDecoder()
+    }
+
     override func decoderMade(_ decoder: Element) {
         // Buffering messages let the runner pause and resume as a player does.
         try? decoder.set("use-buffering", true)
@@ -141,6 +163,43 @@ public final class HLSSource: URISource {
 
     override func outletMade(_ pad: Pad, stream: StreamKind) {
         endWatch.watch(pad)
+        if stream == .video, uri == playlistURL.absoluteString, !variants.isEmpty { watchSwitches(pad) }
+    }
+
+    /// hlsdemux2 adapts across the renditions on its own (`rendition: auto`); a
+    /// new picture size on the video is a switch, reported as rendition-changed
+    /// with the master playlist's name for it.
+    private func watchSwitches(_ pad: Pad) {
+        let watch = RenditionWatch(variants: variants, events: context.events)
+        pad.addProbe(.eventDownstream) { info in
+            if let caps = info.event?.caps { watch.saw(caps) }
+            return .ok
+        }
+    }
+}
+
+/// Tells rendition switches by the picture size of the video's caps.
+final class RenditionWatch: Sendable {
+    let variants: [HLSPlaylist.Variant]
+    let events: EventEmitter
+    private let lastSize = Mutex<String?>(nil)
+
+    init(variants: [HLSPlaylist.Variant], events: EventEmitter) {
+        self.variants = variants
+        self.events = events
+    }
+
+    func saw(_ caps: Caps) {
+        guard let structure = caps.structure(at: 0), let width = structure.int("width"),
+              let height = structure.int("height") else { return }
+        let size = "\(width)x\(height)"
+        let changed = lastSize.withLock { last -> Bool in
+            defer { last = size }
+            return last != size
+        }
+        guard changed else { return }
+        let variant = variants.last { $0.resolution == size }
+        events.emit(.renditionChanged(variant.map(HLSSource.describe) ?? size))
     }
 }
 
@@ -150,6 +209,10 @@ final class EndWatch: Sendable {
     private let lastMedia = Mutex<ContinuousClock.Instant?>(nil)
     private let outlets = Mutex<[Pad]>([])
     private let started = OnceFlag()
+    private let running = OnceFlag()
+
+    /// Media has come through at least once.
+    var hasStarted: Bool { lastMedia.withLock { $0 != nil } }
 
     func watch(_ pad: Pad) {
         outlets.withLock { $0.append(pad) }
@@ -159,7 +222,9 @@ final class EndWatch: Sendable {
         }
     }
 
+    /// Starts watching; a second call (a replaced decoder) changes nothing.
     func start(endAfter: Duration, events: EventEmitter) {
+        guard running.trip() else { return }
         Task { [weak self] in
             while let self {
                 try? await Task.sleep(for: .milliseconds(500))

@@ -19,6 +19,16 @@ public class URISource: SourceComponent {
     /// What discovery found, once: it prerolls the media, which takes a moment.
     private var discovered: [DiscoveredStream]?
     private var fileLoop: FileLoop?
+    /// What a decoder replacement needs: the bin, the decoder in it, and where its streams go.
+    private struct Running: Sendable {
+        var bin: Bin
+        var decoder: Element
+        var stops: Caps
+        var outlets: [StreamKind: Element]
+    }
+    private let running = Mutex<Running?>(nil)
+    /// Set by kinds whose decoder can be replaced mid-run (see `replaceDecoder`).
+    var splice: DecoderSplice? { nil }
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let stopRequested = OnceFlag()
     /// Each outlet and whether its stream has been ended.
@@ -46,6 +56,9 @@ public class URISource: SourceComponent {
             let found = try MediaDiscoverer.discover(uri: uri, timeout: .seconds(15))
             discovered = found
             return found
+        } catch .missingDecoder(let description, let caps) {
+            throw BuildError("cannot play \(uri): \(ElementCatalog.missingDecoderMessage(description: description, caps: caps))",
+                             at: keyPath)
         } catch {
             throw BuildError("cannot open \(uri): \(error)", at: keyPath)
         }
@@ -85,15 +98,13 @@ public class URISource: SourceComponent {
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
-        let decoder = try ElementCatalog.make("uridecodebin3")
-        try decoder.set("uri", text: uri)
         // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
         // a stream nobody wants stops encoded and ends in a discard, never decoded.
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
-        let stops = streams.merging(unwanted) { wanted, _ in wanted }
-        try decoder.set("caps", Caps(stops.map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; ")))
+        let stops = try Caps(streams.merging(unwanted) { wanted, _ in wanted }
+            .map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; "))
+        let decoder = try makeDecoder(stops: stops)
         try bin.add(decoder)
-        decoderMade(decoder)
         let restartDecoder: @Sendable () -> Void = { [decoder] in
             decoder.sendEvent(.seek(to: .zero))
         }
@@ -108,14 +119,29 @@ public class URISource: SourceComponent {
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
             if let pad = queue.staticPad("sink") {
                 loop?.watch(pad, stream: stream.rawValue)
+                splice?.watch(pad, stream: stream.rawValue)
                 endOnStop(pad)
                 outletMade(pad, stream: stream)
             }
             outlets[stream] = queue
         }
-        let targets = outlets
+        Self.link(decoder, to: outlets)
+        running.withLock { $0 = Running(bin: bin, decoder: decoder, stops: stops, outlets: outlets) }
+        return bin
+    }
+
+    private func makeDecoder(stops: Caps) throws -> Element {
+        let decoder = try ElementCatalog.make("uridecodebin3")
+        try decoder.set("uri", text: uri)
+        try decoder.set("caps", stops)
+        decoderMade(decoder)
+        return decoder
+    }
+
+    /// Links each stream the decoder brings to its outlet queue as it appears.
+    private static func link(_ decoder: Element, to outlets: [StreamKind: Element]) {
         decoder.onPadAdded { pad in
-            guard let stream = Self.streamKind(of: pad), let queue = targets[stream],
+            guard let stream = Self.streamKind(of: pad), let queue = outlets[stream],
                   let sink = queue.staticPad("sink"), !sink.isLinked else {
                 // A stream nobody wants: parsed (see the caps above), never decoded, dropped here.
                 pad.discardData()
@@ -123,7 +149,23 @@ public class URISource: SourceComponent {
             }
             try? pad.link(sink)
         }
-        return bin
+    }
+
+    /// Replaces a failed decoder with a fresh one on the same URI (a live stream
+    /// starts again at its edge); its media joins on where the old one stopped.
+    /// Only for kinds that made a splice; called off the streaming threads.
+    func replaceDecoder() throws {
+        guard let splice, let current = running.withLock({ $0 }) else { return }
+        // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
+        // threads, and its shutdown needs them); the new media is timed from now.
+        _ = current.decoder.setState(.null)
+        try? current.bin.remove(current.decoder)
+        splice.begin { [bin = current.bin] in bin.runningTime }
+        let decoder = try makeDecoder(stops: current.stops)
+        try current.bin.add(decoder)
+        Self.link(decoder, to: current.outlets)
+        running.withLock { $0?.decoder = decoder }
+        _ = decoder.syncStateWithParent()
     }
 
     /// A stop was asked for.

@@ -7,13 +7,14 @@ final class HTTPFolder: Sendable {
     let port: Int
     private let process: ChildProcess
 
-    init(_ folder: String) async throws {
+    /// Serves `folder` on a free port, or on `port` (a server started again where one was stopped).
+    init(_ folder: String, port: Int? = nil) async throws {
         self.folder = folder
-        port = try FreePort.find()
+        self.port = try port ?? FreePort.find()
         process = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
-                               arguments: ["-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", folder])
+                               arguments: ["-m", "http.server", "\(self.port)", "--bind", "127.0.0.1", "--directory", folder])
         try process.start()
-        guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)) else {
+        guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: self.port, timeout: .seconds(10)) else {
             await process.terminate()
             throw ProbeError(message: "the HTTP server did not start")
         }

@@ -1,0 +1,69 @@
+import GstKit
+import Synchronization
+
+/// Joins a replacement decoder's streams onto the old ones as one stream: the
+/// replacement's stream-start and segment are kept from going downstream (the
+/// first ones stand), and its timestamps are moved so that its first buffer
+/// plays now, on the running clock, after the outage. One offset serves every
+/// stream, so audio and video stay in step.
+final class DecoderSplice: Sendable {
+    private struct State {
+        var offset: Int64 = 0
+        /// Set by `begin`: the pipeline's running time now, read at the replacement's first buffer.
+        var runningTime: (@Sendable () -> ClockTime?)?
+        /// Streams whose first stream-start and segment have gone by.
+        var seen: Set<String> = []
+        /// The segment that stands, per stream.
+        var segments: [String: SegmentInfo] = [:]
+    }
+
+    /// Headroom for the first buffer to reach the sinks before its time comes.
+    static let headroom: Int64 = 200_000_000
+    private let state = Mutex(State())
+
+    /// A replacement decoder is about to push; its first buffer is timed to play
+    /// `headroom` after `runningTime()` says.
+    func begin(runningTime: @escaping @Sendable () -> ClockTime?) {
+        state.withLock { $0.runningTime = runningTime }
+    }
+
+    /// Installs the splice on the pad a stream leaves the decoder through.
+    func watch(_ pad: Pad, stream: String) {
+        pad.addProbe([.buffer, .eventDownstream]) { [self] info in
+            if let event = info.event {
+                guard event.kind == .segment || event.kind == .streamStart else { return .ok }
+                let first = state.withLock { state -> Bool in
+                    guard state.seen.insert("\(event.kind)-\(stream)").inserted else { return false }
+                    if let segment = event.segment { state.segments[stream] = segment }
+                    return true
+                }
+                return first ? .ok : .drop
+            }
+            retime(&info, stream: stream)
+            return .ok
+        }
+    }
+
+    private func retime(_ info: inout ProbeInfo, stream: String) {
+        guard let buffer = info.buffer, let pts = buffer.pts.map({ Int64($0.nanoseconds) }) else { return }
+        let offset = state.withLock { state -> Int64 in
+            if let runningTime = state.runningTime, let now = runningTime() {
+                state.runningTime = nil
+                // The standing segment maps position p to running time p - start + base.
+                let segment = state.segments[stream]
+                let start = Int64(segment?.start?.nanoseconds ?? 0), base = Int64(segment?.base?.nanoseconds ?? 0)
+                state.offset = Int64(now.nanoseconds) + Self.headroom - base + start - pts
+            }
+            return state.offset
+        }
+        guard offset != 0 else { return }
+        _ = info.withWritableBuffer { writable in
+            writable.pts = writable.pts.map { Self.shifted($0, by: offset) }
+            writable.dts = writable.dts.map { Self.shifted($0, by: offset) }
+        }
+    }
+
+    private static func shifted(_ time: ClockTime, by offset: Int64) -> ClockTime {
+        ClockTime(nanoseconds: UInt64(max(0, Int64(time.nanoseconds) + offset)))
+    }
+}

@@ -1,0 +1,30 @@
+@testable import CastlineKit
+import Testing
+
+@Suite("A codec GStreamer cannot decode: named, with its Debian package")
+struct MissingDecoderTests {
+    @Test("stream caps map to the Debian package with their decoder")
+    func packages() {
+        #expect(ElementCatalog.decoderPackage(forCaps: "video/x-h265, stream-format=(string)hvc1") == "gstreamer1.0-libav")
+        #expect(ElementCatalog.decoderPackage(forCaps: "audio/x-ac3") == "gstreamer1.0-libav")
+        #expect(ElementCatalog.decoderPackage(forCaps: "video/x-vp9") == "gstreamer1.0-plugins-good")
+        #expect(ElementCatalog.decoderPackage(forCaps: "audio/x-opus") == "gstreamer1.0-plugins-base")
+        #expect(ElementCatalog.decoderPackage(forCaps: "audio/x-unknown, codec-id=(string)A_MS/ACM") == nil)
+    }
+
+    @Test("the line names the codec and the package, or says no package has it")
+    func messages() {
+        let h265 = ElementCatalog.missingDecoderMessage(description: "H.265 decoder", caps: "video/x-h265, profile=main")
+        #expect(h265.contains("H.265 decoder for video/x-h265"), "\(h265)")
+        #expect(h265.contains("gstreamer1.0-libav"), "\(h265)")
+        let unknown = ElementCatalog.missingDecoderMessage(description: "audio/x-unknown decoder", caps: "audio/x-unknown")
+        #expect(unknown == "no GStreamer audio/x-unknown decoder, and no Debian package castline knows has one (this codec cannot be played here)")
+    }
+
+    @Test("the caps are read out of a missing-plugin message")
+    func detailCaps() {
+        let text = #"missing-plugin, type=(string)decoder, detail=(GstCaps)"video/x-h265\,\ stream-format\=\(string\)hvc1", name=(string)"H.265 decoder""#
+        #expect(PipelineRunner.detailCaps(text) == "video/x-h265")
+        #expect(PipelineRunner.detailCaps("missing-plugin, type=(string)decoder") == nil)
+    }
+}
