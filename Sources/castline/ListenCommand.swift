@@ -50,7 +50,8 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     var document: [String: Any] {
-        var sinks: [[String: Any]] = [[output: [String: Any]()]]
+        // Headless monitoring costs what playing does: every stream is decoded, then dropped.
+        var sinks: [[String: Any]] = [output == "null" ? ["null": ["decode": true]] : [output: [String: Any]()]]
         if let record { sinks.append(["file": ["path": record, "sync": true]]) }
         return [
             "version": 1, "name": name,

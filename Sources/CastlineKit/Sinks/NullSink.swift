@@ -7,15 +7,19 @@ public final class NullSink: SinkComponent {
     public static let summary = "discard every stream, at the pace of the clock"
     public static let schema = OptionSchema([
         OptionField("sync", .bool, default: .bool(true), help: "keep to the pipeline clock (false: as fast as possible)"),
+        OptionField("decode", .bool, default: .bool(false),
+                    help: "decode every stream before dropping it (what playing costs, without a device)"),
     ])
 
     let sync: Bool
+    let decode: Bool
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         sync = spec.options.bool("sync") ?? true
+        decode = spec.options.bool("decode") ?? false
     }
 
-    public func requirement(for stream: StreamKind) -> FormRequirement? { .any }
+    public func requirement(for stream: StreamKind) -> FormRequirement? { decode ? .raw : .any }
 
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)

@@ -27,7 +27,7 @@ public final class HLSSource: URISource, RestartableSource {
     let context: ComponentContext
     /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
     private var declared: [StreamKind: StreamForm]?
-    private let endWatch = EndWatch()
+    private let endWatch: EndWatch
     private let restartSplice = DecoderSplice()
     /// The master playlist's renditions, to name the one hlsdemux2 switched to.
     private var variants: [HLSPlaylist.Variant] = []
@@ -44,6 +44,7 @@ public final class HLSSource: URISource, RestartableSource {
         waitForLive = spec.options.bool("wait-for-live") ?? false
         endAfter = spec.options.duration("end-after") ?? .seconds(30)
         self.context = context
+        endWatch = EndWatch(events: context.events)
         super.init(uri: text, keyPath: spec.keyPath, loop: false)
     }
 
@@ -158,7 +159,7 @@ public final class HLSSource: URISource, RestartableSource {
     override func decoderMade(_ decoder: Element) {
         // Buffering messages let the runner pause and resume as a player does.
         try? decoder.set("use-buffering", true)
-        endWatch.start(endAfter: endAfter, events: context.events)
+        endWatch.start(endAfter: endAfter)
     }
 
     override func outletMade(_ pad: Pad, stream: StreamKind) {
@@ -206,30 +207,38 @@ final class RenditionWatch: Sendable {
 /// Ends a stream that stopped bringing media: no new buffer on any outlet for
 /// `end-after` means the stream is over (a live publisher that went away).
 final class EndWatch: Sendable {
+    private let events: EventEmitter
     private let lastMedia = Mutex<ContinuousClock.Instant?>(nil)
     private let outlets = Mutex<[Pad]>([])
     private let started = OnceFlag()
     private let running = OnceFlag()
 
+    init(events: EventEmitter) {
+        self.events = events
+    }
+
     /// Media has come through at least once.
     var hasStarted: Bool { lastMedia.withLock { $0 != nil } }
 
+    /// Watches a stream's outlet; its first buffer is stream-started (timed to the buffer: benchmarks read it).
     func watch(_ pad: Pad) {
         outlets.withLock { $0.append(pad) }
         pad.addProbe(.buffer) { [weak self] _ in
-            self?.lastMedia.withLock { $0 = .now }
+            guard let self else { return .ok }
+            self.lastMedia.withLock { $0 = .now }
+            if self.started.trip() { self.events.emit(.streamStarted) }
             return .ok
         }
     }
 
     /// Starts watching; a second call (a replaced decoder) changes nothing.
-    func start(endAfter: Duration, events: EventEmitter) {
+    func start(endAfter: Duration) {
         guard running.trip() else { return }
+        let events = events
         Task { [weak self] in
             while let self {
                 try? await Task.sleep(for: .milliseconds(500))
                 guard let last = self.lastMedia.withLock({ $0 }) else { continue }
-                if self.started.trip() { events.emit(.streamStarted) }
                 guard ContinuousClock.now - last > endAfter else { continue }
                 events.emit(.streamEnded(reason: "no new media for \(endAfter.configText)"))
                 for pad in self.outlets.withLock({ $0 }) { pad.sendEvent(.endOfStream()) }

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Benchmark: what listening to a 720p HLS stream costs, audio only and with video.
+#
+# One 720p30 HLS stream (H.264 2500k + AAC 128k 48 kHz stereo, 2 s segments,
+# audio and video muxed in TS, as nginx-rtmp and most live ingests serve it) is
+# made once with ffmpeg and served over HTTP on loopback. Then, one after another
+# (never at once), ROUNDS times with the order rotating:
+#
+#   castline-audio  castline listen URL --audio-only --output null
+#   castline-video  castline listen URL --output null          (video decoded too)
+#   ffmpeg-vn       ffmpeg -re -i URL -vn -f null -            (audio decoded, video dropped)
+#
+# each under /usr/bin/time: user+sys CPU seconds, peak RSS. All three play at the
+# stream's own pace (castline by its clock, ffmpeg by -re).
+#
+# Time to first audio, also per round: from starting the process to the first
+# decoded audio. castline: its stream-started event (sent on the first decoded
+# buffer), in --stats-json. ffmpeg: the first byte of decoded PCM on a pipe
+# (ffmpeg -i URL -vn -f s16le -flush_packets 1 -), read by a timer.
+#
+# Targets (issue): castline-audio/castline-video <= 0.5, castline-audio/ffmpeg-vn
+# <= 1.0 (CPU seconds), castline/ffmpeg time to first audio <= 1.0. Benchmarks
+# report, they do not assert: exit 0 either way (non-zero only if it cannot run).
+#
+# Environment:
+#   CASTLINE   castline binary (default .build/debug/castline, what `make bench` builds;
+#              .build/release/castline for the figures that matter)
+#   DURATION   seconds of stream (default 20)
+#   ROUNDS     rounds (default 2)
+#   BENCH_OUT  directory for logs and results.tsv (default: a new temp dir, kept)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+castline=${CASTLINE:-.build/debug/castline}
+if [[ $castline != /* ]]; then
+    if [[ -x $PWD/$castline ]]; then castline=$PWD/$castline; else castline=$root/$castline; fi
+fi
+duration=${DURATION:-20}
+rounds=${ROUNDS:-2}
+out=${BENCH_OUT:-$(mktemp -d /tmp/castline-listen-bench.XXXXXX)}
+mkdir -p "$out"
+
+die() { echo "listen-cpu: $*" >&2; exit 2; }
+[[ -x $castline ]] || die "no castline binary at $castline (build it, or set CASTLINE)"
+[[ $duration =~ ^[0-9]+$ && $duration -ge 6 ]] || die "DURATION must be whole seconds >= 6"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
+for tool in ffmpeg python3 curl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
+
+# ---- the stream --------------------------------------------------------------
+media=$out/media
+mkdir -p "$media"
+echo "making ${duration} s of 720p30 HLS..."
+ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=1280x720:rate=30" \
+    -f lavfi -i "sine=frequency=1000:sample_rate=48000" -t "$duration" \
+    -c:v libx264 -preset veryfast -b:v 2500k -maxrate 2500k -bufsize 5000k -g 60 -pix_fmt yuv420p \
+    -c:a aac -b:a 128k -ar 48000 -ac 2 \
+    -f hls -hls_time 2 -hls_playlist_type vod -hls_segment_filename "$media/seg-%03d.ts" "$media/stream.m3u8" ||
+    die "ffmpeg could not make the stream"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$media" >"$out/http.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
+for _ in $(seq 50); do curl -fsS "http://127.0.0.1:$port/stream.m3u8" >/dev/null 2>&1 && break; sleep 0.1; done
+url=http://127.0.0.1:$port/stream.m3u8
+curl -fsS "$url" >/dev/null || die "the HTTP server did not start"
+
+now() { date +%s.%N; }
+
+# Seconds from $1 (epoch) to castline's stream-started event in the JSON lines file $2.
+castline_first_audio() {
+    python3 - "$1" "$2" <<'EOF'
+import datetime, json, sys
+start = float(sys.argv[1])
+for line in open(sys.argv[2]):
+    try:
+        event = json.loads(line)
+    except ValueError:
+        continue
+    if event.get("event") == "stream-started":
+        ts = datetime.datetime.strptime(event["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        print(f"{ts.timestamp() - start:.3f}")
+        break
+EOF
+}
+
+# Seconds from starting ffmpeg to the first byte of decoded audio on its stdout.
+ffmpeg_first_audio() {
+    local start
+    start=$(now)
+    ffmpeg -nostdin -v error -i "$url" -vn -f s16le -flush_packets 1 - 2>"$out/ffmpeg-first.log" |
+        python3 -c '
+import sys, time
+start = float(sys.argv[1])
+sys.stdin.buffer.read(1)
+print(f"{time.time() - start:.3f}")
+sys.stdout.flush()
+' "$start" || true
+}
+
+run() {  # tool run -> writes $out/$run.time; prints first-audio seconds for castline-audio
+    local tool=$1 run=$2
+    local timer=(/usr/bin/time -f '%U %S %M %e' -o "$out/$run.time")
+    case $tool in
+        castline-audio)
+            local start
+            start=$(now)
+            "${timer[@]}" "$castline" listen "$url" --audio-only --output null --stats-json "$out/$run.jsonl" \
+                >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log"
+            castline_first_audio "$start" "$out/$run.jsonl" >"$out/$run.first" ;;
+        castline-video)
+            "${timer[@]}" "$castline" listen "$url" --output null >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log" ;;
+        ffmpeg-vn)
+            "${timer[@]}" ffmpeg -nostdin -v error -re -i "$url" -vn -f null - >"$out/$run.log" 2>&1 ||
+                echo "exit $?" >>"$out/$run.log" ;;
+    esac
+}
+
+tools=(castline-audio castline-video ffmpeg-vn)
+nt=${#tools[@]}
+results=$out/results.tsv
+printf 'round\ttool\tcpu_s\tmaxrss_kb\twall_s\tfirst_audio_s\n' >"$results"
+echo "castline listen benchmark: ${duration} s of 720p HLS, $rounds round(s); castline: $castline; logs: $out"
+for ((r = 1; r <= rounds; r++)); do
+    for ((i = 0; i < nt; i++)); do
+        tool=${tools[$(((i + r - 1) % nt))]}
+        run "$tool" "r$r-$tool"
+        read -r user sys rss wall < <(tail -n 1 "$out/r$r-$tool.time") || { user=0 sys=0 rss=0 wall=0; }
+        first=-
+        [[ $tool == castline-audio ]] && first=$(cat "$out/r$r-$tool.first" 2>/dev/null || true)
+        cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
+        printf '%d\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$cpu" "$rss" "$wall" "${first:--}" >>"$results"
+        printf '  round %d  %-15s cpu %6.2f s  rss %5d MB  wall %5.1f s  first audio %s s\n' \
+            "$r" "$tool" "$cpu" $((rss / 1024)) "$wall" "${first:--}"
+    done
+    first=$(ffmpeg_first_audio)
+    printf '%d\t%s\t-\t-\t-\t%s\n' "$r" ffmpeg-first "${first:--}" >>"$results"
+    printf '  round %d  %-15s first audio %s s\n' "$r" ffmpeg-first "${first:--}"
+done
+
+awk -F'\t' '
+function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n == 0 ? 0 : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
+}
+function verdict(r, target) { return r <= target ? "PASS" : "MISS" }
+NR > 1 {
+    if ($3 != "-") cpu[$2] = cpu[$2] " " $3
+    if ($4 != "-") rss[$2] = rss[$2] " " $4
+    if ($6 != "-" && $6 != "") first[$2] = first[$2] " " $6
+}
+END {
+    a = median(cpu["castline-audio"]); v = median(cpu["castline-video"]); f = median(cpu["ffmpeg-vn"])
+    printf "\n%-15s %8s %12s\n", "tool", "CPU-s", "peak RSS MB"
+    printf "%-15s %8.2f %12.0f\n", "castline-audio", a, median(rss["castline-audio"]) / 1024
+    printf "%-15s %8.2f %12.0f\n", "castline-video", v, median(rss["castline-video"]) / 1024
+    printf "%-15s %8.2f %12.0f\n\n", "ffmpeg-vn", f, median(rss["ffmpeg-vn"]) / 1024
+    if (v > 0) printf "castline audio-only / with video = %.3f; target <= 0.50: %s\n", a / v, verdict(a / v, 0.5)
+    if (f > 0) printf "castline audio-only / ffmpeg -vn = %.3f; target <= 1.00: %s\n", a / f, verdict(a / f, 1.0)
+    ca = median(first["castline-audio"]); fa = median(first["ffmpeg-first"])
+    if (ca > 0 && fa > 0)
+        printf "time to first audio: castline %.3f s, ffmpeg %.3f s, ratio %.3f; target <= 1.00: %s\n", ca, fa, ca / fa, verdict(ca / fa, 1.0)
+    else
+        printf "time to first audio: could not be read (castline %s, ffmpeg %s)\n", ca, fa
+}' "$results" | tee "$out/summary.txt"
+echo "(medians over rounds; CPU-s for the whole stream, ${duration} s, each played at its own pace)"
+exit 0
