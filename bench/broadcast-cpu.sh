@@ -33,13 +33,7 @@
 #   BENCH_OUT  directory for logs and results.tsv (default: a new temp dir, kept)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-castline=${CASTLINE:-.build/debug/castline}
-# A relative CASTLINE is relative to where we were started, else to the repo root.
-if [[ $castline != /* ]]; then
-    if [[ -x $PWD/$castline ]]; then castline=$PWD/$castline; else castline=$root/$castline; fi
-fi
+source "$(dirname "$0")/lib/common.bash"
 duration=${DURATION:-20}
 rounds=${ROUNDS:-2}
 extra=${EXTRA:-0}

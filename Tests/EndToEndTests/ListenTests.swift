@@ -109,15 +109,7 @@ struct ListenTests {
     @Test("a master playlist with two renditions plays the chosen one, kept encoded in Matroska")
     func choosesRendition() async throws {
         let scratch = try Scratch()
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "low", seconds: 3, size: "320x240", bitrate: "300k")
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "high", seconds: 3, size: "640x360", bitrate: "900k")
-        _ = try scratch.write("master.m3u8", """
-            #EXTM3U
-            #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"
-            low.m3u8
-            #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2"
-            high.m3u8
-            """)
+        try await HTTPFolder.makeTwoRenditions(in: scratch, seconds: 3)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
         let recording = scratch.file("chosen.mkv")
@@ -139,15 +131,7 @@ struct ListenTests {
     @Test("rendition auto: hlsdemux2's own switch up to the better rendition is reported as rendition-changed")
     func reportsAdaptiveSwitch() async throws {
         let scratch = try Scratch()
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "low", seconds: 6, size: "320x240", bitrate: "300k")
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "high", seconds: 6, size: "640x360", bitrate: "900k")
-        _ = try scratch.write("master.m3u8", """
-            #EXTM3U
-            #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"
-            low.m3u8
-            #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2"
-            high.m3u8
-            """)
+        try await HTTPFolder.makeTwoRenditions(in: scratch, seconds: 6)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
         let result = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--stats-json", "-"],

@@ -24,6 +24,19 @@ final class HTTPFolder: Sendable {
 
     func stop() async { await process.terminate(grace: .milliseconds(500)) }
 
+    /// master.m3u8 with two VOD renditions: low.m3u8 (320x240, 400k) and high.m3u8 (640x360, 1000k).
+    static func makeTwoRenditions(in scratch: Scratch, seconds: Int) async throws {
+        try await makeVOD(in: scratch.path, name: "low", seconds: seconds, size: "320x240", bitrate: "300k")
+        try await makeVOD(in: scratch.path, name: "high", seconds: seconds, size: "640x360", bitrate: "900k")
+        _ = try scratch.write("master.m3u8", """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x240,CODECS="avc1.42c00d,mp4a.40.2"
+            low.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.42c01e,mp4a.40.2"
+            high.m3u8
+            """)
+    }
+
     /// Writes a VOD HLS rendition (H.264 + 1 kHz AAC) named `name` into the folder.
     static func makeVOD(in folder: String, name: String, seconds: Int, size: String = "320x240",
                         bitrate: String = "300k") async throws {
