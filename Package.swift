@@ -34,10 +34,10 @@ let package = Package(
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
         .target(name: "AudioOnlyPlugin", dependencies: ["CastlineKit"], path: "Plugins/AudioOnly"),
         .target(name: "StatsPlugin", dependencies: ["CastlineKit"], path: "Plugins/Stats"),
-        // The `delay` stage's history buffer: pure Swift, no GStreamer types.
-        .target(name: "DelayPlugin", dependencies: ["CastlineKit"], path: "Plugins/Delay"),
+        // The `delay` stage: its history buffer is pure Swift; the stage around it moves media in and out.
+        .target(name: "DelayPlugin", dependencies: ["CastlineKit", "GstKit"], path: "Plugins/Delay"),
         // The one list of built-in stages.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin", "StatsPlugin"]),
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin", "StatsPlugin", "DelayPlugin"]),
         .executableTarget(
             name: "castline",
             dependencies: [
@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
-        .testTarget(name: "DelayPluginTests", dependencies: ["DelayPlugin"]),
+        .testTarget(name: "DelayPluginTests", dependencies: ["DelayPlugin", "CastlineKit", "GstKit", "PipelineConfig", "StagePlugins"]),
         .testTarget(name: "StatsPluginTests", dependencies: ["StatsPlugin", "StagePlugins"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"]),

@@ -75,3 +75,7 @@ GType castline_type_of(gpointer instance) { return G_TYPE_FROM_INSTANCE(instance
 void castline_set_current_thread_name(const gchar *name) {
   prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
+
+void castline_element_unset_sink_flag(GstElement *element) {
+    GST_OBJECT_FLAG_UNSET(element, GST_ELEMENT_FLAG_SINK);
+}

@@ -18,12 +18,24 @@ public final class Sample: @unchecked Sendable {  // one GstSample ref, never mu
     public var isDelta: Bool { buffer.map { castline_buffer_flag_is_set($0, bufferFlagDelta) != 0 } ?? false }
     /// A copy of the bytes.
     public var data: [UInt8] { withUnsafeBytes { Array($0) } ?? [] }
+    /// The buffer's pts and dts as running time in the sample's segment.
+    public var runningTime: (pts: ClockTime?, dts: ClockTime?) {
+        guard let buffer, let segment = gst_sample_get_segment(pointer) else { return (pts, dts) }
+        return (ClockTime(raw: gst_segment_to_running_time(segment, GST_FORMAT_TIME, buffer.pointee.pts)),
+                ClockTime(raw: gst_segment_to_running_time(segment, GST_FORMAT_TIME, buffer.pointee.dts)))
+    }
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
         buffer.flatMap { mapBuffer($0, body) }
     }
 }
 
 typealias SampleHandler = @Sendable (Sample) -> FlowResult
+
+/// The handlers of one appsink: each sample, and the end of the stream.
+struct AppSinkHandlers: Sendable {
+    let sample: SampleHandler
+    let endOfStream: (@Sendable () -> Void)?
+}
 
 public final class AppSink: @unchecked Sendable {  // immutable fields; appsink API is thread-safe
     public let element: Element
@@ -45,17 +57,22 @@ public final class AppSink: @unchecked Sendable {  // immutable fields; appsink 
     }
     public var isEOS: Bool { gst_app_sink_is_eos(sink) != 0 }
 
-    /// Called on the streaming thread for each new sample (replaces any previous handler;
-    /// the handler is released when replaced or when the appsink dies).
-    public func onSample(_ handler: @escaping @Sendable (Sample) -> FlowResult) {
+    /// Called on the streaming thread for each new sample, and at the end of the
+    /// stream (replaces any previous handlers; released when replaced or when the appsink dies).
+    public func onSample(_ handler: @escaping @Sendable (Sample) -> FlowResult,
+                         endOfStream: (@Sendable () -> Void)? = nil) {
         var callbacks = GstAppSinkCallbacks()
         callbacks.new_sample = { sink, data in
-            guard let sink, let handler = CallbackBox<SampleHandler>.from(data) else { return GST_FLOW_ERROR }
+            guard let sink, let handlers = CallbackBox<AppSinkHandlers>.from(data) else { return GST_FLOW_ERROR }
             guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
-            return handler(Sample(owning: sample)).raw
+            return handlers.sample(Sample(owning: sample)).raw
         }
-        gst_app_sink_set_callbacks(sink, &callbacks, CallbackBox<SampleHandler>(handler).retainedPointer(),
-                                   { data in CallbackBox<SampleHandler>.release(data) })
+        callbacks.eos = { _, data in
+            CallbackBox<AppSinkHandlers>.from(data)?.endOfStream?()
+        }
+        let handlers = AppSinkHandlers(sample: handler, endOfStream: endOfStream)
+        gst_app_sink_set_callbacks(sink, &callbacks, CallbackBox<AppSinkHandlers>(handlers).retainedPointer(),
+                                   { data in CallbackBox<AppSinkHandlers>.release(data) })
     }
 
     /// Waits for the next sample (nil timeout = until one arrives, EOS or flushing). Needs PLAYING.
@@ -109,6 +126,21 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
         buffer.pointee.pts = pts.raw
         buffer.pointee.duration = duration.raw
         if isDelta { castline_buffer_flag_set(buffer, bufferFlagDelta, 1) }
+        return FlowResult(gst_app_src_push_buffer(src, buffer))  // takes the buffer
+    }
+
+    /// Copies the bytes into a new buffer with these timestamps and queues it;
+    /// `discont` marks the first buffer after a jump.
+    @discardableResult
+    public func push(_ bytes: UnsafeRawBufferPointer, pts: ClockTime?, dts: ClockTime?, duration: ClockTime?,
+                     isDelta: Bool, discont: Bool) -> FlowResult {
+        guard let buffer = bytes.isEmpty ? gst_buffer_new() : gst_buffer_new_memdup(bytes.baseAddress, gsize(bytes.count))
+        else { return .error }
+        buffer.pointee.pts = pts.raw
+        buffer.pointee.dts = dts.raw
+        buffer.pointee.duration = duration.raw
+        if isDelta { castline_buffer_flag_set(buffer, bufferFlagDelta, 1) }
+        if discont { castline_buffer_flag_set(buffer, bufferFlagDiscont, 1) }
         return FlowResult(gst_app_src_push_buffer(src, buffer))  // takes the buffer
     }
 

@@ -113,6 +113,9 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
     @discardableResult
     public func syncStateWithParent() -> Bool { gst_element_sync_state_with_parent(pointer) != 0 }
     public func setLockedState(_ locked: Bool) { gst_element_set_locked_state(pointer, locked ? 1 : 0) }
+    /// For a sink that passes media on (an appsink feeding an appsrc): its bin then
+    /// waits for neither its preroll nor its end-of-stream.
+    public func unsetSinkFlag() { castline_element_unset_sink_flag(pointer) }
 
     /// Sends (and consumes) the event; false if it was not handled or was already sent.
     @discardableResult

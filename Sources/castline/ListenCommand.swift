@@ -33,6 +33,14 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
     var endAfter = "30s"
 
+    @Option(help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
+                               valueName: "duration"))
+    var delay: String?
+
+    @Option(help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
+                               valueName: "duration"))
+    var maxDelay: String?
+
     @Option(help: "Pipeline name in events and metrics.")
     var name = "listen"
 
@@ -47,6 +55,12 @@ struct ListenCommand: AsyncParsableCommand {
         if Duration(configText: endAfter) == nil {
             throw ValidationError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
         }
+        for (flag, value) in [("--delay", delay), ("--max-delay", maxDelay)] {
+            guard let value else { continue }
+            guard let duration = Duration(configText: value), duration >= .zero else {
+                throw ValidationError("\(flag): \"\(value)\" is not a duration of 0 or more (try 10s)")
+            }
+        }
     }
 
     var document: [String: Any] {
@@ -56,9 +70,18 @@ struct ListenCommand: AsyncParsableCommand {
         return [
             "version": 1, "name": name,
             "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
-            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + stats.stages,
+            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + stats.stages,
             "sinks": sinks,
         ]
+    }
+
+    /// The delay stage, when --delay or --max-delay asks for one.
+    var delayStages: [[String: Any]] {
+        guard delay != nil || maxDelay != nil else { return [] }
+        var options: [String: Any] = [:]
+        if let delay { options["initial"] = delay }
+        if let maxDelay { options["max"] = maxDelay }
+        return [["delay": options]]
     }
 
     func run() async throws {

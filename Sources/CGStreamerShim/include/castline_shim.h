@@ -41,6 +41,10 @@ GstBuffer *castline_probe_info_make_buffer_writable(GstPadProbeInfo *info);
 gboolean castline_buffer_flag_is_set(GstBuffer *buffer, guint flag);
 void castline_buffer_flag_set(GstBuffer *buffer, guint flag, gboolean on);
 
+// Unsets GST_ELEMENT_FLAG_SINK: the bin then neither waits for the element's
+// end-of-stream nor its preroll (a sink that feeds media elsewhere, like an appsink into a history).
+void castline_element_unset_sink_flag(GstElement *element);
+
 // GST_STATE(element): the element's current state without waiting.
 GstState castline_element_current_state(GstElement *element);
 

@@ -37,6 +37,15 @@ extension Stage {
     public func output(for stream: StreamKind, input: StreamForm) -> StreamForm { input }
 }
 
+/// A stage whose delay behind live can be moved while it runs (the delay stage);
+/// keys and the control API reach it through the runner.
+public protocol DelayControlling: Sendable {
+    /// Moves the delay by `steps` of the stage's step (negative: nearer live).
+    func stepDelay(_ steps: Int)
+    /// Sets the delay; out of range is clamped and reported, never fatal.
+    func setDelay(_ delay: Duration)
+}
+
 /// What a stage or sink may use while it runs.
 public struct ComponentContext: Sendable {
     public let pipelineName: String

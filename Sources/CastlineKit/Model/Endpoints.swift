@@ -55,7 +55,7 @@ extension SinkComponent {
 
 extension Bin {
     /// Ghosts `pad` under `name` (the stream's name for source and sink bins).
-    func ghost(_ pad: Pad?, as name: String) throws {
+    public func ghost(_ pad: Pad?, as name: String) throws {
         guard let pad else { throw BuildError("internal: no pad to expose as \(name)") }
         try addGhostPad(name: name, target: pad)
     }

@@ -21,6 +21,8 @@ public enum EventJSON {
         case .status: "status"
         case .stats: "stats"
         case .statsChange(let change, _, _): change.rawValue
+        case .delayChanged: "delay-changed"
+        case .availableDelayChanged: "available-delay-changed"
         }
     }
 
@@ -60,6 +62,10 @@ public enum EventJSON {
             return fields
         case .statsChange(_, let stage, let stream):
             return ["stage": stage, "stream": stream.rawValue]
+        case .delayChanged(let requested, let applied, let available):
+            return ["requested_s": requested.seconds, "applied_s": applied.seconds, "available_s": available.seconds]
+        case .availableDelayChanged(let available):
+            return ["available_s": available.seconds]
         }
     }
 

@@ -143,6 +143,21 @@ public actor PipelineRunner {
         transition(to: .playing)
     }
 
+    /// The delay stages of the running pipeline.
+    private var delays: [any DelayControlling] {
+        built?.plan.stages.compactMap { $0.component as? any DelayControlling } ?? []
+    }
+
+    /// Moves every delay stage by `steps` of its step (the + and - keys).
+    public func stepDelay(_ steps: Int) {
+        for delay in delays { delay.stepDelay(steps) }
+    }
+
+    /// Sets every delay stage's delay.
+    public func setDelay(_ delay: Duration) {
+        for stage in delays { stage.setDelay(delay) }
+    }
+
     /// Waits until the run is over.
     public func wait() async -> Outcome {
         if let outcome { return outcome }

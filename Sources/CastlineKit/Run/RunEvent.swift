@@ -31,6 +31,11 @@ public struct RunEvent: Sendable {
         case stats(StatsSample)
         /// A silence began or ended on a stream a stats stage watches.
         case statsChange(StatsChange, stage: String, stream: StreamKind)
+        /// A delay stage moved (or started) its play-out: what was asked, what was
+        /// applied (clamped to what history holds) and what it holds.
+        case delayChanged(requested: Duration, applied: Duration, available: Duration)
+        /// The history a delay stage holds grew (at most once a second).
+        case availableDelayChanged(Duration)
     }
 
     public var time: Date

@@ -66,7 +66,10 @@ final class EventRenderer {
             }
         case .statsChange(let change, let stage, let stream):
             Terminal.status("\(prefix)\(change) on \(stream) (\(stage))")
-        case .status, .stats:
+        case .delayChanged(let requested, let applied, let available):
+            let clamped = applied < requested ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds) : ""
+            Terminal.status("\(prefix)" + String(format: "delay %.1f s / %.1f s available", applied.seconds, available.seconds) + clamped)
+        case .status, .stats, .availableDelayChanged:
             break
         }
     }
@@ -126,6 +129,10 @@ enum RunSession {
                         if await runner.state == .paused { await runner.resume() } else { await runner.pause() }
                     case "q", "Q":
                         await runner.stop()
+                    case "+", "=":
+                        await runner.stepDelay(1)
+                    case "-", "_":
+                        await runner.stepDelay(-1)
                     default:
                         break
                     }

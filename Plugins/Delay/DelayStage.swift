@@ -1,0 +1,84 @@
+import CastlineKit
+import Foundation
+import GstKit
+
+/// Plays the stream a chosen time behind the newest media, and moves that delay
+/// while it runs: further back replays history at once, nearer skips ahead.
+/// The history is the media as it arrived, encoded (an hour of 128 kbps AAC is
+/// ~58 MB), so the stage takes its streams encoded and the builder decodes after.
+///
+/// Each stream's bin is an appsink into the shared history and an appsrc out
+/// of it; one play-out serves every stream, so audio and video jump together.
+public final class DelayStage: Stage, DelayControlling {
+    public static let kind = "delay"
+    public static let summary = "play a chosen time behind live, movable while running (history kept encoded)"
+    public static let schema = OptionSchema([
+        OptionField("initial", .duration, default: .duration(.zero), help: "the delay at start, e.g. 10s"),
+        OptionField("max", .duration, default: .duration(.seconds(600)),
+                    help: "history kept: the most delay there can be, e.g. 1h"),
+        OptionField("step", .duration, default: .duration(.seconds(1)), help: "what the + and - keys add and remove"),
+    ])
+
+    /// The bitrate `max` is checked against before anything starts: a generous
+    /// video stream (the stage holds whatever it is given).
+    static let estimateBitrate = 8_000_000.0
+    let step: Duration
+    let playout: DelayPlayout
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        let initial = spec.options.duration("initial") ?? .zero
+        let max = spec.options.duration("max") ?? .seconds(600)
+        step = spec.options.duration("step") ?? .seconds(1)
+        guard max > .zero else { throw BuildError("max must be more than 0s (e.g. 10m)", at: "\(spec.keyPath).max") }
+        guard initial <= max else {
+            throw BuildError("initial \(initial.configText) is more than max \(max.configText) (raise max, or lower initial)",
+                             at: "\(spec.keyPath).initial")
+        }
+        guard step > .zero else { throw BuildError("step must be more than 0s (e.g. 1s)", at: "\(spec.keyPath).step") }
+        let bytes = max.seconds * Self.estimateBitrate / 8
+        let memory = Double(ProcessInfo.processInfo.physicalMemory)
+        if bytes > memory / 2 {
+            throw BuildError(String(format: "max %@ would hold about %.1f GB at %.0f Mbit/s, over half this machine's %.1f GB (lower max)",
+                                    max.configText, bytes / 1e9, Self.estimateBitrate / 1e6, memory / 1e9),
+                             at: "\(spec.keyPath).max")
+        }
+        playout = DelayPlayout(initial: initial, max: max, events: context.events)
+    }
+
+    public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
+        .process(takes: .encoded([]))
+    }
+
+    public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
+        let bin = Bin(name: name)
+        let sink = try AppSink.make(name: "\(name)-history")
+        // Takes each unit as it comes: the history, not the clock, holds it back.
+        try sink.element.set("sync", false)
+        try sink.element.set("async", false)
+        // Not an end of the pipeline: its end-of-stream is the appsrc's to pass on.
+        sink.element.unsetSinkFlag()
+        let source = try AppSrc.make(name: "\(name)-playout")
+        // Live: nothing waits for the first unit, which may come `initial` later.
+        source.configure(isLive: true, format: true)
+        try bin.add(sink.element, source.element)
+        try bin.ghost(sink.element.staticPad("sink"), as: "sink")
+        try bin.ghost(source.element.staticPad("src"), as: "src")
+        let index = playout.register(source, stream: stream)
+        let playout = playout
+        sink.onSample({ sample in
+            playout.arrived(sample, stream: index)
+            return .ok
+        }, endOfStream: {
+            playout.ended(stream: index)
+        })
+        return bin
+    }
+
+    public func stepDelay(_ steps: Int) {
+        playout.request(playout.requested + step * steps)
+    }
+
+    public func setDelay(_ delay: Duration) {
+        playout.request(delay)
+    }
+}

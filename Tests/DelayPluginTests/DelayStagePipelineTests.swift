@@ -1,0 +1,115 @@
+import CastlineKit
+@testable import DelayPlugin
+import Foundation
+import GstKit
+import StagePlugins
+import Synchronization
+import Testing
+
+/// The delay stage in a real pipeline: a test tone beeps on every wall-clock
+/// second; the beep's onset is found going into the stage's graph (raw, at the
+/// source) and coming out (decoded again, at the sink), both on the pipeline's
+/// running time. It must come out `delay` later, within 20 ms.
+@Suite("delay stage, real pipeline", .serialized, .timeLimit(.minutes(2)))
+struct DelayStagePipelineTests {
+    @Test("a beep comes out 3 s after it went in; after +1 it is 4 s, after -2 it is 2 s")
+    func markersComeOutDelayLater() async throws {
+        let spec = try PipelineLoader(catalog: ComponentRegistry.builtin).load(yaml: """
+            version: 1
+            name: delay-test
+            source:
+              test:
+                audio: {}
+            stages:
+              - delay: { initial: 3s, max: 1m }
+            sinks:
+              - null: { decode: true }
+            """, file: "delay-test.yaml")
+        let builder = GraphBuilder(registry: .builtin)
+        let built = try builder.build(spec)
+        let delay = try #require(built.plan.stages.first?.component as? any DelayControlling)
+        let going = OnsetDetector(), coming = OnsetDetector()
+        let source = try #require(built.pipeline.element(named: "source-test")?.staticPad("audio"))
+        let sink = try #require(built.pipeline.element(named: "sink-null0")?.staticPad("audio"))
+        source.addProbe(.buffer) { info in going.scan(info); return .ok }
+        sink.addProbe(.buffer) { info in coming.scan(info); return .ok }
+        built.pipeline.setState(.playing)
+        defer { built.pipeline.setState(.null) }
+
+        /// The lag of beeps that came out after `since` (running time), matched to the beep that went in `expected` earlier.
+        func lags(expected: Double, since: Double, count: Int) async throws -> [Double] {
+            let deadline = ContinuousClock.now + .seconds(15)
+            while coming.onsets.filter({ $0 > since }).count < count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let inputs = going.onsets
+            return coming.onsets.filter { $0 > since }.prefix(count).map { out in
+                let source = inputs.min { abs(out - expected - $0) < abs(out - expected - $1) } ?? .infinity
+                return out - source
+            }
+        }
+
+        // The first beep out may be cut in half by the start of play-out: it is left out.
+        let first = try await lags(expected: 3, since: 0, count: 3).dropFirst()
+        var now = built.pipeline.runningTime?.seconds ?? 0
+        delay.stepDelay(1)
+        // The jump back replays what came out in the last second; beeps from then on lag 4 s.
+        let later = try await lags(expected: 4, since: now + 1.5, count: 2)
+        now = built.pipeline.runningTime?.seconds ?? 0
+        delay.stepDelay(-2)
+        let nearer = try await lags(expected: 2, since: now + 0.5, count: 2)
+        // At delay 0 what is left is the AAC encoder and decoder's own shift
+        // (GStreamer does not trim the encoder's priming): the stage's delay is the rest.
+        now = built.pipeline.runningTime?.seconds ?? 0
+        delay.setDelay(.zero)
+        let codec = try await lags(expected: 0, since: now + 0.5, count: 2)
+        try #require(codec.count == 2, "no beeps at delay 0")
+        let shift = codec.reduce(0, +) / Double(codec.count)
+        #expect(shift >= 0 && shift < 0.1, "the codec shifts \(codec)")
+        print("delay stage lags (s): 3 s \(Array(first)), 4 s \(later), 2 s \(nearer); codec shift \(codec)")
+        for (expected, measured) in [(3.0, Array(first)), (4.0, later), (2.0, nearer)] {
+            #expect(measured.count == 2, "delay \(expected): beeps out \(measured)")
+            for lag in measured {
+                #expect(abs(lag - shift - expected) < 0.02,
+                        "delay \(expected) s: a beep lagged \(lag) s, \(lag - shift) s beyond the codec's \(shift) s")
+            }
+        }
+    }
+}
+
+/// Finds where the beep (0.8 full scale, over a 0.3 tone) starts in raw float
+/// audio, interleaved or planar, as running time (the pads carry segments from 0).
+final class OnsetDetector: Sendable {
+    private struct State {
+        var onsets: [Double] = []
+        var loud = false
+        var quietFrames = 0
+    }
+    private let state = Mutex(State())
+
+    var onsets: [Double] { state.withLock { $0.onsets } }
+
+    func scan(_ info: ProbeInfo) {
+        guard let buffer = info.buffer, let pts = buffer.pts?.seconds else { return }
+        let caps = info.pad?.currentCaps?.structure(at: 0)
+        guard caps?.string("format") == "F32LE" else { return }
+        let channels = caps?.int("channels") ?? 2
+        let planar = caps?.string("layout") == "non-interleaved"
+        _ = buffer.withUnsafeBytes { raw in
+            let samples = raw.bindMemory(to: Float.self)
+            let frames = samples.count / channels
+            state.withLock { state in
+                for frame in 0..<frames {
+                    let value = planar ? samples[frame] : samples[frame * channels]
+                    let loud = abs(value) > 0.5
+                    if loud, !state.loud { state.onsets.append(pts + Double(frame) / 48_000) }
+                    // The beep is a sine: it crosses zero often; call it over after 5 ms of quiet.
+                    if loud { state.loud = true; state.quietFrames = 0 } else if state.loud {
+                        state.quietFrames += 1
+                        if state.quietFrames > 240 { state.loud = false }
+                    }
+                }
+            }
+        }
+    }
+}
