@@ -26,17 +26,21 @@ final class DelayPlayout: Sendable {
         var discont: Set<Int> = []
         var reportedAvailable: Duration = .zero
         var reportedAt: ContinuousClock.Instant?
+        var statsAt: ContinuousClock.Instant?
         var bufferingPercent = -1
     }
 
     let history: HistoryBuffer<ByteSlice>
     private let events: EventEmitter
+    /// The stage's name, for its stats samples.
+    private let name: String
     private let state: Mutex<State>
     /// One arena per stream, in stream order (eviction frees whole chunks).
     private let arenas = Mutex<[ByteArenaBox]>([])
 
-    init(initial: Duration, max: Duration, events: EventEmitter) {
+    init(initial: Duration, max: Duration, name: String, events: EventEmitter) {
         history = HistoryBuffer(maxDuration: max)
+        self.name = name
         self.events = events
         state = Mutex(State(requested: initial))
     }
@@ -143,18 +147,29 @@ final class DelayPlayout: Sendable {
         return true
     }
 
-    /// available-delay-changed, at most once a second, while the history grows.
+    /// available-delay-changed, at most once a second, while the history grows;
+    /// and once a second the delay and what is available as stats figures.
     private func reportAvailable() {
         let available = history.available
         let now = ContinuousClock.now
-        let report = state.withLock { state -> Bool in
+        let (grew, applied) = state.withLock { state -> (Bool, Duration?) in
+            var applied: Duration?
+            if state.statsAt.map({ now - $0 >= .seconds(1) }) ?? true {
+                state.statsAt = now
+                applied = state.applied ?? .zero
+            }
             guard available > state.reportedAvailable,
-                  state.reportedAt.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+                  state.reportedAt.map({ now - $0 >= .seconds(1) }) ?? true else { return (false, applied) }
             state.reportedAvailable = available
             state.reportedAt = now
-            return true
+            return (true, applied)
         }
-        if report { events.emit(.availableDelayChanged(available)) }
+        if grew { events.emit(.availableDelayChanged(available)) }
+        if let applied {
+            events.emit(.stats(StatsSample(stage: name, stream: nil, figures: [
+                StatsFigure.delaySeconds: applied.seconds, StatsFigure.availableDelaySeconds: available.seconds,
+            ])))
+        }
     }
 }
 

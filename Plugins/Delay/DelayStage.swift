@@ -42,7 +42,7 @@ public final class DelayStage: Stage, DelayControlling {
                                     max.configText, bytes / 1e9, Self.estimateBitrate / 1e6, memory / 1e9),
                              at: "\(spec.keyPath).max")
         }
-        playout = DelayPlayout(initial: initial, max: max, events: context.events)
+        playout = DelayPlayout(initial: initial, max: max, name: context.componentName, events: context.events)
     }
 
     public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {

@@ -9,11 +9,16 @@ struct StatsStatusLine {
     private var state: RunState?
     private var stage: String?
     private var streams: [StreamKind: [String: Double]] = [:]
+    /// A delay stage's figures: how far behind, and how much history it holds.
+    private var delay: (seconds: Double, available: Double)?
 
     mutating func update(_ event: RunEvent) -> Bool {
         switch event.kind {
         case .stateChanged(_, let to):
             state = to
+            return stage != nil
+        case .stats(let sample) where sample.figures[StatsFigure.delaySeconds] != nil:
+            delay = (sample.figures[StatsFigure.delaySeconds] ?? 0, sample.figures[StatsFigure.availableDelaySeconds] ?? 0)
             return stage != nil
         case .stats(let sample):
             // The publisher's figures are on its own status line.
@@ -41,6 +46,7 @@ struct StatsStatusLine {
             if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
+        if let delay { parts.append(String(format: "delay %.1f s / %.1f s available", delay.seconds, delay.available)) }
         return parts.joined(separator: "  ")
     }
 }
