@@ -119,14 +119,7 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
     /// Copies the bytes into a new buffer and queues it.
     @discardableResult
     public func push(_ bytes: [UInt8], pts: ClockTime?, duration: ClockTime?, isDelta: Bool = false) -> FlowResult {
-        let made = bytes.withUnsafeBytes { raw -> UnsafeMutablePointer<GstBuffer>? in
-            raw.isEmpty ? gst_buffer_new() : gst_buffer_new_memdup(raw.baseAddress, gsize(raw.count))
-        }
-        guard let buffer = made else { return .error }
-        buffer.pointee.pts = pts.raw
-        buffer.pointee.duration = duration.raw
-        if isDelta { castline_buffer_flag_set(buffer, bufferFlagDelta, 1) }
-        return FlowResult(gst_app_src_push_buffer(src, buffer))  // takes the buffer
+        bytes.withUnsafeBytes { push($0, pts: pts, dts: nil, duration: duration, isDelta: isDelta, discont: false) }
     }
 
     /// Copies the bytes into a new buffer with these timestamps and queues it;
@@ -152,10 +145,9 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
     @discardableResult
     public func pushInRunningTime(_ sample: Sample) -> FlowResult {
         guard let buffer = gst_sample_get_buffer(sample.pointer), let copy = gst_buffer_copy(buffer) else { return .error }
-        if let segment = gst_sample_get_segment(sample.pointer) {
-            copy.pointee.pts = gst_segment_to_running_time(segment, GST_FORMAT_TIME, buffer.pointee.pts)
-            copy.pointee.dts = gst_segment_to_running_time(segment, GST_FORMAT_TIME, buffer.pointee.dts)
-        }
+        let running = sample.runningTime
+        copy.pointee.pts = running.pts.raw
+        copy.pointee.dts = running.dts.raw
         if let caps = gst_sample_get_caps(sample.pointer) {
             let current = gst_app_src_get_caps(src)
             if current.map({ gst_caps_is_equal($0, caps) == 0 }) ?? true { gst_app_src_set_caps(src, caps) }

@@ -90,6 +90,12 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {  //
         var result: gboolean = 0
         return gst_structure_get_boolean(pointer, field, &result) != 0 ? result != 0 : nil
     }
+    /// A caps-typed field (a missing-plugin message's `detail`, for one).
+    public func caps(_ field: String) -> Caps? {
+        guard let v = value(field), v.pointee.g_type == gst_caps_get_type(),
+              let caps = gst_value_get_caps(v) else { return nil }
+        return Caps(borrowing: UnsafeMutablePointer(mutating: caps))
+    }
     /// nil when missing or GST_CLOCK_TIME_NONE.
     public func clockTime(_ field: String) -> ClockTime? {
         var result: GstClockTime = 0

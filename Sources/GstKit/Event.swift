@@ -42,20 +42,6 @@ public final class Event: @unchecked Sendable {  // the only mutable state, the 
         Gst.initialize()
         return Event(owning: gst_event_new_flush_stop(resetTime ? 1 : 0))
     }
-    /// A TIME segment carrying what `info` says (a segment seen earlier, sent again).
-    public static func segment(_ info: SegmentInfo) -> Event {
-        Gst.initialize()
-        var segment = GstSegment()
-        gst_segment_init(&segment, GST_FORMAT_TIME)
-        let none = UInt64.max  // GST_CLOCK_TIME_NONE
-        segment.rate = info.rate
-        segment.start = guint64(info.start?.nanoseconds ?? 0)
-        segment.stop = guint64(info.stop?.nanoseconds ?? none)
-        segment.time = guint64(info.time?.nanoseconds ?? 0)
-        segment.base = guint64(info.base?.nanoseconds ?? 0)
-        segment.position = guint64(info.position?.nanoseconds ?? none)
-        return Event(owning: gst_event_new_segment(&segment))
-    }
     public static func customDownstream(_ structure: Structure) -> Event {
         Gst.initialize()
         return Event(owning: gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_copy(structure.pointer)))

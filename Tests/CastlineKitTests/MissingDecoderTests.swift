@@ -21,10 +21,12 @@ struct MissingDecoderTests {
         #expect(unknown == "no GStreamer audio/x-unknown decoder, and no Debian package castline knows has one (this codec cannot be played here)")
     }
 
-    @Test("the caps are read out of a missing-plugin message")
-    func detailCaps() {
-        let text = #"missing-plugin, type=(string)decoder, detail=(GstCaps)"video/x-h265\,\ stream-format\=\(string\)hvc1", name=(string)"H.265 decoder""#
-        #expect(PipelineRunner.detailCaps(text) == "video/x-h265")
-        #expect(PipelineRunner.detailCaps("missing-plugin, type=(string)decoder") == nil)
+    @Test("a missing-plugin message becomes the line naming the codec and its package")
+    func fromMessage() throws {
+        let message = try Structure(#"missing-plugin, type=(string)decoder, detail=(GstCaps)"video/x-h265\,\ stream-format\=\(string\)hvc1", name=(string)"H.265 decoder""#)
+        let line = PipelineRunner.missingDecoder(in: message)
+        #expect(line?.contains("H.265 decoder for video/x-h265") == true, "\(line ?? "nil")")
+        #expect(line?.contains("gstreamer1.0-libav") == true, "\(line ?? "nil")")
+        #expect(PipelineRunner.missingDecoder(in: try Structure("missing-plugin, type=(string)encoder")) == nil)
     }
 }

@@ -140,7 +140,8 @@ struct ListenTests {
         let renditions = result.stdout.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
         }.filter { $0["event"] as? String == "rendition-changed" }.compactMap { $0["rendition"] as? String }
-        // Loopback sustains the better one: where hlsdemux2 ends up, whether it started there or switched.
+        // hlsdemux2 starts on the first rendition listed and, loopback sustaining it, switches up.
+        #expect(renditions.first == "320x240 400k", "\(renditions)")
         #expect(renditions.last == "640x360 1000k", "\(renditions)")
     }
 

@@ -60,8 +60,7 @@ public enum ElementCatalog {
 
     /// The Debian package with a GStreamer decoder for a stream of `caps`, or nil when none has one.
     public static func decoderPackage(forCaps caps: String) -> String? {
-        let mediaType = caps.prefix { $0 != "," && $0 != " " }
-        switch mediaType {
+        switch mediaType(of: caps) {
         case "video/x-h264", "video/x-h265", "video/mpeg", "audio/mpeg", "audio/x-ac3", "audio/x-eac3",
              "audio/x-private1-ac3", "audio/x-dts", "audio/x-alac", "audio/x-wma", "video/x-wmv", "audio/x-tta":
             return "gstreamer1.0-libav"
@@ -78,8 +77,8 @@ public enum ElementCatalog {
 
     /// One line for a stream GStreamer has no decoder for: what, and which package to install.
     public static func missingDecoderMessage(description: String, caps: String) -> String {
-        let mediaType = String(caps.prefix { $0 != "," && $0 != " " })
-        let what = description.contains(mediaType) ? "no GStreamer \(description)" : "no GStreamer \(description) for \(mediaType)"
+        let type = mediaType(of: caps)
+        let what = description.contains(type) ? "no GStreamer \(description)" : "no GStreamer \(description) for \(type)"
         guard let package = decoderPackage(forCaps: caps) else {
             return "\(what), and no Debian package castline knows has one (this codec cannot be played here)"
         }
@@ -87,6 +86,11 @@ public enum ElementCatalog {
         let installed = entries.contains { $0.package == package && Gst.hasElement($0.element) }
         if installed { return "\(what) that works on this stream (\(package) is installed; its decoder refused it)" }
         return "\(what) (apt-get install \(package), then `castline doctor`)"
+    }
+
+    /// "video/x-h265" of "video/x-h265, stream-format=(string)hvc1".
+    private static func mediaType(of caps: String) -> String {
+        String(caps.prefix { $0 != "," && $0 != " " })
     }
 
     public static func missingMessage(_ factory: String) -> String {

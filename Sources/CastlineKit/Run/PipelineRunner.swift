@@ -219,13 +219,13 @@ public actor PipelineRunner {
     private func handle(_ message: BusMessage) {
         guard outcome == nil, let built else { return }
         switch message {
-        case .error(let source, let text, let debug):
+        case .error(let source, let text, _):
             // From the source's bin, or from a reader already taken out of it.
             let fromSource = owner(of: source).hasPrefix(built.plan.source.spec.keyPath + " ")
                 || built.pipeline.element(named: source) == nil
             if fromSource, sourceRestart != nil { return }  // the failed reader's last words
             if fromSource, !stopRequested, let restartable = built.plan.source.component as? any RestartableSource,
-               restartable.isTransient(error: text, debug: debug) {
+               restartable.canRestart {
                 startSourceRestart(reason: failureText(message) ?? text)
                 return
             }
@@ -233,11 +233,7 @@ public actor PipelineRunner {
         case .warning(let source, let text, _):
             emitter.emit(.warning("\(owner(of: source)): \(text)"))
         case .element(_, let structure) where structure.name == "missing-plugin":
-            // "missing-plugin, type=(string)decoder, detail=(GstCaps)"CAPS", name=(string)DESCRIPTION"
-            if structure.string("type") == "decoder", let caps = Self.detailCaps(structure.description) {
-                missingDecoder = ElementCatalog.missingDecoderMessage(
-                    description: structure.string("name") ?? "decoder", caps: caps)
-            }
+            if let line = Self.missingDecoder(in: structure) { missingDecoder = line }
         case .endOfStream:
             emitter.emit(.endOfStream)
             finish(stopRequested ? .stopped : .completed)
@@ -285,12 +281,11 @@ public actor PipelineRunner {
         return source
     }
 
-    /// The caps of a missing-plugin message's `detail` field, from the structure's text.
-    static func detailCaps(_ text: String) -> String? {
-        guard let start = text.range(of: "detail=(GstCaps)") else { return nil }
-        let rest = text[start.upperBound...].drop { $0 == "\"" }
-        let caps = rest.prefix { $0 != "\"" && $0 != "," && $0 != "\\" }
-        return caps.isEmpty ? nil : String(caps)
+    /// The line for a missing-plugin message that names a decoder
+    /// (`type` decoder, `detail` the stream's caps, `name` GStreamer's description).
+    static func missingDecoder(in message: Structure) -> String? {
+        guard message.string("type") == "decoder", let caps = message.caps("detail") else { return nil }
+        return ElementCatalog.missingDecoderMessage(description: message.string("name") ?? "decoder", caps: caps.description)
     }
 
     /// The last line of GStreamer's debug text is usually the concrete reason.

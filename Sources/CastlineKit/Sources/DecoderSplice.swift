@@ -56,14 +56,6 @@ final class DecoderSplice: Sendable {
             }
             return state.offset
         }
-        guard offset != 0 else { return }
-        _ = info.withWritableBuffer { writable in
-            writable.pts = writable.pts.map { Self.shifted($0, by: offset) }
-            writable.dts = writable.dts.map { Self.shifted($0, by: offset) }
-        }
-    }
-
-    private static func shifted(_ time: ClockTime, by offset: Int64) -> ClockTime {
-        ClockTime(nanoseconds: UInt64(max(0, Int64(time.nanoseconds) + offset)))
+        info.shiftTimestamps(by: offset)
     }
 }

@@ -78,10 +78,6 @@ final class FileLoop: Sendable {
             state.passEnd = max(state.passEnd, pts + (buffer.duration?.nanoseconds ?? 0))
             return state.offset
         }
-        guard offset > 0 else { return }
-        _ = info.withWritableBuffer { writable in
-            writable.pts = writable.pts.map { ClockTime(nanoseconds: $0.nanoseconds + offset) }
-            writable.dts = writable.dts.map { ClockTime(nanoseconds: $0.nanoseconds + offset) }
-        }
+        info.shiftTimestamps(by: Int64(clamping: offset))
     }
 }

@@ -28,11 +28,8 @@ public final class HLSSource: URISource, RestartableSource {
     /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
     private var declared: [StreamKind: StreamForm]?
     private let endWatch: EndWatch
-    private let restartSplice = DecoderSplice()
     /// The master playlist's renditions, to name the one hlsdemux2 switched to.
     private var variants: [HLSPlaylist.Variant] = []
-
-    override var splice: DecoderSplice? { restartSplice }
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -45,7 +42,7 @@ public final class HLSSource: URISource, RestartableSource {
         endAfter = spec.options.duration("end-after") ?? .seconds(30)
         self.context = context
         endWatch = EndWatch(events: context.events)
-        super.init(uri: text, keyPath: spec.keyPath, loop: false)
+        super.init(uri: text, keyPath: spec.keyPath, loop: false, restartable: true)
     }
 
     nonisolated(nonsending) public override func prepare(wanted: Set<StreamKind>) async throws {
@@ -145,9 +142,7 @@ public final class HLSSource: URISource, RestartableSource {
     /// After the stream has started, what fails inside the source is the network
     /// or the server (hlsdemux2 gives up after about three target durations
     /// without a playlist); a stream that never started is bad input instead.
-    public func isTransient(error: String, debug: String?) -> Bool {
-        endWatch.hasStarted
-    }
+    public var canRestart: Bool { endWatch.hasStarted }
 
     /// The playlist must answer again; then a fresh hlsdemux2 starts at the live edge.
     nonisolated(nonsending) public func restart() async throws {

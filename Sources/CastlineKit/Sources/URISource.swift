@@ -27,8 +27,8 @@ public class URISource: SourceComponent {
         var outlets: [StreamKind: Element]
     }
     private let running = Mutex<Running?>(nil)
-    /// Set by kinds whose decoder can be replaced mid-run (see `replaceDecoder`).
-    var splice: DecoderSplice? { nil }
+    /// For kinds whose decoder can be replaced mid-run (see `replaceDecoder`).
+    let splice: DecoderSplice?
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let stopRequested = OnceFlag()
     /// Each outlet and whether its stream has been ended.
@@ -42,12 +42,15 @@ public class URISource: SourceComponent {
         self.uri = uri
         keyPath = spec.keyPath
         loop = false
+        splice = nil
     }
 
-    init(uri: String, keyPath: String, loop: Bool) {
+    /// `restartable`: its decoder can be replaced mid-run, the media joining on.
+    init(uri: String, keyPath: String, loop: Bool, restartable: Bool = false) {
         self.uri = uri
         self.keyPath = keyPath
         self.loop = loop
+        splice = restartable ? DecoderSplice() : nil
     }
 
     private func discover() throws -> [DiscoveredStream] {
