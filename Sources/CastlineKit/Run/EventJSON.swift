@@ -23,6 +23,8 @@ public enum EventJSON {
         case .statsChange(let change, _, _): change.rawValue
         case .delayChanged: "delay-changed"
         case .availableDelayChanged: "available-delay-changed"
+        case .reloaded: "reloaded"
+        case .reloadFailed: "reload-failed"
         }
     }
 
@@ -66,6 +68,10 @@ public enum EventJSON {
             return ["requested_s": requested.seconds, "applied_s": applied.seconds, "available_s": available.seconds]
         case .availableDelayChanged(let available):
             return ["available_s": available.seconds]
+        case .reloaded(let changes, let took):
+            return ["changes": changes.joined(separator: ", "), "took_s": took.seconds]
+        case .reloadFailed(let origin, let errors):
+            return ["origin": origin, "message": errors.joined(separator: "; ")]
         }
     }
 

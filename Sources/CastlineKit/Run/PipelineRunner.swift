@@ -17,7 +17,8 @@ public actor PipelineRunner {
     public nonisolated let events: AsyncStream<RunEvent>
     public private(set) var state: RunState = .initialising
 
-    private let spec: PipelineSpec
+    /// The pipeline file running now; a swap replaces it.
+    public private(set) var spec: PipelineSpec
     private let registry: ComponentRegistry
     private let emitter: EventEmitter
     private let masker: SecretMasker
@@ -156,6 +157,21 @@ public actor PipelineRunner {
     /// Sets every delay stage's delay.
     public func setDelay(_ delay: Duration) {
         for stage in delays { stage.setDelay(delay) }
+    }
+
+    /// Applies `newSpec` to the running pipeline, rebuilding only what changed
+    /// (see `GraphSwap`); reports `reloaded` on success. When it cannot be applied
+    /// the running pipeline is left as it was, `reload-failed` is reported, and the
+    /// errors are thrown. `origin` names where the spec came from, for messages.
+    public func swap(to newSpec: PipelineSpec, origin: String) async throws(SwapRefused) -> SwapReport {
+        let refusal = SwapRefused(lines: ["\(origin): swapping is not available yet"])
+        refuseReload(origin: origin, errors: refusal.lines)
+        throw refusal
+    }
+
+    /// Reports a pipeline file that was not applied (it did not load or validate).
+    public func refuseReload(origin: String, errors: [String]) {
+        emitter.emit(.reloadFailed(origin: origin, errors: errors))
     }
 
     /// Waits until the run is over.

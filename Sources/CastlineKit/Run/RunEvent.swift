@@ -36,6 +36,11 @@ public struct RunEvent: Sendable {
         case delayChanged(requested: Duration, applied: Duration, available: Duration)
         /// The history a delay stage holds grew (at most once a second).
         case availableDelayChanged(Duration)
+        /// A new pipeline file was applied to the running pipeline: what changed
+        /// (key paths, e.g. `source` or `stages[1] (added)`), and how long the swap took.
+        case reloaded(changes: [String], took: Duration)
+        /// A new pipeline file was refused (the running pipeline is untouched): its errors.
+        case reloadFailed(origin: String, errors: [String])
     }
 
     public var time: Date
@@ -109,6 +114,7 @@ public final class SecretMasker: Sendable {
         case .failure(let text): .failure(mask(text))
         case .status(let text): .status(mask(text))
         case .streamEnded(let reason): .streamEnded(reason: mask(reason))
+        case .reloadFailed(let origin, let errors): .reloadFailed(origin: origin, errors: errors.map(mask))
         default: kind
         }
     }

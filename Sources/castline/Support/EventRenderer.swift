@@ -69,6 +69,11 @@ final class EventRenderer {
         case .delayChanged(let requested, let applied, let available):
             let clamped = applied < requested ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds) : ""
             Terminal.status("\(prefix)" + String(format: "delay %.1f s / %.1f s available", applied.seconds, available.seconds) + clamped)
+        case .reloaded(let changes, let took):
+            Terminal.status("\(prefix)reloaded in \(Int((took.seconds * 1000).rounded())) ms: \(changes.joined(separator: ", "))")
+        case .reloadFailed(let origin, let errors):
+            Terminal.status("\(prefix)\(origin) not applied; the running pipeline is unchanged:")
+            for line in errors { Terminal.status("\(prefix)  \(line)") }
         case .status, .stats, .availableDelayChanged:
             break
         }
