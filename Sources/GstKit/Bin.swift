@@ -55,6 +55,16 @@ public class Bin: Element, @unchecked Sendable {  // same as Element: one ref, i
         collect(gst_bin_iterate_elements(binPointer)) { Element.wrap(borrowing: $0.assumingMemoryBound(to: GstElement.self)) }
     }
 
+    /// Every element inside this bin, at any depth.
+    public var descendants: [Element] {
+        collect(gst_bin_iterate_recurse(binPointer)) { Element.wrap(borrowing: $0.assumingMemoryBound(to: GstElement.self)) }
+    }
+
+    /// The sink elements inside this bin and its child bins (those flagged as sinks).
+    public var sinks: [Element] {
+        collect(gst_bin_iterate_sinks(binPointer)) { Element.wrap(borrowing: $0.assumingMemoryBound(to: GstElement.self)) }
+    }
+
     /// Ghosts `target` on this bin; activates the ghost pad first when the bin is already running.
     @discardableResult
     public func addGhostPad(name: String, target: Pad) throws(GstError) -> GhostPad {

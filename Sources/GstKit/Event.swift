@@ -87,6 +87,15 @@ public struct SegmentInfo: Sendable, Hashable {
     public var base: ClockTime?
     public var position: ClockTime?
     public var isTimeFormat: Bool
+
+    /// The running time of `position` in this (forward, time) segment, as gst_segment_to_running_time
+    /// computes it for positions inside the segment; nil before its start.
+    public func runningTime(of position: ClockTime) -> ClockTime? {
+        let start = start?.nanoseconds ?? 0
+        guard isTimeFormat, rate > 0, position.nanoseconds >= start else { return nil }
+        let offset = Double(position.nanoseconds - start) / rate
+        return ClockTime(nanoseconds: UInt64(offset) &+ (base?.nanoseconds ?? 0))
+    }
 }
 
 /// A copy of what an event carries, taken while the probe ran; safe to keep.

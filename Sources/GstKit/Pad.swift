@@ -42,6 +42,12 @@ public class Pad: @unchecked Sendable, Hashable {  // holds one GstPad ref in an
 
     public var currentCaps: Caps? { gst_pad_get_current_caps(pointer).map(Caps.init(owning:)) }
     public func queryCaps(filter: Caps? = nil) -> Caps? { gst_pad_query_caps(pointer, filter?.pointer).map(Caps.init(owning:)) }
+    /// The segment event stored on this pad (the last one that went through), if any.
+    public var stickySegment: SegmentInfo? {
+        guard let event = gst_pad_get_sticky_event(pointer, GST_EVENT_SEGMENT, 0) else { return nil }
+        defer { gst_event_unref(event) }
+        return EventView(event).segment
+    }
     public var peer: Pad? { gst_pad_get_peer(pointer).map { Pad.wrap(owning: $0) } }
     public var isLinked: Bool { gst_pad_is_linked(pointer) != 0 }
     public var parentElement: Element? { gst_pad_get_parent_element(pointer).map { Element.wrap(owning: $0) } }

@@ -24,6 +24,8 @@ public struct BuiltPipeline {
     public let owners: [String: String]
     /// Ends every sink input after a given amount of media (`--duration`).
     public let limit: MediaLimit
+    /// Where each part's elements are, for a swap.
+    let layout: GraphLayout
 }
 
 /// Turns a spec into a GStreamer graph: source → stages → sinks over a bundle
@@ -33,15 +35,21 @@ public struct GraphBuilder {
     public let registry: ComponentRegistry
     public let events: EventEmitter
     let connection: @Sendable (ConnectionChange) -> Void
+    /// Counts swaps: the parts a swap builds get names the running ones do not have.
+    let generation: Int
 
     public init(
-        registry: ComponentRegistry, events: EventEmitter = .discarding,
+        registry: ComponentRegistry, events: EventEmitter = .discarding, generation: Int = 0,
         connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }
     ) {
         self.registry = registry
         self.events = events
+        self.generation = generation
         self.connection = connection
     }
+
+    /// Appended to the names of a swap's new parts.
+    var nameSuffix: String { generation == 0 ? "" : "-g\(generation)" }
 
     private func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
         ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
@@ -59,18 +67,18 @@ public struct GraphBuilder {
             let stage = try located(stageSpec.keyPath) {
                 try registry.stage(stageSpec, context: context(spec, stageSpec, name: name))
             }
-            return PipelinePlan.Part<any Stage>(spec: stageSpec, component: stage, binName: "stage-\(name)")
+            return PipelinePlan.Part<any Stage>(spec: stageSpec, component: stage, binName: "stage-\(name)\(nameSuffix)")
         }
         let sinks = try spec.sinks.enumerated().map { index, sinkSpec in
             let name = sinkSpec.name ?? "\(sinkSpec.kind)\(index)"
             let sink = try located(sinkSpec.keyPath) {
                 try registry.sink(sinkSpec, context: context(spec, sinkSpec, name: name))
             }
-            return PipelinePlan.Part<any SinkComponent>(spec: sinkSpec, component: sink, binName: "sink-\(name)")
+            return PipelinePlan.Part<any SinkComponent>(spec: sinkSpec, component: sink, binName: "sink-\(name)\(nameSuffix)")
         }
         return PipelinePlan(
             spec: spec,
-            source: .init(spec: spec.source, component: source, binName: "source-\(spec.source.kind)"),
+            source: .init(spec: spec.source, component: source, binName: "source-\(spec.source.kind)\(nameSuffix)"),
             stages: stages, sinks: sinks)
     }
 
@@ -80,7 +88,16 @@ public struct GraphBuilder {
 
     public func build(_ plan: PipelinePlan) throws -> BuiltPipeline {
         var graph = Graph(pipeline: Pipeline(name: plan.spec.name))
+        try addSource(plan, to: &graph)
+        for cursor in graph.cursors.values { graph.layout.sourceTimeline.follow(cursor.pad) }
+        try addStages(plan.stages, to: &graph)
+        try addSinks(plan.sinks, to: &graph)
+        return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit, layout: graph.layout)
+    }
+
+    func addSource(_ plan: PipelinePlan, to graph: inout Graph) throws {
         let sourcePart = plan.source
+        let mark = graph.added.count
         try located(sourcePart.spec.keyPath) {
             let wanted = Self.wantedStreams(plan)
             var streams = try sourcePart.component.streams().filter { wanted.contains($0.key) }
@@ -94,11 +111,17 @@ public struct GraphBuilder {
                 graph.cursors[stream] = Cursor(pad: try graph.pad(bin, stream.rawValue), form: form)
             }
         }
-        for part in plan.stages {
+        graph.layout.chainElements.append(graph.added(since: mark))
+        graph.layout.cursors.append(graph.cursors)
+    }
+
+    func addStages(_ stages: some Sequence<PipelinePlan.Part<any Stage>>, to graph: inout Graph) throws {
+        for part in stages {
+            let mark = graph.added.count
             try located(part.spec.keyPath) { try addStage(part, to: &graph) }
+            graph.layout.chainElements.append(graph.added(since: mark))
+            graph.layout.cursors.append(graph.cursors)
         }
-        try addSinks(plan.sinks, to: &graph)
-        return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit)
     }
 
     /// The streams some part of the pipeline uses: a stream the first stage that
@@ -156,7 +179,10 @@ public struct GraphBuilder {
         }
     }
 
-    private func addSinks(_ sinks: [PipelinePlan.Part<any SinkComponent>], to graph: inout Graph) throws {
+    /// Adds the sinks, each stream through a queue of its own. `kept` are sinks
+    /// (by index) that are running already: the streams are joined to where they
+    /// enter them, links the swap makes (`deferredLinks`) once the old parts are out.
+    func addSinks(_ sinks: [PipelinePlan.Part<any SinkComponent>], kept: [Int: SinkLayout] = [:], to graph: inout Graph) throws {
         // Which sinks take each stream; a stream no sink takes ends in a discard.
         var branches: [StreamKind: [Cursor]] = [:]
         for (stream, cursor) in graph.cursors {
@@ -167,17 +193,28 @@ public struct GraphBuilder {
             } else if takers.count == 1 {
                 branches[stream] = [cursor]
             } else {
-                branches[stream] = try graph.split(cursor, count: takers.count, name: "\(stream)-tee")
+                branches[stream] = try graph.split(cursor, count: takers.count, name: "\(stream)-tee\(nameSuffix)")
             }
         }
-        for part in sinks {
+        for (index, part) in sinks.enumerated() {
+            if let running = kept[index] {
+                try located(part.spec.keyPath) { try join(part, running, branches: &branches, graph: &graph) }
+                graph.layout.sinks.append(running)
+                continue
+            }
+            let mark = graph.added.count
+            var layout = SinkLayout()
             try located(part.spec.keyPath) {
                 var inputs: [StreamKind: Cursor] = [:]
                 for stream in branches.keys.sorted() {
                     guard let requirement = part.component.requirement(for: stream),
                           let cursor = branches[stream]?.removeFirst() else { continue }
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
-                    let queued = try graph.append(try BinChain.queue(), after: cursor)
+                    let queue = try BinChain.queue()
+                    let queued = try graph.append(queue, after: cursor)
+                    let entry = SinkEntry(pad: try graph.pad(queue, "sink"), form: cursor.form, guardian: EntryGuard())
+                    entry.guardian.install(on: entry.pad)
+                    layout.entries[stream] = entry
                     graph.limit.watch(queued.pad)
                     inputs[stream] = try graph.convert(queued, stream, to: requirement,
                                                        name: "\(part.binName)-\(stream)-in")
@@ -188,61 +225,40 @@ public struct GraphBuilder {
                     try cursor.pad.link(try graph.pad(bin, stream.rawValue))
                 }
             }
+            layout.elements = graph.added(since: mark)
+            graph.layout.sinks.append(layout)
+        }
+    }
+
+    /// Leads each stream a running sink takes to where it enters that sink, in the form it takes there.
+    private func join(
+        _ part: PipelinePlan.Part<any SinkComponent>, _ running: SinkLayout,
+        branches: inout [StreamKind: [Cursor]], graph: inout Graph
+    ) throws {
+        for stream in StreamKind.allCases where part.component.requirement(for: stream) != nil {
+            switch (running.entries[stream], branches[stream]?.isEmpty == false) {
+            case (let entry?, true):
+                guard let cursor = branches[stream]?.removeFirst() else { continue }
+                let joined = try graph.convert(cursor, stream, to: entry.form.asRequirement,
+                                               name: "\(part.binName)-\(stream)-join\(nameSuffix)")
+                graph.deferredLinks.append((joined.pad, entry.pad))
+            case (.some, false):
+                throw BuildError("the new file gives no \(stream), which this sink takes while it runs (change the sink too, and it reconnects)")
+            case (nil, true):
+                throw BuildError("the new file adds \(stream), which this sink did not take when it started (change the sink too, and it reconnects)")
+            case (nil, false):
+                continue
+            }
         }
     }
 }
 
-/// Where a stream ends so far: the src pad to link on from, and its form.
-struct Cursor {
-    let pad: Pad
-    let form: StreamForm
-}
-
-/// The graph under construction.
-struct Graph {
-    let pipeline: Pipeline
-    var cursors: [StreamKind: Cursor] = [:]
-    var owners: [String: String] = [:]
-    let limit = MediaLimit()
-
-    init(pipeline: Pipeline) { self.pipeline = pipeline }
-
-    mutating func add(_ bin: Element, owner: String) throws {
-        try pipeline.add(bin)
-        owners[bin.name] = owner
-    }
-
-    func pad(_ element: Element, _ name: String) throws -> Pad {
-        guard let pad = element.staticPad(name) else {
-            throw BuildError("internal: \(element.name) has no pad \(name)")
-        }
-        return pad
-    }
-
-    /// Links `element` after the cursor; the cursor moves to its src pad.
-    func append(_ element: Element, after cursor: Cursor) throws -> Cursor {
-        try pipeline.add(element)
-        try cursor.pad.link(try pad(element, "sink"))
-        return Cursor(pad: try pad(element, "src"), form: cursor.form)
-    }
-
-    func convert(_ cursor: Cursor, _ stream: StreamKind, to requirement: FormRequirement, name: String) throws -> Cursor {
-        let (bin, output) = try Conversion.make(stream, from: cursor.form, to: requirement, name: name)
-        guard let bin else { return cursor }
-        return Cursor(pad: try append(bin, after: cursor).pad, form: output)
-    }
-
-    func discard(_ cursor: Cursor) {
-        cursor.pad.discardData()
-    }
-
-    func split(_ cursor: Cursor, count: Int, name: String) throws -> [Cursor] {
-        let tee = try ElementCatalog.make("tee", name: name)
-        try pipeline.add(tee)
-        try cursor.pad.link(try pad(tee, "sink"))
-        return try (0..<count).map { _ in
-            guard let branch = tee.requestPad("src_%u") else { throw BuildError("internal: tee gave no pad") }
-            return Cursor(pad: branch, form: cursor.form)
+extension StreamForm {
+    /// What takes exactly this form.
+    var asRequirement: FormRequirement {
+        switch self {
+        case .raw: .raw
+        case .encoded(let codec): .encoded(codec.map { [$0] } ?? [])
         }
     }
 }

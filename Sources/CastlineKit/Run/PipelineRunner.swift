@@ -36,6 +36,13 @@ public actor PipelineRunner {
     private var missingDecoder: String?
     /// Restarting a source after far-end trouble (see `RestartableSource`).
     private var sourceRestart: Task<Void, Never>?
+    /// A swap is under way; a stop asked for meanwhile waits for it.
+    private var swapping = false
+    private var stopAfterSwap = false
+    /// Swaps so far: new parts are named after it.
+    private var generation = 0
+    /// Elements swapped out: what they say while going away is not about the run.
+    private var retiredNames: Set<String> = []
 
     public init(spec: PipelineSpec, registry: ComponentRegistry, drainTimeout: Duration = .seconds(10)) {
         self.spec = spec
@@ -106,6 +113,10 @@ public actor PipelineRunner {
             return
         }
         guard !stopRequested else { return }
+        guard !swapping else {
+            stopAfterSwap = true
+            return
+        }
         stopRequested = true
         // Paused (by the user, or to buffer), the sinks would never render the end.
         sourceRestart?.cancel()
@@ -164,9 +175,43 @@ public actor PipelineRunner {
     /// the running pipeline is left as it was, `reload-failed` is reported, and the
     /// errors are thrown. `origin` names where the spec came from, for messages.
     public func swap(to newSpec: PipelineSpec, origin: String) async throws(SwapRefused) -> SwapReport {
-        let refusal = SwapRefused(lines: ["\(origin): swapping is not available yet"])
-        refuseReload(origin: origin, errors: refusal.lines)
-        throw refusal
+        let started = ContinuousClock.now
+        func refuse(_ lines: [String]) -> SwapRefused {
+            let lines = lines.map(masker.mask)
+            refuseReload(origin: origin, errors: lines)
+            return SwapRefused(lines: lines)
+        }
+        guard let built, outcome == nil, !stopRequested else { throw refuse(["\(origin): the pipeline is not running"]) }
+        guard !swapping else { throw refuse(["\(origin): another swap is under way; try again when it is done"]) }
+        let diff = SpecDiff(old: spec, new: newSpec)
+        guard !diff.isEmpty else {
+            let report = SwapReport(changes: [], took: ContinuousClock.now - started)
+            emitter.emit(.reloaded(changes: ["nothing changed"], took: report.took))
+            return report
+        }
+        swapping = true
+        defer {
+            swapping = false
+            if stopAfterSwap { stop() }
+        }
+        for secret in newSpec.allSecrets { masker.add(secret) }
+        generation += 1
+        let builder = GraphBuilder(registry: registry, events: emitter, generation: generation) { [weak self] change in
+            Task { await self?.connectionChanged(change) }
+        }
+        let swap: GraphSwap
+        do {
+            swap = try await GraphSwap.prepare(built, to: newSpec, diff: diff, builder: builder)
+        } catch {
+            throw refuse(["\(origin): \(error)"])
+        }
+        retiredNames.formUnion(swap.retiredNames)
+        let applied = await swap.apply(started: started)
+        self.built = applied.built
+        spec = newSpec
+        for note in applied.notes { emitter.emit(.notice(note)) }
+        emitter.emit(.reloaded(changes: swap.changes, took: applied.took))
+        return SwapReport(changes: swap.changes, took: applied.took)
     }
 
     /// Reports a pipeline file that was not applied (it did not load or validate).
@@ -235,6 +280,10 @@ public actor PipelineRunner {
     private func handle(_ message: BusMessage) {
         guard outcome == nil, let built else { return }
         switch message {
+        case .error(let source, _, _) where retiredNames.contains(source):
+            return
+        case .warning(let source, _, _) where retiredNames.contains(source):
+            return
         case .error(let source, let text, _):
             // From the source's bin, or from a reader already taken out of it.
             let fromSource = owner(of: source).hasPrefix(built.plan.source.spec.keyPath + " ")

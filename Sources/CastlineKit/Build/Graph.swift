@@ -1,0 +1,102 @@
+import GstKit
+
+/// Where a stream ends so far: the src pad to link on from, and its form.
+struct Cursor {
+    let pad: Pad
+    let form: StreamForm
+}
+
+/// Where the parts of a built graph are: what a swap needs to take some of them
+/// out of the running pipeline and join others in.
+struct GraphLayout {
+    /// Per chain part (the source at 0, `stages[i]` at i + 1): the elements added for it.
+    var chainElements: [[Element]] = []
+    /// Per chain part: the streams as they leave it.
+    var cursors: [[StreamKind: Cursor]] = []
+    /// Tees between the chain's end and the sinks.
+    var fanOut: [Element] = []
+    /// Per sink, in file order.
+    var sinks: [SinkLayout] = []
+    /// Where the source's streams have got to, so a new source can carry on from there.
+    var sourceTimeline = TimelineJoin()
+}
+
+/// One sink's elements (its queues, conversions and bin) and where each stream enters it.
+struct SinkLayout {
+    var elements: [Element] = []
+    var entries: [StreamKind: SinkEntry] = [:]
+}
+
+/// The sink pad of the queue a stream enters a sink through, the form it takes
+/// there, and the guard that keeps a swap's end-of-stream out of the sink.
+struct SinkEntry {
+    let pad: Pad
+    let form: StreamForm
+    let guardian: EntryGuard
+}
+
+/// The graph under construction, in a new pipeline or (for a swap) a running one.
+struct Graph {
+    let pipeline: Pipeline
+    var cursors: [StreamKind: Cursor] = [:]
+    var owners: [String: String] = [:]
+    let limit: MediaLimit
+    var layout = GraphLayout()
+    /// Every element added, in order.
+    private(set) var added: [Element] = []
+    /// Links made only when a swap joins the new parts to the running ones.
+    var deferredLinks: [(from: Pad, to: Pad)] = []
+
+    init(pipeline: Pipeline, limit: MediaLimit = MediaLimit()) {
+        self.pipeline = pipeline
+        self.limit = limit
+    }
+
+    mutating func add(_ bin: Element, owner: String) throws {
+        try add(bin)
+        owners[bin.name] = owner
+    }
+
+    mutating func add(_ element: Element) throws {
+        try pipeline.add(element)
+        added.append(element)
+    }
+
+    /// The elements added since `mark` (a count of `added` taken earlier).
+    func added(since mark: Int) -> [Element] { Array(added[mark...]) }
+
+    func pad(_ element: Element, _ name: String) throws -> Pad {
+        guard let pad = element.staticPad(name) else {
+            throw BuildError("internal: \(element.name) has no pad \(name)")
+        }
+        return pad
+    }
+
+    /// Links `element` after the cursor; the cursor moves to its src pad.
+    mutating func append(_ element: Element, after cursor: Cursor) throws -> Cursor {
+        try add(element)
+        try cursor.pad.link(try pad(element, "sink"))
+        return Cursor(pad: try pad(element, "src"), form: cursor.form)
+    }
+
+    mutating func convert(_ cursor: Cursor, _ stream: StreamKind, to requirement: FormRequirement, name: String) throws -> Cursor {
+        let (bin, output) = try Conversion.make(stream, from: cursor.form, to: requirement, name: name)
+        guard let bin else { return cursor }
+        return Cursor(pad: try append(bin, after: cursor).pad, form: output)
+    }
+
+    func discard(_ cursor: Cursor) {
+        cursor.pad.discardData()
+    }
+
+    mutating func split(_ cursor: Cursor, count: Int, name: String) throws -> [Cursor] {
+        let tee = try ElementCatalog.make("tee", name: name)
+        try add(tee)
+        layout.fanOut.append(tee)
+        try cursor.pad.link(try pad(tee, "sink"))
+        return try (0..<count).map { _ in
+            guard let branch = tee.requestPad("src_%u") else { throw BuildError("internal: tee gave no pad") }
+            return Cursor(pad: branch, form: cursor.form)
+        }
+    }
+}

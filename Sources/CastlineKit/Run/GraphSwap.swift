@@ -1,0 +1,204 @@
+import Foundation
+import GstKit
+import Synchronization
+
+/// Replaces part of a running pipeline with the parts of a new spec, keeping
+/// what did not change running (see `SpecDiff`): the chain before the first
+/// change, and every unchanged sink with its connection.
+///
+/// In two steps, so a bad file never disturbs the pipeline: `prepare` makes and
+/// builds the new parts beside the running ones, linked to nothing that runs;
+/// `apply` blocks the kept prefix's outputs, lets the old parts drain (their
+/// end-of-stream is kept out of the kept sinks), unlinks and removes them, links
+/// the new parts in, and sets them playing. A new source's timestamps are moved
+/// to start where the old source's ended, so the sinks see no jump and no gap.
+struct GraphSwap {
+    let old: BuiltPipeline
+    let plan: PipelinePlan
+    /// Chain parts kept from the running pipeline (0: the source is replaced too).
+    let keptChain: Int
+    let keptSinks: Set<Int>
+    /// What `apply` adds to the running pipeline, linked among themselves.
+    private let graph: Graph
+    let changes: [String]
+
+    /// How long the old parts get to drain before they are cut off.
+    static let drainTimeout = Duration.seconds(2)
+
+    /// Plans and builds the new parts. Throws with the running pipeline untouched.
+    nonisolated(nonsending) static func prepare(_ old: BuiltPipeline, to spec: PipelineSpec, diff: SpecDiff, builder: GraphBuilder) async throws -> GraphSwap {
+        if let refusal = diff.refusal { throw BuildError(refusal) }
+        let fresh = try builder.plan(spec)
+        var keptChain = diff.keptChain
+        var changes = diff.changes
+        var plan = merge(old.plan, fresh, keptChain: keptChain, keptSinks: diff.keptSinks)
+        if keptChain > 0, GraphBuilder.wantedStreams(plan) != GraphBuilder.wantedStreams(old.plan) {
+            // The kept source would have to give other streams: it is replaced too.
+            keptChain = 0
+            changes.append("source restarted (the streams it gives change)")
+            plan = merge(old.plan, fresh, keptChain: 0, keptSinks: diff.keptSinks)
+        }
+        for (index, part) in plan.sinks.enumerated() where !diff.keptSinks.contains(index) {
+            try await located(part.spec.keyPath) { try await part.component.preflight() }
+        }
+        if keptChain == 0 {
+            try await plan.source.component.prepare(wanted: GraphBuilder.wantedStreams(plan))
+        }
+        var graph = Graph(pipeline: old.pipeline, limit: old.limit)
+        graph.owners = old.owners
+        graph.layout.chainElements = Array(old.layout.chainElements.prefix(keptChain))
+        graph.layout.cursors = Array(old.layout.cursors.prefix(keptChain))
+        if keptChain > 0 { graph.layout.sourceTimeline = old.layout.sourceTimeline }
+        do {
+            var entries: [Element] = []
+            if keptChain == 0 {
+                try builder.addSource(plan, to: &graph)
+            } else {
+                // The kept prefix's streams enter the new parts through an identity each, linked at `apply`.
+                for (stream, cursor) in old.layout.cursors[keptChain - 1] {
+                    let entry = try ElementCatalog.make("identity", name: "swap-in-\(stream)\(builder.nameSuffix)")
+                    try graph.add(entry)
+                    entries.append(entry)
+                    graph.deferredLinks.append((cursor.pad, try graph.pad(entry, "sink")))
+                    graph.cursors[stream] = Cursor(pad: try graph.pad(entry, "src"), form: cursor.form)
+                }
+            }
+            try builder.addStages(plan.stages.dropFirst(max(0, keptChain - 1)), to: &graph)
+            // The entries go with the first new part, or with the fan-out when only sinks change.
+            if keptChain > 0, keptChain < graph.layout.chainElements.count {
+                graph.layout.chainElements[keptChain] += entries
+            } else {
+                graph.layout.fanOut += entries
+            }
+            let keptLayouts = Dictionary(uniqueKeysWithValues: diff.keptSinks.map { ($0, old.layout.sinks[$0]) })
+            try builder.addSinks(plan.sinks, kept: keptLayouts, to: &graph)
+        } catch {
+            for element in graph.added(since: 0).reversed() {
+                element.setState(.null)
+                try? old.pipeline.remove(element)
+            }
+            throw error
+        }
+        return GraphSwap(old: old, plan: plan, keptChain: keptChain, keptSinks: diff.keptSinks, graph: graph, changes: changes)
+    }
+
+    /// The new plan with the running components kept where the parts are kept.
+    private static func merge(_ old: PipelinePlan, _ fresh: PipelinePlan, keptChain: Int, keptSinks: Set<Int>) -> PipelinePlan {
+        PipelinePlan(
+            spec: fresh.spec,
+            source: keptChain > 0 ? old.source : fresh.source,
+            stages: fresh.stages.indices.map { $0 + 1 < keptChain ? old.stages[$0] : fresh.stages[$0] },
+            sinks: fresh.sinks.indices.map { keptSinks.contains($0) ? old.sinks[$0] : fresh.sinks[$0] })
+    }
+
+    /// The running parts that go: the chain from the first change on, the fan-out, and the changed sinks.
+    private var retired: [Element] {
+        old.layout.chainElements.dropFirst(keptChain).flatMap { $0 } + old.layout.fanOut
+            + old.layout.sinks.indices.filter { !keptSinks.contains($0) }.flatMap { old.layout.sinks[$0].elements }
+    }
+
+    /// The names of every element that goes, at any depth.
+    var retiredNames: Set<String> {
+        Set(retired.flatMap { element in [element.name] + ((element as? Bin)?.descendants.map(\.name) ?? []) })
+    }
+
+    private var retiredSinks: [PipelinePlan.Part<any SinkComponent>] {
+        old.plan.sinks.indices.filter { !keptSinks.contains($0) }.map { old.plan.sinks[$0] }
+    }
+
+    /// Swaps the new parts in. Returns the new built pipeline and what the retired sinks said as they finished.
+    nonisolated(nonsending) func apply(started: ContinuousClock.Instant) async -> Applied {
+        let keptEntries = keptSinks.sorted().flatMap { old.layout.sinks[$0].entries.values }
+        let retiredSinkElements = old.layout.sinks.indices.filter { !keptSinks.contains($0) }
+            .flatMap { old.layout.sinks[$0].elements.compactMap { $0 as? Bin } }.flatMap(\.sinks)
+        // 1. Everything that will see the old parts' end-of-stream.
+        let drained = Countdown(keptEntries.count + retiredSinkElements.count)
+        for entry in keptEntries { entry.guardian.expectDrain { drained.tick() } }
+        for sink in retiredSinkElements {
+            for pad in sink.sinkPads { pad.notifyEndOfStream { drained.tick() } }
+        }
+        // 2. Stop what feeds the old parts, and end them.
+        let join = old.layout.sourceTimeline
+        var blocks: [(Pad, ProbeID)] = []
+        if keptChain == 0 {
+            old.plan.source.component.willStop()
+            old.pipeline.element(named: old.plan.source.binName)?.sendEvent(.endOfStream())
+        } else {
+            for cursor in old.layout.cursors[keptChain - 1].values {
+                if let block = cursor.pad.addProbe(.blockDownstream, { _ in .ok }) { blocks.append((cursor.pad, block)) }
+                _ = cursor.pad.peer?.sendEvent(.endOfStream())
+            }
+        }
+        await drained.wait(timeout: Self.drainTimeout)
+        for entry in keptEntries { entry.guardian.cancelDrain() }
+        // 3. Out with the old parts.
+        if keptChain > 0 {
+            for cursor in old.layout.cursors[keptChain - 1].values {
+                if let peer = cursor.pad.peer { _ = cursor.pad.unlink(peer) }
+            }
+        }
+        for entry in keptEntries {
+            if let peer = entry.pad.peer { _ = peer.unlink(entry.pad) }
+        }
+        var owners = graph.owners
+        for element in retired.reversed() {
+            element.setState(.null)
+            try? old.pipeline.remove(element)
+            owners[element.name] = nil
+        }
+        // 4. In with the new: linked, timed on from the old source's end, then playing from the sinks up.
+        if keptChain == 0 {
+            for cursor in graph.layout.cursors[0].values { join.join(cursor.pad) }
+            for cursor in graph.layout.cursors[0].values { graph.layout.sourceTimeline.follow(cursor.pad) }
+        }
+        var notes: [String] = []
+        for (from, to) in graph.deferredLinks {
+            do { try from.link(to) } catch { notes.append("swap: \(error)") }
+        }
+        let arrived = Countdown(1)
+        for entry in keptEntries { entry.guardian.expectMedia { arrived.tick() } }
+        for element in graph.added(since: 0).reversed() { _ = element.syncStateWithParent() }
+        for (pad, block) in blocks { pad.removeProbe(block) }
+        // A kept encoder starts the new part on a keyframe; a new one does anyway.
+        for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }
+        if !keptEntries.isEmpty { await arrived.wait(timeout: .seconds(5)) }
+        let took = ContinuousClock.now - started
+        notes += retiredSinks.compactMap { $0.component.finish(completed: true) }
+        let built = BuiltPipeline(pipeline: old.pipeline, plan: plan, owners: owners, limit: old.limit, layout: graph.layout)
+        return Applied(built: built, notes: notes, took: took)
+    }
+
+    struct Applied {
+        let built: BuiltPipeline
+        /// What the retired sinks said as they finished, and links that failed.
+        let notes: [String]
+        /// From the request to the first new media at a kept sink.
+        let took: Duration
+    }
+}
+
+/// Counts down to zero from another thread; `wait` returns at zero or at the timeout.
+final class Countdown: Sendable {
+    private let remaining: Mutex<Int>
+
+    init(_ count: Int) { remaining = Mutex(count) }
+
+    func tick() { remaining.withLock { $0 -= 1 } }
+
+    nonisolated(nonsending) func wait(timeout: Duration) async {
+        let deadline = ContinuousClock.now + timeout
+        while remaining.withLock({ $0 }) > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+}
+
+extension Pad {
+    /// Calls `seen` when end-of-stream goes through this pad.
+    func notifyEndOfStream(_ seen: @escaping @Sendable () -> Void) {
+        addProbe(.eventDownstream) { info in
+            if info.event?.kind == .eos { seen() }
+            return .ok
+        }
+    }
+}
