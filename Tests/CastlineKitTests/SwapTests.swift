@@ -151,3 +151,44 @@ extension SwapTests {
         #expect(((audio.last ?? 0) - (audio.first ?? 0)) > 2.5)
     }
 }
+
+extension SwapTests {
+    @Test("a changed sink is finished and replaced; a file that cannot be built is refused and the run goes on")
+    func sinkChangedAndRefusal() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func spec(_ file: String, stage: String = "") throws -> PipelineSpec {
+            try loadSpec("""
+                version: 1
+                name: swap
+                source: { test: { audio: { beep: 0s } } }
+                stages: [ \(stage) ]
+                sinks: [ { null: {} }, { file: \(folder.appendingPathComponent(file).path) } ]
+                """)
+        }
+        let runner = PipelineRunner(spec: try spec("first.wav"), registry: .builtin)
+        let events = Task {
+            var seen: [RunEvent] = []
+            for await event in runner.events { seen.append(event) }
+            return seen
+        }
+        try await runner.start()
+        try await Task.sleep(for: .milliseconds(1200))
+        await #expect(throws: SwapRefused.self) {
+            try await runner.swap(to: try spec("first.wav", stage: "{ gst: { description: \"no-such-element\" } }"), origin: "bad.yaml")
+        }
+        #expect(await runner.state == .playing)
+        let report = try await runner.swap(to: try spec("second.wav"), origin: "new.yaml")
+        #expect(report.changes == ["sinks[1] file changed (reconnects)"])
+        try await Task.sleep(for: .milliseconds(1200))
+        await runner.stop()
+        #expect(await runner.wait() == .stopped)
+        let seen = await events.value
+        #expect(seen.contains { if case .reloadFailed(let origin, _) = $0.kind { origin == "bad.yaml" } else { false } })
+        for (file, least) in [("first.wav", 1.0), ("second.wav", 0.9)] {
+            let audio = try #require(try packetTimes(folder.appendingPathComponent(file).path)["audio"], "\(file)")
+            #expect(((audio.last ?? 0) - (audio.first ?? 0)) > least, "\(file)")
+        }
+    }
+}
