@@ -100,21 +100,27 @@ struct ControlHTTP: Sendable {
 
     /// The `data:` payloads of what arrived so far (head and chunk framing skipped).
     static func dataLines(in raw: Data) -> [String] {
-        let text = String(decoding: raw, as: UTF8.self)
-        guard let headEnd = text.range(of: "\r\n\r\n") else { return [] }
-        let head = text[..<headEnd.lowerBound].lowercased()
-        var body = String(text[headEnd.upperBound...])
+        let bytes = [UInt8](raw)
+        let crlf: [UInt8] = [13, 10]
+        func find(_ needle: [UInt8], from start: Int) -> Int? {
+            guard bytes.count >= needle.count, start <= bytes.count - needle.count else { return nil }
+            return (start...(bytes.count - needle.count)).first { Array(bytes[$0..<$0 + needle.count]) == needle }
+        }
+        guard let headEnd = find(crlf + crlf, from: 0) else { return [] }
+        let head = String(decoding: bytes[0..<headEnd], as: UTF8.self).lowercased()
+        var body = Array(bytes[(headEnd + 4)...])
         if head.contains("transfer-encoding: chunked") {
-            var plain = ""
-            var rest = Substring(body)
-            while let lineEnd = rest.range(of: "\r\n"), let size = Int(rest[..<lineEnd.lowerBound], radix: 16), size > 0 {
-                let start = lineEnd.upperBound
-                guard let end = rest.utf8.index(start, offsetBy: size, limitedBy: rest.endIndex) else { break }
-                plain += rest[start..<end]
-                rest = rest[end...].dropFirst(2)
+            var plain: [UInt8] = []
+            var position = headEnd + 4
+            while let lineEnd = find(crlf, from: position),
+                  let size = Int(String(decoding: bytes[position..<lineEnd], as: UTF8.self), radix: 16), size > 0,
+                  lineEnd + 2 + size <= bytes.count {
+                plain += bytes[(lineEnd + 2)..<(lineEnd + 2 + size)]
+                position = lineEnd + 2 + size + 2
             }
             body = plain
         }
-        return body.split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
+        return String(decoding: body, as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
     }
 }
