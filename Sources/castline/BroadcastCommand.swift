@@ -65,6 +65,9 @@ struct BroadcastCommand: AsyncParsableCommand {
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
 
+    @OptionGroup(title: "Control")
+    var control: ControlOptions
+
     func validate() throws {
         if keyEnv == nil, keyFile == nil {
             throw ValidationError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
@@ -112,7 +115,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     func run() async throws {
         let plan = PipelineFiles.load(document: document, origin: "castline broadcast").orExit()
         if shortcut.printedPipeline(plan) { return }
-        let status = await RunSession.run(plan, stopAfter: shortcut.stopAfter, stats: stats)
+        let status = await RunSession.run(plan, options: .init(stopAfter: shortcut.stopAfter, stats: stats, control: control))
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -8,7 +8,7 @@ struct Castline: AsyncParsableCommand {
         discussion: "Status goes to stderr, machine output to stdout.",
         subcommands: [
             RunCommand.self, BroadcastCommand.self, ListenCommand.self, ValidateCommand.self, StagesCommand.self, GraphCommand.self,
-            DoctorCommand.self, IngestCommand.self,
+            DoctorCommand.self, IngestCommand.self, CtlCommand.self,
         ]
     )
 }

@@ -50,6 +50,9 @@ struct ListenCommand: AsyncParsableCommand {
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
 
+    @OptionGroup(title: "Control")
+    var control: ControlOptions
+
     func validate() throws {
         guard ["audio", "null"].contains(output) else { throw ValidationError("--output: use audio or null, not \"\(output)\"") }
         if Duration(configText: endAfter) == nil {
@@ -87,8 +90,7 @@ struct ListenCommand: AsyncParsableCommand {
     func run() async throws {
         let plan = PipelineFiles.load(document: document, origin: "castline listen").orExit()
         if shortcut.printedPipeline(plan) { return }
-        let status = await RunSession.run(plan, stopAfter: shortcut.stopAfter,
-                                            stats: stats, keys: true)
+        let status = await RunSession.run(plan, options: .init(stopAfter: shortcut.stopAfter, stats: stats, control: control, keys: true))
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -5,31 +5,64 @@ import Foundation
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run a pipeline file until its media ends, or Ctrl-C stops it cleanly.")
+        abstract: "Run pipeline files until their media ends, or Ctrl-C stops them cleanly.",
+        discussion: """
+            Several files run side by side as independent pipelines, each under its own name
+            (its `name:`, which must differ between files) in events and metrics.
+            With --watch, a changed file is checked and applied to its running pipeline; a file
+            that does not validate is reported and the pipeline runs on unchanged. SIGHUP does the same.
+            """)
 
-    @Argument(help: "The pipeline file (YAML).")
-    var file: String
+    @Argument(help: "The pipeline files (YAML).")
+    var files: [String]
 
     @Option(name: .customLong("set"),
-            help: ArgumentHelp("Override a key of the file, e.g. --set stages[0].encode.video.bitrate=4M.",
+            help: ArgumentHelp("Override a key of every file, e.g. --set stages[0].encode.video.bitrate=4M.",
                                valueName: "key.path=value"))
     var overrides: [String] = []
 
     @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s or 1h.", valueName: "duration"))
     var duration: String?
 
+    @Flag(help: "Watch the files: apply each one to its pipeline when it changes (also on SIGHUP).")
+    var watch = false
+
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
 
+    @OptionGroup(title: "Control")
+    var control: ControlOptions
+
     func validate() throws {
+        if files.isEmpty { throw ValidationError("give a pipeline file (e.g. castline run pipelines/tone-to-wav.yaml)") }
         if let duration, Duration(configText: duration) == nil {
             throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
         }
     }
 
     func run() async throws {
-        let plan = PipelineFiles.load(file, overrides: overrides).orExit()
-        let status = await RunSession.run(plan, stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats)
+        let entries = files.map { file in
+            RunSession.Entry(plan: PipelineFiles.load(file, overrides: overrides).orExit(), file: file, overrides: overrides)
+        }
+        if let clash = Self.sameName(entries) {
+            Terminal.status("\(clash.0) and \(clash.1) both name their pipeline \"\(clash.name)\" (give each file its own name:)")
+            throw ExitCode(ExitStatus.badInput)
+        }
+        let options = RunSession.Options(stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats,
+                                          control: control, watch: watch)
+        let status = await RunSession.run(entries, options: options)
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The first two files whose pipelines carry the same name.
+    static func sameName(_ entries: [RunSession.Entry]) -> (String, String, name: String)? {
+        var seen: [String: String] = [:]
+        for entry in entries {
+            let name = entry.plan.spec.name
+            let file = entry.file ?? name
+            if let first = seen[name] { return (first, file, name) }
+            seen[name] = file
+        }
+        return nil
     }
 }

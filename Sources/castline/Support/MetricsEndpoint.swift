@@ -126,7 +126,7 @@ final class MetricsServer: Sendable {
 }
 
 /// A result delivered once, to one waiter, whichever comes first.
-private final class OneShot: Sendable {
+final class OneShot: Sendable {
     private let state = Mutex<(result: Result<Void, any Error>?, waiter: CheckedContinuation<Void, any Error>?)>((nil, nil))
 
     func resume(with result: Result<Void, any Error>) {

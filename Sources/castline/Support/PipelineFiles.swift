@@ -27,6 +27,14 @@ enum PipelineFiles {
         }
     }
 
+    /// The same for pipeline YAML that did not come from a file (a control API request);
+    /// `origin` names it in errors, and names the pipeline when the text does not.
+    static func load(yaml: String, origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+        plan(origin) { () throws(ConfigErrors) in
+            try PipelineLoader(catalog: registry).load(yaml: yaml, file: origin, overrides: overrides)
+        }
+    }
+
     private static func plan(_ origin: String, _ load: () throws(ConfigErrors) -> PipelineSpec) -> Result<PipelinePlan, LoadFailure> {
         let spec: PipelineSpec
         do {

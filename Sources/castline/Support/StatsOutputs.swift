@@ -10,7 +10,8 @@ final class StatsOutputs {
     private let metrics: MetricsRecorder?
     private let server: MetricsServer?
     private let plotPath: String?
-    private var summary = RunSummary()
+    /// One summary per pipeline, in the order they first reported.
+    private var summaries: [(pipeline: String, summary: RunSummary)] = []
     private var plot = PlotData()
 
     private init(pipeline: String, json: FileHandle?, closeJSON: Bool, metrics: MetricsRecorder?,
@@ -57,7 +58,13 @@ final class StatsOutputs {
 
     func consume(_ event: RunEvent) {
         if let json { json.write(Data((EventJSON.line(event) + "\n").utf8)) }
-        summary.add(event)
+        if let index = summaries.firstIndex(where: { $0.pipeline == event.pipeline }) {
+            summaries[index].summary.add(event)
+        } else {
+            var summary = RunSummary()
+            summary.add(event)
+            summaries.append((event.pipeline, summary))
+        }
         if case .stats(let sample) = event.kind {
             metrics?.record(sample, pipeline: event.pipeline)
             plot.add(sample, at: event.time)
@@ -66,7 +73,10 @@ final class StatsOutputs {
 
     /// Writes the plot, stops the server, closes the JSON file; returns the summary for stderr.
     func finish() -> [String] {
-        var lines = summary.lines()
+        // With several pipelines (`run a.yaml b.yaml`), each summary line carries its pipeline's name.
+        var lines = summaries.count == 1
+            ? summaries.flatMap { $0.summary.lines() }
+            : summaries.flatMap { entry in entry.summary.lines().map { "[\(entry.pipeline)] \($0)" } }
         if let plotPath {
             let svg = StatsPlot.svg(plot, title: "castline: \(pipeline)")
             do {

@@ -1,0 +1,49 @@
+import CastlineKit
+import Foundation
+
+/// One running pipeline as the control API, the file watcher and the run
+/// session share it: its runner, the hub its events go through, and the file
+/// it came from (with the `--set` overrides to apply again on a reload).
+final class ControlledPipeline: Sendable {
+    let runner: PipelineRunner
+    let hub = EventHub()
+    let file: String?
+    let overrides: [String]
+
+    init(runner: PipelineRunner, file: String?, overrides: [String]) {
+        self.runner = runner
+        self.file = file
+        self.overrides = overrides
+    }
+
+    var name: String { runner.name }
+
+    /// Applies a loaded pipeline file, or reports why not, exactly as `--watch`
+    /// does: a file that did not load is refused with its errors (the running
+    /// pipeline stays untouched); one that did is handed to the runner's swap,
+    /// which reports `reloaded` or `reload-failed` itself.
+    func apply(_ loaded: Result<PipelinePlan, PipelineFiles.LoadFailure>, origin: String) async -> Result<SwapReport, SwapRefused> {
+        switch loaded {
+        case .failure(let failure):
+            await runner.refuseReload(origin: origin, errors: failure.lines)
+            return .failure(SwapRefused(lines: failure.lines))
+        case .success(let plan):
+            do throws(SwapRefused) {
+                return .success(try await runner.swap(to: plan.spec, origin: origin))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Loads this pipeline's file again and applies it (`--watch`, SIGHUP).
+    func reloadFile() async {
+        guard let file else { return }
+        _ = await apply(PipelineFiles.load(file, overrides: overrides), origin: file)
+    }
+
+    /// True when the running pipeline has a stage of this kind (`stats`, `delay`).
+    func hasStage(_ kind: String) async -> Bool {
+        await runner.spec.stages.contains { $0.kind == kind }
+    }
+}

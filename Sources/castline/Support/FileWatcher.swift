@@ -1,0 +1,78 @@
+import Dispatch
+import Foundation
+
+/// Watches one file for changes by looking at it every 50 ms: its inode (an
+/// editor that writes a new file and renames it over the old one), size and
+/// modification time (a write in place). A change is reported once the file
+/// has held still for 100 ms, so a save in several writes is one change; a
+/// file that is gone (mid-rename, or deleted) is reported when it is back.
+final class FileWatcher: Sendable {
+    private let task: Task<Void, Never>
+
+    /// `changed` runs on each change, one at a time: changes during it are seen after it returns.
+    init(path: String, every interval: Duration = .milliseconds(50), settle: Duration = .milliseconds(100),
+         changed: @escaping @Sendable () async -> Void) {
+        task = Task {
+            var reported = Self.identity(of: path)
+            var pending: (identity: Identity, since: ContinuousClock.Instant)?
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                let now = Self.identity(of: path)
+                guard now != reported else {
+                    pending = nil
+                    continue
+                }
+                guard let current = now else { continue }  // gone for now: wait for it to come back
+                if pending?.identity != current {
+                    pending = (current, .now)
+                } else if let since = pending?.since, ContinuousClock.now - since >= settle {
+                    reported = current
+                    pending = nil
+                    await changed()
+                }
+            }
+        }
+    }
+
+    func stop() { task.cancel() }
+
+    deinit { task.cancel() }
+
+    /// What tells one version of a file from another.
+    struct Identity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+        var changed: timespec
+
+        static func == (a: Identity, b: Identity) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+    }
+
+    /// The file's identity now, or nil when it is not there.
+    static func identity(of path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                        modified: info.st_mtim, changed: info.st_ctim)
+    }
+}
+
+/// SIGHUP asks for the pipeline files to be read again (with `--watch`).
+// @unchecked: the source is set once in init and only cancelled in deinit.
+final class HangupTrap: @unchecked Sendable {
+    private let source: any DispatchSourceSignal
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler(handler: handler)
+        source.resume()
+    }
+
+    deinit { source.cancel() }
+}

@@ -1,0 +1,191 @@
+import CastlineKit
+import Foundation
+
+/// Runs planned pipelines, side by side, to their end: events to stderr, the
+/// stats outputs and the control API; Ctrl-C for a clean stop of every one, a
+/// second Ctrl-C to stop at once. Returns the exit status: 0 when every
+/// pipeline ended well, 1 when any failed.
+enum RunSession {
+    /// What a run does besides running; shared by `run`, `listen` and `broadcast`.
+    struct Options {
+        var stopAfter: Duration?
+        var stats = StatsOptions()
+        var control = ControlOptions()
+        /// Keys from the terminal (space, q, + and -), with a single pipeline: `listen`.
+        var keys = false
+        /// Apply each file again when it changes, and on SIGHUP: `run --watch`.
+        var watch = false
+    }
+
+    /// One pipeline to run, and the file it came from with its `--set` overrides (for reloads).
+    struct Entry {
+        let plan: PipelinePlan
+        var file: String?
+        var overrides: [String] = []
+    }
+
+    static func run(_ plan: PipelinePlan, options: Options) async -> Int32 {
+        await run([Entry(plan: plan)], options: options)
+    }
+
+    static func run(_ entries: [Entry], options: Options) async -> Int32 {
+        let pipelines = entries.map { entry in
+            ControlledPipeline(runner: PipelineRunner(spec: entry.plan.spec, registry: PipelineFiles.registry),
+                               file: entry.file, overrides: entry.overrides)
+        }
+        let names = pipelines.map(\.name)
+        let control: ControlServer?
+        do {
+            control = try await startControl(options.control, pipelines: pipelines)
+        } catch {
+            Terminal.status("\(error)")
+            return ExitStatus.badInput
+        }
+        let outputs: StatsOutputs
+        do {
+            outputs = try await StatsOutputs.open(options.stats, pipeline: names.joined(separator: ", "))
+        } catch {
+            control?.stop()
+            Terminal.status("\(error)")
+            return ExitStatus.badInput
+        }
+
+        // Each runner's events go through its hub (for the control API) and into one stream for
+        // the renderers and stats outputs, which are not shared between tasks.
+        let (events, allEvents) = AsyncStream.makeStream(of: RunEvent.self)
+        let pumping = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for pipeline in pipelines {
+                    group.addTask {
+                        for await event in pipeline.runner.events {
+                            pipeline.hub.publish(event)
+                            control?.record(event)
+                            allEvents.yield(event)
+                        }
+                        pipeline.hub.finish()
+                    }
+                }
+            }
+            allEvents.finish()
+        }
+        // The summary lines come back to be printed only when the run got going.
+        let printing = Task { () -> [String] in
+            var renderers: [String: EventRenderer] = [:]
+            for name in names { renderers[name] = EventRenderer(pipeline: name, showName: names.count > 1) }
+            for await event in events {
+                outputs.consume(event)
+                renderers[event.pipeline]?.render(event)
+            }
+            for name in names { renderers[name]?.endStatus() }
+            return outputs.finish()
+        }
+        let trap = SignalTrap(
+            first: { Task { for pipeline in pipelines { await pipeline.runner.stop() } } },
+            second: {
+                Terminal.status("stopping at once")
+                Task {
+                    for pipeline in pipelines { await pipeline.runner.abort() }
+                    exit(130)
+                }
+            })
+        let keyReader = KeyReader()
+        if options.keys, pipelines.count == 1, let only = pipelines.first { readKeys(keyReader, for: only.runner) }
+        defer { keyReader.stop() }
+
+        let startFailures = await start(pipelines)
+        if startFailures.count == pipelines.count {
+            _ = await printing.value
+            for line in startFailures { Terminal.status(line) }
+            control?.stop()
+            withExtendedLifetime(pumping) {}
+            return ExitStatus.failed
+        }
+        for line in startFailures { Terminal.status(line) }
+        if let stopAfter = options.stopAfter {
+            for pipeline in pipelines { await pipeline.runner.limit(to: stopAfter) }
+        }
+        let watching = options.watch ? Watching(pipelines) : nil
+
+        var failed = !startFailures.isEmpty
+        for pipeline in pipelines {
+            if case .failed = await pipeline.runner.wait() { failed = true }
+        }
+        watching?.stop()
+        for line in await printing.value { Terminal.status(line) }
+        control?.stop()
+        withExtendedLifetime(trap) {}
+        return failed ? ExitStatus.failed : 0
+    }
+
+    /// The control API, when `--control` asks for it; throws a printable line when it cannot start.
+    private static func startControl(_ options: ControlOptions, pipelines: [ControlledPipeline]) async throws -> ControlServer? {
+        guard let (host, port) = options.endpoint else { return nil }
+        let token = try options.token()
+        do {
+            return try await ControlServer.start(host: host, port: port, token: token, pipelines: pipelines)
+        } catch {
+            throw StatsOutputError("--control: cannot listen on \(options.address ?? "\(host):\(port)"): \(error) (is the port in use?)")
+        }
+    }
+
+    /// Starts every pipeline at once; returns a line for each that could not start, in order.
+    private static func start(_ pipelines: [ControlledPipeline]) async -> [String] {
+        await withTaskGroup(of: (Int, String?).self) { group in
+            for (index, pipeline) in pipelines.enumerated() {
+                group.addTask {
+                    do {
+                        try await pipeline.runner.start()
+                        return (index, nil)
+                    } catch {
+                        return (index, "\(pipeline.name): \(error)")
+                    }
+                }
+            }
+            var failures: [(Int, String)] = []
+            for await (index, line) in group {
+                if let line { failures.append((index, line)) }
+            }
+            return failures.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Space pauses and resumes, q stops, + and - move the delay.
+    private static func readKeys(_ reader: KeyReader, for runner: PipelineRunner) {
+        reader.start { key in
+            Task {
+                switch key {
+                case " ":
+                    if await runner.state == .paused { await runner.resume() } else { await runner.pause() }
+                case "q", "Q":
+                    await runner.stop()
+                case "+", "=":
+                    await runner.stepDelay(1)
+                case "-", "_":
+                    await runner.stepDelay(-1)
+                default:
+                    break
+                }
+            }
+        }
+    }
+}
+
+/// `--watch`: each pipeline's file watched, and SIGHUP, applying the file again.
+private final class Watching {
+    private let watchers: [FileWatcher]
+    private let hangup: HangupTrap
+
+    init(_ pipelines: [ControlledPipeline]) {
+        watchers = pipelines.compactMap { pipeline in
+            pipeline.file.map { FileWatcher(path: $0) { await pipeline.reloadFile() } }
+        }
+        hangup = HangupTrap {
+            Task { for pipeline in pipelines { await pipeline.reloadFile() } }
+        }
+    }
+
+    func stop() {
+        for watcher in watchers { watcher.stop() }
+        withExtendedLifetime(hangup) {}
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// `--control`: the control API of a running castline, `castline ctl`, and the
+/// token that a bind beyond loopback needs.
+@Suite("control API", .serialized, .timeLimit(.minutes(3)))
+struct ControlAPITests {
+    /// A tone through a delay stage (so there is a delay to move) and a stats stage (so there are figures).
+    static let delayedTone = """
+        version: 1
+        name: control-e2e
+        source:
+          test:
+            audio: { tone: 440 }
+        stages:
+          - delay: { initial: 0s, max: 1m }
+          - stats: { every: 500ms, name: meter }
+        sinks:
+          - null: {}
+        """
+
+    /// Starts castline with `arguments` plus `--control 127.0.0.1:PORT`, waits for the API, runs `body`, stops it.
+    static func withControl(
+        _ arguments: [String], environment: [String: String] = [:], bind: String = "127.0.0.1",
+        _ body: (ControlHTTP, ChildProcess) async throws -> Void
+    ) async throws {
+        let port = try FreePort.find()
+        let process = try Castline.start(arguments + ["--control", "\(bind):\(port)"], environment: environment)
+        do {
+            try #require(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(20)),
+                         "no control API: \(process.standardError)")
+            try await body(ControlHTTP(port: port), process)
+        } catch {
+            _ = await process.terminate()
+            throw error
+        }
+        #expect(await Castline.interrupt(process) == 0, "\(process.standardError)")
+    }
+
+    @Test("status, events, delay, pause/resume, pipeline, metrics, a refused swap and bad requests")
+    func endpoints() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("control.yaml", Self.delayedTone)
+        try await Self.withControl(["run", file]) { api, process in
+            let status = try await api.status { ($0["state"] as? String) == "playing" && (($0["stats"] as? [Any])?.count ?? 0) >= 2 }
+            #expect(status["pipeline"] as? String == "control-e2e")
+            #expect(status["state"] as? String == "playing", "\(status)")
+            #expect(status["position_s"] is Double, "\(status)")
+            let stats = try #require(status["stats"] as? [[String: Any]])
+            #expect(stats.contains { $0["stage"] as? String == "meter" && $0["stream"] as? String == "audio" && $0["bytes"] is Double })
+
+            let events = try await api.events(count: 3)
+            #expect(events.count == 3)
+            #expect(events.allSatisfy { $0["pipeline"] as? String == "control-e2e" && $0["event"] is String && $0["ts"] is String })
+
+            // Some history first: the delay is clamped to what the stage holds.
+            _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 2.5 })
+            let set = try await api.post("/delay", json: #"{"seconds": 1}"#)
+            #expect(set.status == 200, "\(set.text)")
+            #expect(abs((set.json?["delay_s"] as? Double ?? -1) - 1) < 0.05, "\(set.text)")
+            let stepped = try await api.post("/delay", json: #"{"step": 1}"#)
+            #expect(stepped.status == 200, "\(stepped.text)")
+            #expect(abs((stepped.json?["delay_s"] as? Double ?? -1) - 2) < 0.05, "\(stepped.text)")
+
+            let paused = try await api.post("/pause", json: "")
+            #expect(paused.status == 200 && paused.json?["state"] as? String == "paused", "\(paused.text)")
+            #expect(try await api.get("/status").json?["state"] as? String == "paused")
+            let resumed = try await api.post("/resume", json: "")
+            #expect(resumed.status == 200 && resumed.json?["state"] as? String == "playing", "\(resumed.text)")
+
+            let pipeline = try await api.get("/pipeline")
+            #expect(pipeline.status == 200 && pipeline.contentType.hasPrefix("application/yaml"))
+            #expect(pipeline.text.contains("name: control-e2e") && pipeline.text.contains("- delay:"), "\(pipeline.text)")
+
+            let metrics = try await api.get("/metrics")
+            #expect(metrics.status == 200 && metrics.contentType.hasPrefix("text/plain"))
+            #expect(metrics.text.contains(#"castline_bytes_total{pipeline="control-e2e",stage="meter",stream="audio"}"#), "\(metrics.text)")
+
+            // An invalid pipeline is refused with its errors; the running one plays on.
+            let refused = try await api.request("POST", "/swap?origin=broken.yaml", body: "version: 1\nsource:\n  test: { audio: { tone: loud } }\nsinks: [ { null: {} } ]\n",
+                                                contentType: "application/yaml")
+            #expect(refused.status == 422, "\(refused.text)")
+            let lines = refused.json?["errors"] as? [String] ?? []
+            #expect(lines.contains { $0.hasPrefix("broken.yaml:3:") && $0.contains("tone") }, "\(refused.text)")
+            #expect(try await api.get("/status").json?["state"] as? String == "playing")
+            #expect(process.isRunning)
+
+            for (reply, status) in [
+                (try await api.post("/delay", json: "{not json"), 400),
+                (try await api.post("/delay", json: #"{"seconds": "soon"}"#), 400),
+                (try await api.post("/swap", json: "{not json"), 400),
+                (try await api.get("/nowhere"), 404),
+                (try await api.get("/status?pipeline=other"), 404),
+                (try await api.get("/delay"), 405),
+            ] {
+                #expect(reply.status == status, "\(reply.text)")
+                #expect(reply.json?["error"] is String, "\(reply.text)")
+            }
+
+            // `castline ctl` against the same API.
+            let ctlStatus = try await Castline.run(["ctl", "status", "--control", "127.0.0.1:\(api.port)"])
+            #expect(ctlStatus.status == 0, "\(ctlStatus.stderr)")
+            let printed = try JSONSerialization.jsonObject(with: Data(ctlStatus.stdout.utf8)) as? [String: Any]
+            #expect(printed?["pipeline"] as? String == "control-e2e", "\(ctlStatus.stdout)")
+            for (change, expected) in [("+1", 3.0), ("-1", 2.0)] {
+                let ctlDelay = try await Castline.run(["ctl", "delay", change, "--control", "127.0.0.1:\(api.port)"])
+                #expect(ctlDelay.status == 0, "\(ctlDelay.stderr)")
+                let reply = try JSONSerialization.jsonObject(with: Data(ctlDelay.stdout.utf8)) as? [String: Any]
+                #expect(abs((reply?["delay_s"] as? Double ?? -1) - expected) < 0.05, "\(ctlDelay.stdout)")
+            }
+        }
+    }
+
+    @Test("ctl with nothing listening: one line naming the address, exit 1")
+    func ctlWithoutServer() async throws {
+        let port = try FreePort.find()
+        let result = try await Castline.run(["ctl", "status"], environment: ["CASTLINE_CONTROL": "127.0.0.1:\(port)"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "no castline control API at 127.0.0.1:\(port); start castline with --control 127.0.0.1:\(port)\n",
+                "\(result.stderr)")
+    }
+
+    @Test("a bind beyond loopback without a token is refused before anything runs")
+    func nonLoopbackNeedsToken() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("control.yaml", Self.delayedTone)
+        let port = try FreePort.find()
+        let result = try await Castline.run(["run", file, "--control", "0.0.0.0:\(port)"], timeout: .seconds(10))
+        #expect(result.status != 0)
+        let first = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.contains("--control 0.0.0.0:\(port)") && first.contains("--control-token-env"), "\(result.stderr)")
+        #expect(!result.stderr.contains("playing"))
+    }
+
+    @Test("with a token, a request without it or with a wrong one is 401; the right one is served")
+    func token() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("control.yaml", Self.delayedTone)
+        let token = "tok-\(UUID().uuidString)"
+        try await Self.withControl(["run", file, "--control-token-env", "CASTLINE_TEST_TOKEN", "--stats-json", "-"],
+                                   environment: ["CASTLINE_TEST_TOKEN": token], bind: "0.0.0.0") { api, process in
+            let missing = try await api.get("/status")
+            #expect(missing.status == 401 && missing.json?["error"] is String, "\(missing.text)")
+            let wrong = try await api.request("GET", "/status", authorization: "Bearer not-\(token)")
+            #expect(wrong.status == 401)
+            let right = try await api.request("GET", "/status", authorization: "Bearer \(token)")
+            #expect(right.status == 200 && right.json?["pipeline"] as? String == "control-e2e", "\(right.text)")
+
+            let ctl = try await Castline.run(["ctl", "status", "--control", "127.0.0.1:\(api.port)", "--token-env", "CASTLINE_TEST_TOKEN"],
+                                             environment: ["CASTLINE_TEST_TOKEN": token])
+            #expect(ctl.status == 0, "\(ctl.stderr)")
+            let refused = try await Castline.run(["ctl", "status", "--control", "127.0.0.1:\(api.port)"])
+            #expect(refused.status == 1 && refused.stderr.hasPrefix("HTTP 401:"), "\(refused.stderr)")
+            #expect(!process.standardError.contains(token) && !process.standardOutput.contains(token))
+        }
+    }
+
+    @Test("GET /pipeline masks the stream key; /metrics without a stats stage says how to turn stats on")
+    func pipelineMasksSecrets() async throws {
+        let key = "ctl-secret-\(UUID().uuidString.prefix(8))"
+        try await withIngest { _, endpoints in
+            let scratch = try Scratch()
+            let file = try scratch.write("publish.yaml", """
+                version: 1
+                name: control-publish
+                source:
+                  test:
+                    audio: { tone: 440 }
+                stages:
+                  - encode: { audio: { codec: aac, bitrate: 128k } }
+                sinks:
+                  - rtmp: { url: "\(endpoints.rtmpURL)", key: "\(key)" }
+                """)
+            try await Self.withControl(["run", file]) { api, process in
+                _ = try await api.status { $0["state"] as? String == "playing" }
+                let pipeline = try await api.get("/pipeline")
+                #expect(pipeline.status == 200)
+                #expect(pipeline.text.contains("key: '****'") || pipeline.text.contains("key: \"****\"") || pipeline.text.contains("key: ****"),
+                        "\(pipeline.text)")
+                #expect(!pipeline.text.contains(key), "\(pipeline.text)")
+                let metrics = try await api.get("/metrics")
+                #expect(metrics.status == 404, "\(metrics.text)")
+                #expect((metrics.json?["error"] as? String)?.contains("stats") == true, "\(metrics.text)")
+                #expect(!process.standardError.contains(key))
+            }
+        }
+    }
+}
