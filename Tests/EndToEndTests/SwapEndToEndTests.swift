@@ -79,3 +79,62 @@ struct SwapEndToEndTests {
         return false
     }
 }
+
+extension SwapEndToEndTests {
+    @Test("listening with a delay, a gst audio filter is added: audio goes on through it, the delay and its history stay")
+    func stageAddedWhileListening() async throws {
+        try await withIngest { _, endpoints in
+            let key = "swaplisten\(UInt16.random(in: 1000...9999))"
+            let publisher = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "60",
+                "-c:a", "aac", "-b:a", "128k", "-f", "flv", endpoints.rtmpPublishURL(key: key),
+            ])
+            try publisher.start()
+            defer { publisher.signal(SIGKILL) }
+            #expect(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(30)))
+            let scratch = try Scratch()
+            let wav = scratch.file("listen.wav"), events = scratch.file("events.jsonl")
+            func listening(_ extra: String) -> String {
+                """
+                version: 1
+                name: listening
+                source: { hls: { url: "\(endpoints.hlsPlaylistURL(key: key))" } }
+                stages: [ { audio-only: {} }, { delay: { initial: 2s, max: 1m } }\(extra), { stats: {} } ]
+                sinks: [ { null: {} }, { file: { path: "\(wav)", sync: true } } ]
+                """
+            }
+            let pipeline = try scratch.write("listen.yaml", listening(""))
+            let process = try Castline.start(["run", pipeline, "--watch", "--stats-json", events])
+            defer { process.signal(SIGKILL) }
+            #expect(await Self.waitFor("delay 2.0 s", in: process, timeout: .seconds(20)), "\(process.standardError)")
+            try await Task.sleep(for: .seconds(3))
+            try Self.save(listening(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), to: pipeline)
+            #expect(await Self.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")
+            try await Task.sleep(for: .seconds(4))
+            #expect(await Castline.interrupt(process) == 0, "\(process.standardError)")
+            #expect(process.standardError.contains("stages[2] gst added"), "\(process.standardError)")
+
+            // The history kept growing through the swap, and the delay stayed where it was.
+            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let available = lines.filter { $0["event"] as? String == "available-delay-changed" }.compactMap { $0["available_s"] as? Double }
+            #expect(available.count >= 4)
+            #expect(zip(available, available.dropFirst()).allSatisfy { $1 >= $0 }, "available delay \(available)")
+            let delays = lines.compactMap { $0["delay_s"] as? Double }
+            #expect(!delays.isEmpty && delays.allSatisfy { abs($0 - 2) < 0.01 }, "delay \(delays)")
+            // Audio all along, at half the level once the filter is in.
+            let samples = try await monoSamples(ofWAV: wav, scratch: scratch)
+            func rms(_ range: Range<Int>) -> Double {
+                let window = samples[range.clamped(to: samples.indices)]
+                return (window.reduce(0) { $0 + Double($1 * $1) } / Double(max(window.count, 1))).squareRoot()
+            }
+            let second = 48_000
+            #expect(samples.count > 6 * second, "recorded \(Double(samples.count) / Double(second)) s")
+            let before = rms(second..<(2 * second)), after = rms((samples.count - 2 * second)..<(samples.count - second))
+            #expect(abs(after / before - 0.5) < 0.05, "level after / before \(after / before)")
+            // No silent hole anywhere: every 100 ms holds the tone.
+            let holes = stride(from: 0, to: samples.count - 4_800, by: 4_800).filter { rms($0..<($0 + 4_800)) < before * 0.3 }
+            #expect(holes.isEmpty, "silent at \(holes.map { Double($0) / Double(second) }) s")
+        }
+    }
+}

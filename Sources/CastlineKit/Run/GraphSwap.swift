@@ -124,9 +124,15 @@ struct GraphSwap {
             old.plan.source.component.willStop()
             old.pipeline.element(named: old.plan.source.binName)?.sendEvent(.endOfStream())
         } else {
+            // Held at the kept prefix's outputs. The old parts are ended from the held thread:
+            // sent from here, the end-of-stream would wait for a stream lock that thread may hold.
             for cursor in old.layout.cursors[keptChain - 1].values {
-                if let block = cursor.pad.addProbe(.blockDownstream, { _ in .ok }) { blocks.append((cursor.pad, block)) }
-                _ = cursor.pad.peer?.sendEvent(.endOfStream())
+                let ended = OnceFlag()
+                let block = cursor.pad.addProbe(.blockDownstream) { info in
+                    if ended.trip() { _ = info.pad?.peer?.sendEvent(.endOfStream()) }
+                    return .ok
+                }
+                if let block { blocks.append((cursor.pad, block)) }
             }
         }
         await drained.wait(timeout: Self.drainTimeout)
@@ -141,11 +147,14 @@ struct GraphSwap {
             if let peer = entry.pad.peer { _ = peer.unlink(entry.pad) }
         }
         var owners = graph.owners
-        for element in retired.reversed() {
-            element.setState(.null)
+        let retired = retired
+        for element in retired {
+            element.setLockedState(true)
             try? old.pipeline.remove(element)
             owners[element.name] = nil
         }
+        // Off this task: an old part whose thread is still stuck downstream must not hold up the swap.
+        Task.detached { for element in retired.reversed() { element.setState(.null) } }
         // 4. In with the new: linked, timed on from the old source's end, then playing from the sinks up.
         if keptChain == 0 {
             for cursor in graph.layout.cursors[0].values { join.join(cursor.pad) }

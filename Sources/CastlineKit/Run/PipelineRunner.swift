@@ -206,7 +206,14 @@ public actor PipelineRunner {
             throw refuse(["\(origin): \(error)"])
         }
         retiredNames.formUnion(swap.retiredNames)
+        // Paused sinks would hold the old parts' threads, and taking them out needs those threads.
+        let wasPaused = state == .paused
+        if [.paused, .buffering].contains(state) {
+            built.pipeline.setState(.playing)
+            transition(to: .playing)
+        }
         let applied = await swap.apply(started: started)
+        if wasPaused { pause() }
         self.built = applied.built
         spec = newSpec
         for note in applied.notes { emitter.emit(.notice(note)) }
@@ -309,7 +316,8 @@ public actor PipelineRunner {
             }
         case .buffering(_, let percent):
             emitter.emit(.buffering(percent: percent))
-            guard !isLive, !stopRequested, state != .paused, sourceRestart == nil else { return }
+            // A delay stage plays out on its own clock: buffering before it only fills its history.
+            guard !isLive, delays.isEmpty, !stopRequested, state != .paused, sourceRestart == nil else { return }
             // Non-live media waits for its buffer, as a player does: fully at first; once it has
             // played, only when the buffer runs dry, resuming at half (a live HLS buffer, held
             // back by the live edge, never fills and would otherwise pause all the time).

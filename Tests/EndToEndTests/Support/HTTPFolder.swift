@@ -51,14 +51,19 @@ final class HTTPFolder: Sendable {
     }
 }
 
-/// The dominant frequency of a WAV, from zero crossings of its first channel.
-func dominantFrequency(ofWAV path: String, scratch: Scratch) async throws -> Double {
-    let raw = scratch.file("freq.f32")
+/// A WAV's first channel as 48 kHz float samples, decoded by ffmpeg.
+func monoSamples(ofWAV path: String, scratch: Scratch) async throws -> [Float] {
+    let raw = scratch.file("samples-\(UUID().uuidString).f32")
     let decode = try await ChildProcess.run("/usr/bin/ffmpeg", [
         "-v", "error", "-y", "-i", path, "-ac", "1", "-ar", "48000", "-f", "f32le", raw,
     ])
     guard decode.status == 0 else { throw ProbeError(message: "ffmpeg: \(decode.stderr)") }
-    let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+}
+
+/// The dominant frequency of a WAV, from zero crossings of its first channel.
+func dominantFrequency(ofWAV path: String, scratch: Scratch) async throws -> Double {
+    let samples = try await monoSamples(ofWAV: path, scratch: scratch)
     var crossings = 0
     for (previous, next) in zip(samples, samples.dropFirst()) where (previous < 0) != (next < 0) { crossings += 1 }
     return Double(crossings) / 2 / (Double(samples.count) / 48_000)
