@@ -103,6 +103,7 @@ struct ControlAPITests {
             #expect(ctlStatus.status == 0, "\(ctlStatus.stderr)")
             let printed = try JSONSerialization.jsonObject(with: Data(ctlStatus.stdout.utf8)) as? [String: Any]
             #expect(printed?["pipeline"] as? String == "control-e2e", "\(ctlStatus.stdout)")
+            _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 3.5 })
             for (change, expected) in [("+1", 3.0), ("-1", 2.0)] {
                 let ctlDelay = try await Castline.run(["ctl", "delay", change, "--control", "127.0.0.1:\(api.port)"])
                 #expect(ctlDelay.status == 0, "\(ctlDelay.stderr)")

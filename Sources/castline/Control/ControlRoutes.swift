@@ -165,7 +165,7 @@ struct ControlRoutes: Sendable {
             }
         }
         for stream in moved {
-            _ = await Self.firstEvent(in: stream, within: .seconds(1)) {
+            _ = await Self.firstEvent(in: stream, within: .seconds(3)) {
                 if case .delayChanged = $0.kind { true } else { false }
             }
         }
