@@ -103,12 +103,69 @@ struct ControlAPITests {
             #expect(ctlStatus.status == 0, "\(ctlStatus.stderr)")
             let printed = try JSONSerialization.jsonObject(with: Data(ctlStatus.stdout.utf8)) as? [String: Any]
             #expect(printed?["pipeline"] as? String == "control-e2e", "\(ctlStatus.stdout)")
+            _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 3.5 })
             for (change, expected) in [("+1", 3.0), ("-1", 2.0)] {
                 let ctlDelay = try await Castline.run(["ctl", "delay", change, "--control", "127.0.0.1:\(api.port)"])
                 #expect(ctlDelay.status == 0, "\(ctlDelay.stderr)")
                 let reply = try JSONSerialization.jsonObject(with: Data(ctlDelay.stdout.utf8)) as? [String: Any]
                 #expect(abs((reply?["delay_s"] as? Double ?? -1) - expected) < 0.05, "\(ctlDelay.stdout)")
             }
+        }
+    }
+
+    @Test("castline ctl: pause, resume, pipeline, events, swap by path and inline; a taken port is refused at start")
+    func ctl() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("control.yaml", Self.delayedTone)
+        let broken = try scratch.write("broken.yaml", "version: 1\nname: control-e2e\nsource:\n  test: { audio: { tone: loud } }\nsinks: [ { null: {} } ]\n")
+        let other = try scratch.write("other.yaml", Self.delayedTone.replacingOccurrences(of: "tone: 440", with: "tone: 880"))
+        try await Self.withControl(["run", file]) { api, process in
+            _ = try await api.status { $0["state"] as? String == "playing" }
+            func ctl(_ arguments: [String]) async throws -> Castline.Result {
+                try await Castline.run(["ctl"] + arguments + ["--control", "127.0.0.1:\(api.port)"])
+            }
+            func state(_ result: Castline.Result) -> String? {
+                ((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any])?["state"] as? String
+            }
+            let paused = try await ctl(["pause"])
+            #expect(paused.status == 0 && state(paused) == "paused", "\(paused.stdout)\(paused.stderr)")
+            let resumed = try await ctl(["resume", "--pipeline", "control-e2e"])
+            #expect(resumed.status == 0 && state(resumed) == "playing", "\(resumed.stdout)\(resumed.stderr)")
+            let unknown = try await ctl(["status", "--pipeline", "nope"])
+            #expect(unknown.status == 1 && unknown.stderr.hasPrefix("HTTP 404: no pipeline \"nope\""), "\(unknown.stderr)")
+
+            let pipeline = try await ctl(["pipeline"])
+            #expect(pipeline.status == 0 && pipeline.stdout.hasPrefix("version: 1\nname: control-e2e\n"), "\(pipeline.stdout)")
+
+            let events = try Castline.start(["ctl", "events", "--control", "127.0.0.1:\(api.port)"])
+            let deadline = ContinuousClock.now + .seconds(10)
+            while events.standardOutput.split(separator: "\n").count < 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            _ = await events.terminate()
+            let lines = events.standardOutput.split(separator: "\n").prefix(3)
+            #expect(lines.count == 3, "\(events.standardOutput)\(events.standardError)")
+            for line in lines {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["pipeline"] as? String == "control-e2e", "\(line)")
+            }
+
+            // A file that does not validate, sent inline: its errors under its own name, exit 1.
+            let refused = try await ctl(["swap", broken, "--inline"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.hasPrefix("HTTP 422: broken.yaml not applied"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("  broken.yaml:4:"), "\(refused.stderr)")
+            // A valid file by path reaches the runner's swap, which either applies it or says why not.
+            let swapped = try await ctl(["swap", other])
+            let reply = (try? JSONSerialization.jsonObject(with: Data(swapped.stdout.utf8))) as? [String: Any]
+            #expect((swapped.status == 0 && reply?["changes"] is [String] && reply?["took_ms"] is Int)
+                    || (swapped.status == 1 && swapped.stderr.hasPrefix("HTTP 422: \(other) not applied")),
+                    "\(swapped.stdout)\(swapped.stderr)")
+            #expect(try await api.get("/status").json?["state"] as? String == "playing")
+
+            let taken = try await Castline.run(["run", file, "--control", "127.0.0.1:\(api.port)"], timeout: .seconds(10))
+            #expect(taken.status == 2 && taken.stderr.contains("--control: cannot listen on 127.0.0.1:\(api.port)"), "\(taken.stderr)")
+            #expect(process.isRunning)
         }
     }
 

@@ -39,6 +39,25 @@ struct RunFilesTests {
         }
     }
 
+    @Test("of two files, one fails to start: the other completes, and the exit status is 1")
+    func oneFails() async throws {
+        let scratch = try Scratch()
+        let good = try scratch.write("a.yaml", Self.tone("tone-a"))
+        let bad = try scratch.write("b.yaml", """
+            version: 1
+            name: tone-b
+            source:
+              test:
+                audio: { tone: 880 }
+            sinks:
+              - file: { path: /proc/no-such-folder/out.wav }
+            """)
+        let run = try await Castline.run(["run", good, bad, "--duration", "2s", "--stats-json", "-"])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("tone-b: sinks[0].file"), "\(run.stderr)")
+        #expect(Self.jsonLines(run.stdout).contains { $0["pipeline"] as? String == "tone-a" && $0["event"] as? String == "end-of-stream" })
+    }
+
     @Test("two files under one control API: status of both, or of the one ?pipeline= names; Ctrl-C stops both")
     func twoFilesControlled() async throws {
         let scratch = try Scratch()

@@ -40,7 +40,7 @@ struct ControlClient: Sendable {
               timeout: Duration = .seconds(30)) async throws -> Reply {
         try await offThread {
             let connection = try open(timeout: timeout)
-            defer { connection.close() }
+            defer { connection.disconnect() }
             try connection.write(request(method, target, body: body, contentType: contentType))
             var reply = try connection.readHead()
             reply.body = try connection.readBody(headers: reply.headers) { _ in }
@@ -54,7 +54,7 @@ struct ControlClient: Sendable {
     func stream(_ target: String, line: @escaping @Sendable (String) -> Void) async throws -> Reply? {
         try await offThread {
             let connection = try open(timeout: nil)
-            defer { connection.close() }
+            defer { connection.disconnect() }
             try connection.write(request("GET", target, body: nil, contentType: nil, accept: "text/event-stream"))
             var reply = try connection.readHead()
             guard (200..<300).contains(reply.status) else {
@@ -101,7 +101,7 @@ struct ControlClient: Sendable {
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         }
         guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-            Glibc.close(fd)
+            close(fd)
             throw Failure.notListening(address)
         }
         return SocketConnection(fd: fd, address: address)
@@ -127,7 +127,7 @@ private final class SocketConnection {
         self.address = address
     }
 
-    func close() { Glibc.close(fd) }
+    func disconnect() { close(fd) }
 
     func write(_ data: Data) throws {
         var sent = 0

@@ -165,7 +165,7 @@ struct ControlRoutes: Sendable {
             }
         }
         for stream in moved {
-            _ = await Self.firstEvent(in: stream, within: .seconds(1)) {
+            _ = await Self.firstEvent(in: stream, within: .seconds(3)) {
                 if case .delayChanged = $0.kind { true } else { false }
             }
         }
@@ -218,6 +218,9 @@ enum DelayChange: Equatable {
     case seconds(Double)
     case step(Int)
 
+    /// More than any history a delay stage could hold (30 days, in seconds or steps).
+    static let longest: Double = 30 * 86_400
+
     init(json: Data) throws {
         let usage = #"(send {"seconds": 12} or {"step": 1})"#
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
@@ -228,12 +231,12 @@ enum DelayChange: Equatable {
         }
         switch (object["seconds"], object["step"]) {
         case (let seconds?, nil):
-            guard let value = seconds as? Double, value.isFinite, value >= 0 else {
-                throw ControlRefusal(status: .badRequest, message: "seconds: a number of 0 or more \(usage)")
+            guard let value = seconds as? Double, value.isFinite, (0...Self.longest).contains(value) else {
+                throw ControlRefusal(status: .badRequest, message: "seconds: a number from 0 to \(Int(Self.longest)) \(usage)")
             }
             self = .seconds(value)
         case (nil, let step?):
-            guard let value = step as? Int else {
+            guard let value = step as? Int, value.magnitude <= UInt(Self.longest) else {
                 throw ControlRefusal(status: .badRequest, message: "step: a whole number, e.g. 1 or -1 \(usage)")
             }
             self = .step(value)

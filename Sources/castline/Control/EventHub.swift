@@ -89,6 +89,9 @@ struct LatestFigures: Sendable {
             availableDelay = available.seconds
         case .availableDelayChanged(let available):
             availableDelay = available.seconds
+        case .reloaded:
+            // Stages may have gone or been renamed: only figures from the new pipeline count.
+            entries.removeAll()
         default:
             break
         }

@@ -92,8 +92,11 @@ enum RunSession {
         if options.keys, pipelines.count == 1, let only = pipelines.first { readKeys(keyReader, for: only.runner) }
         defer { keyReader.stop() }
 
-        let startFailures = await start(pipelines)
+        // Watching from before the start: an edit made while a pipeline connects counts too.
+        let watching = options.watch ? Watching(pipelines) : nil
+        let startFailures = await start(pipelines, stopAfter: options.stopAfter)
         if startFailures.count == pipelines.count {
+            watching?.stop()
             _ = await printing.value
             for line in startFailures { Terminal.status(line) }
             control?.stop()
@@ -101,10 +104,6 @@ enum RunSession {
             return ExitStatus.failed
         }
         for line in startFailures { Terminal.status(line) }
-        if let stopAfter = options.stopAfter {
-            for pipeline in pipelines { await pipeline.runner.limit(to: stopAfter) }
-        }
-        let watching = options.watch ? Watching(pipelines) : nil
 
         var failed = !startFailures.isEmpty
         for pipeline in pipelines {
@@ -128,13 +127,15 @@ enum RunSession {
         }
     }
 
-    /// Starts every pipeline at once; returns a line for each that could not start, in order.
-    private static func start(_ pipelines: [ControlledPipeline]) async -> [String] {
+    /// Starts every pipeline at once, each limited to `stopAfter` once started; returns a
+    /// line for each that could not start, in order.
+    private static func start(_ pipelines: [ControlledPipeline], stopAfter: Duration?) async -> [String] {
         await withTaskGroup(of: (Int, String?).self) { group in
             for (index, pipeline) in pipelines.enumerated() {
                 group.addTask {
                     do {
                         try await pipeline.runner.start()
+                        if let stopAfter { await pipeline.runner.limit(to: stopAfter) }
                         return (index, nil)
                     } catch {
                         return (index, "\(pipeline.name): \(error)")
