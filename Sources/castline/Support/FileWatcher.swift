@@ -1,16 +1,17 @@
 import Dispatch
 import Foundation
 
-/// Watches one file for changes by looking at it every 50 ms: its inode (an
-/// editor that writes a new file and renames it over the old one), size and
-/// modification time (a write in place). A change is reported once the file
-/// has held still for 100 ms, so a save in several writes is one change; a
-/// file that is gone (mid-rename, or deleted) is reported when it is back.
+/// Watches one file for changes by looking at it every 10 ms (a stat call: cheap).
+/// A new inode is an editor that wrote a new file and renamed it over the old
+/// one: the file is whole, and the change is reported at once. A change of size
+/// or modification time is a write in place: it is reported once the file has
+/// held still for 100 ms, so a save in several writes is one change. A file
+/// that is gone (mid-rename, or deleted) is reported when it is back.
 final class FileWatcher: Sendable {
     private let task: Task<Void, Never>
 
     /// `changed` runs on each change, one at a time: changes during it are seen after it returns.
-    init(path: String, every interval: Duration = .milliseconds(50), settle: Duration = .milliseconds(100),
+    init(path: String, every interval: Duration = .milliseconds(10), settle: Duration = .milliseconds(100),
          changed: @escaping @Sendable () async -> Void) {
         task = Task {
             var reported = Self.identity(of: path)
@@ -23,7 +24,11 @@ final class FileWatcher: Sendable {
                     continue
                 }
                 guard let current = now else { continue }  // gone for now: wait for it to come back
-                if pending?.identity != current {
+                if let before = reported, before.device != current.device || before.inode != current.inode {
+                    reported = current
+                    pending = nil
+                    await changed()
+                } else if pending?.identity != current {
                     pending = (current, .now)
                 } else if let since = pending?.since, ContinuousClock.now - since >= settle {
                     reported = current
