@@ -181,7 +181,8 @@ public actor PipelineRunner {
             refuseReload(origin: origin, errors: lines)
             return SwapRefused(lines: lines)
         }
-        guard let built, outcome == nil, !stopRequested else { throw refuse(["\(origin): the pipeline is not running"]) }
+        guard outcome == nil, !stopRequested else { throw refuse(["\(origin): the pipeline has stopped"]) }
+        guard let built else { throw refuse(["\(origin): the pipeline is still starting; save the file again once it plays"]) }
         guard !swapping else { throw refuse(["\(origin): another swap is under way; try again when it is done"]) }
         let diff = SpecDiff(old: spec, new: newSpec)
         guard !diff.isEmpty else {
