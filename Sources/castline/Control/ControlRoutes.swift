@@ -173,22 +173,23 @@ struct ControlRoutes: Sendable {
     }
 
     func pause(_ chosen: [ControlledPipeline]) async throws -> Response {
-        for pipeline in chosen {
-            await pipeline.runner.pause()
-            let state = await pipeline.runner.state
-            guard state == .paused else {
-                throw ControlRefusal(status: .conflict, message: "pipeline \"\(pipeline.name)\" is \(state): only a playing pipeline pauses")
-            }
-        }
-        return await statusReply(chosen)
+        try await change(chosen, to: .paused, otherwise: "only a playing pipeline pauses") { await $0.pause() }
     }
 
     func resume(_ chosen: [ControlledPipeline]) async throws -> Response {
+        try await change(chosen, to: .playing, otherwise: "only a paused pipeline resumes") { await $0.resume() }
+    }
+
+    /// Asks each pipeline's runner for a change of state; 409 for one that did not get there.
+    private func change(
+        _ chosen: [ControlledPipeline], to wanted: RunState, otherwise rule: String,
+        _ ask: (PipelineRunner) async -> Void
+    ) async throws -> Response {
         for pipeline in chosen {
-            await pipeline.runner.resume()
+            await ask(pipeline.runner)
             let state = await pipeline.runner.state
-            guard state == .playing else {
-                throw ControlRefusal(status: .conflict, message: "pipeline \"\(pipeline.name)\" is \(state): only a paused pipeline resumes")
+            guard state == wanted else {
+                throw ControlRefusal(status: .conflict, message: "pipeline \"\(pipeline.name)\" is \(state): \(rule)")
             }
         }
         return await statusReply(chosen)

@@ -27,29 +27,7 @@ final class ControlServer: Sendable {
             }
             return await routes.respond(to: request)
         }
-        // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
-        var logger = Logger(label: "castline.control", factory: { StreamLogHandler.standardError(label: $0) })
-        logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
-        let started = OneShot()
-        let application = Application(
-            responder: responder,
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { _ in started.resume(with: .success(())) },
-            logger: logger)
-        let task = Task {
-            do {
-                // No signals: Ctrl-C belongs to the run, which stops this task when it ends.
-                try await application.runService(gracefulShutdownSignals: [])
-            } catch {
-                started.resume(with: .failure(error))
-            }
-        }
-        do {
-            try await started.wait()
-        } catch {
-            task.cancel()
-            throw error
-        }
+        let task = try await LoopbackHTTP.serve(responder, host: host, port: port, label: "castline.control")
         return ControlServer(task: task, metrics: metrics)
     }
 

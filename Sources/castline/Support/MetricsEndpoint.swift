@@ -96,29 +96,7 @@ final class MetricsServer: Sendable {
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: recorder.exposition())))
         }
-        // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
-        var logger = Logger(label: "castline.metrics", factory: { StreamLogHandler.standardError(label: $0) })
-        logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
-        let started = OneShot()
-        let application = Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { _ in started.resume(with: .success(())) },
-            logger: logger)
-        let task = Task {
-            do {
-                // No signals: Ctrl-C belongs to the run, which stops this task when it ends.
-                try await application.runService(gracefulShutdownSignals: [])
-            } catch {
-                started.resume(with: .failure(error))
-            }
-        }
-        do {
-            try await started.wait()
-        } catch {
-            task.cancel()
-            throw error
-        }
+        let task = try await LoopbackHTTP.serve(router.buildResponder(), host: host, port: port, label: "castline.metrics")
         return MetricsServer(task: task)
     }
 
@@ -148,5 +126,38 @@ final class OneShot: Sendable {
             }
             if let ready { continuation.resume(with: ready) }
         }
+    }
+}
+
+/// Starts a Hummingbird server for the length of a run: the one way castline serves
+/// HTTP (`--metrics`, `--control`). Returns once it listens; throws when it cannot.
+enum LoopbackHTTP {
+    static func serve(
+        _ responder: some HTTPResponder<BasicRequestContext>, host: String, port: Int, label: String
+    ) async throws -> Task<Void, Never> {
+        // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
+        var logger = Logger(label: label, factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
+        let started = OneShot()
+        let application = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { _ in started.resume(with: .success(())) },
+            logger: logger)
+        let task = Task {
+            do {
+                // No signals: Ctrl-C belongs to the run, which stops this task when it ends.
+                try await application.runService(gracefulShutdownSignals: [])
+            } catch {
+                started.resume(with: .failure(error))
+            }
+        }
+        do {
+            try await started.wait()
+        } catch {
+            task.cancel()
+            throw error
+        }
+        return task
     }
 }
