@@ -90,10 +90,23 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
     }
 
     /// Units due for play-out now: those with pts at or before newest - delay
-    /// not yet handed out by this cursor, each once, merged in pts order across
-    /// streams (ties: lower stream first). Costs O(units returned).
-    public func due(_ cursor: inout Cursor) -> [MediaUnit<Payload>] {
-        state.withLock { $0.due(&cursor) }
+    /// (and at or before `through`, when given) not yet handed out by this
+    /// cursor, each once, merged in pts order across streams (ties: lower
+    /// stream first). Costs O(units returned).
+    public func due(_ cursor: inout Cursor, through: UInt64? = nil) -> [MediaUnit<Payload>] {
+        state.withLock { $0.due(&cursor, through: through) }
+    }
+
+    /// Whether the cursor has handed out every unit held (nothing is left to play).
+    public func isCaughtUp(_ cursor: Cursor) -> Bool {
+        state.withLock { state in
+            state.streams.indices.allSatisfy { stream in
+                guard stream < cursor.nextIndex.count, let next = cursor.nextIndex[stream] else {
+                    return state.streams[stream].units.isEmpty
+                }
+                return next >= state.streams[stream].units.endIndex
+            }
+        }
     }
 
     /// Moves the cursor to a new delay: further back re-plays history, nearer
@@ -185,9 +198,10 @@ struct HistoryState<Payload: Sendable> {
         return (cursor.delay, .nanoseconds(Int64(clamping: available)))
     }
 
-    mutating func due(_ cursor: inout HistoryCursor) -> [MediaUnit<Payload>] {
+    mutating func due(_ cursor: inout HistoryCursor, through: UInt64? = nil) -> [MediaUnit<Payload>] {
         guard let newest else { return [] }
-        let limit = newest - min(nanoseconds(of: cursor.delay), newest)
+        let behindNewest = newest - min(nanoseconds(of: cursor.delay), newest)
+        let limit = through.map { min($0, behindNewest) } ?? behindNewest
         // Per stream, the run of units now due: from the cursor's next unit up
         // to the last with pts <= limit. Walking (not searching) keeps this
         // O(units handed out); pts are non-decreasing within a stream.
