@@ -2,22 +2,22 @@
 # Benchmark: one hour of 128 kbps AAC pushed through `delay {initial: 0s, max: 1h}`
 # as fast as the machine allows (issue #6).
 #
-# The media: 1 h of AAC-LC 48 kHz stereo at 128 kbps in an .m4a, made once with
-# ffmpeg and cached (BENCH_CACHE). Its AAC packets' bytes (ffprobe) are the encoded
-# bytes the history holds once it holds the hour; the same hour decoded to s16le by
-# ffmpeg is the raw PCM it would hold instead.
+# The media: 1 h of AAC-LC 48 kHz stereo at 128 kbps, made once with ffmpeg and
+# cached (BENCH_CACHE), as ADTS frames (what HLS carries in its segments; the bytes
+# the history holds once it holds the hour) and as .m4a (a diagnostic). The same hour
+# decoded to s16le by ffmpeg is the raw PCM it would hold instead.
 #
 # castline runs `file → delay {initial: 0s, max: 1h} → null` with --stats-json; a
 # monitor samples /proc/PID/status every 20 ms and reads the JSON lines:
 #   - RSS growth = peak VmHWM until the history holds the hour (available delay ≥
 #     3599 s) minus VmRSS at the delay stage's first unit (its delay-changed event);
 #   - push speed = slope of available delay over wall time (its samples come once a
-#     second), in times real time; "hold 1h" = first unit to the hour held.
+#     second), in times real time; "held the hour" = first unit to the hour held.
 # A second castline run with `max: 1s` (same media, same pipeline, holds nothing) for
 # the same wall time shows what grows besides the history.
 # Peers, side by side in the same run:
-#   ffmpeg-copy   ffmpeg -i M -c copy -f null -                         (demux only: push time)
-#   gst-parse     gst-launch-1.0 filesrc ! qtdemux ! aacparse ! fakesink sync=false   (push time)
+#   ffmpeg-copy   ffmpeg -i ADTS -c copy -f null -                    (push time)
+#   gst-parse     gst-launch-1.0 filesrc ! aacparse ! fakesink sync=false  (push time)
 #   gst-queue-1h  ... aacparse ! queue (unlimited) ! fakesink sync=true: the hour held
 #                 as GstBuffers (RSS growth against the same line with a 1 s queue)
 #
@@ -46,52 +46,64 @@ die() { echo "delay-history: $*" >&2; exit 2; }
 for tool in ffmpeg ffprobe gst-launch-1.0 python3; do command -v "$tool" >/dev/null || die "$tool is missing"; done
 
 # ---- the media (cached) ----------------------------------------------------------
-media=$cache/aac-1h-128k.m4a
-if [[ ! -s $media ]]; then
+# The hour is made once as .m4a, and copied (not re-encoded) to ADTS: AAC frames as
+# HLS delivers them in its TS segments, read without a container index. The .m4a is
+# run too, as a diagnostic: qtdemux's index of its 168,750 frames grows with the
+# push (~5 MB), and counts against castline's RSS there.
+m4a=$cache/aac-1h-128k.m4a
+adts=$cache/aac-1h-128k.aac
+if [[ ! -s $m4a ]]; then
     echo "making 1 h of 128 kbps AAC-LC 48 kHz stereo (once; cached in $cache)..."
     # Pink noise under a tone: the encoder has something to spend its 128 kbps on.
     ffmpeg -nostdin -v error -y -f lavfi -i "anoisesrc=color=pink:amplitude=0.2:sample_rate=48000" \
         -f lavfi -i "sine=frequency=440:sample_rate=48000" \
         -filter_complex "[0][1]amix=inputs=2,aformat=channel_layouts=stereo" -t 3600 \
-        -c:a aac -b:a 128k -ar 48000 -ac 2 -movflags +faststart "$media.partial.m4a" ||
+        -c:a aac -b:a 128k -ar 48000 -ac 2 -movflags +faststart "$m4a.partial.m4a" ||
         die "ffmpeg could not make the media"
-    mv "$media.partial.m4a" "$media"
-    rm -f "$media.encoded-bytes" "$media.pcm-bytes"
+    mv "$m4a.partial.m4a" "$m4a"
+    rm -f "$m4a".*-bytes "$adts"
 fi
-if [[ ! -s $media.encoded-bytes ]]; then
-    ffprobe -v error -select_streams a -show_entries packet=size -of csv=p=0 "$media" |
-        awk '{ bytes += $1 } END { print bytes }' >"$media.encoded-bytes"
+if [[ ! -s $adts ]]; then
+    ffmpeg -nostdin -v error -y -i "$m4a" -c copy -f adts "$adts.partial" || die "ffmpeg could not write ADTS"
+    mv "$adts.partial" "$adts"
 fi
-if [[ ! -s $media.pcm-bytes ]]; then
+if [[ ! -s $m4a.encoded-bytes ]]; then
+    ffprobe -v error -select_streams a -show_entries packet=size -of csv=p=0 "$m4a" |
+        awk '{ bytes += $1 } END { print bytes }' >"$m4a.encoded-bytes"
+fi
+if [[ ! -s $m4a.pcm-bytes ]]; then
     echo "decoding the hour to s16le once, to count its raw PCM bytes..."
-    ffmpeg -nostdin -v error -i "$media" -f s16le - | wc -c >"$media.pcm-bytes"
+    ffmpeg -nostdin -v error -i "$m4a" -f s16le - | wc -c >"$m4a.pcm-bytes"
 fi
-encoded_bytes=$(cat "$media.encoded-bytes")
-pcm_bytes=$(cat "$media.pcm-bytes")
-[[ $encoded_bytes -gt 50000000 && $pcm_bytes -gt 600000000 ]] ||
-    die "odd byte counts for $media (encoded $encoded_bytes, PCM $pcm_bytes); remove $cache and run again"
+# What the history holds: every frame, as it arrives (ADTS: with its 7-byte header).
+adts_bytes=$(stat -c %s "$adts")
+m4a_bytes=$(cat "$m4a.encoded-bytes")
+pcm_bytes=$(cat "$m4a.pcm-bytes")
+[[ $m4a_bytes -gt 50000000 && $adts_bytes -gt $m4a_bytes && $pcm_bytes -gt 600000000 ]] ||
+    die "odd byte counts (ADTS $adts_bytes, m4a frames $m4a_bytes, PCM $pcm_bytes); remove $cache and run again"
 
-pipeline() {  # $1: max
-    cat >"$out/delay-$1.yaml" <<YAML
+pipeline() {  # $1: name, $2: media, $3: max
+    cat >"$out/$1.yaml" <<YAML
 version: 1
-name: delay-history-$1
+name: $1
 source:
-  file: $media
+  file: $2
 stages:
-  - delay: { initial: 0s, max: $1 }
+  - delay: { initial: 0s, max: $3 }
 sinks:
   - null: {}
 YAML
 }
-pipeline 1h
-pipeline 1s
+pipeline delay-1h "$adts" 1h
+pipeline delay-1s "$adts" 1s
+pipeline delay-1h-m4a "$m4a" 1h
 
-# The delay stage must take the media encoded: no decoder anywhere in the graph.
-"$castline" graph "$out/delay-1h.yaml" -o "$out/delay-1h.dot" >/dev/null 2>&1 || die "castline graph failed"
-if grep -qiE 'avdec_|faad|fdkaacdec' "$out/delay-1h.dot"; then
-    graph_note="WARNING: the graph decodes before the delay stage (see $out/delay-1h.dot)"
+# The delay stage must take the media encoded, and say so to its appsrc.
+GST_DEBUG=appsrc:5 timeout -s INT 3 "$castline" run "$out/delay-1s.yaml" >"$out/caps-check.log" 2>&1 || true
+if grep -q 'stage-delay0-audio-playout.*setting caps to audio/mpeg' "$out/caps-check.log"; then
+    caps_note="the delay stage takes the AAC encoded (its appsrc carries audio/mpeg)"
 else
-    graph_note="the delay stage takes the AAC encoded (no decoder in the graph)"
+    caps_note="WARNING: the delay stage's appsrc did not carry audio/mpeg (see $out/caps-check.log)"
 fi
 
 # ---- the monitor -------------------------------------------------------------------
@@ -148,7 +160,11 @@ while not done and process.poll() is None and time.time() - started < limit:
             except ValueError:
                 continue
             if event.get("event") == "delay-changed" and first_unit is None:
-                first_unit, first_unit_rss = wall(event["ts"]), figures.get("VmRSS", 0)
+                # The first RSS sampled after the event was written: before it, start-up
+                # allocates in bursts; after it, the push adds ~13 MB/s (0.3 MB in 20 ms).
+                first_unit = wall(event["ts"])
+                after = [rss for at, rss in rss_history if at >= first_unit]
+                first_unit_rss = after[0] if after else figures.get("VmRSS", 0)
             held = event.get("available_delay_s", event.get("available_s"))
             if held is not None and event.get("event") in ("stats", "available-delay-changed"):
                 available.append((wall(event["ts"]), float(held)))
@@ -200,28 +216,34 @@ timed() {  # run-name, command... -> wall seconds and peak RSS in $out/run.time
 
 results=$out/results.tsv
 printf 'round\ttool\tpush_wall_s\tpush_x\trss_growth_kb\tnote\n' >"$results"
-echo "delay history benchmark: 1 h of 128 kbps AAC ($encoded_bytes encoded bytes, $pcm_bytes bytes of s16le PCM), $rounds round(s)"
-echo "castline: $castline; logs: $out"
-echo "$graph_note"
+echo "delay history benchmark: 1 h of 128 kbps AAC, $rounds round(s); castline: $castline; logs: $out"
+echo "held: $adts_bytes bytes of ADTS frames ($m4a_bytes without headers, in the .m4a); raw PCM (s16le): $pcm_bytes bytes"
+echo "$caps_note"
+
+# castline with `max: 1h` until it holds the hour: push speed and RSS growth. $1 run, $2 pipeline.
+castline_hour() {
+    rm -f "$out/$1.jsonl"
+    python3 "$out/monitor.py" full 300 "$out/$1.log" "$out/$1.jsonl" -- \
+        "$castline" run "$out/$2.yaml" --stats-json "$out/$1.jsonl" >"$out/$1.fig"
+    local hold push base peak
+    hold=$(figure hold_s "$out/$1.fig"); push=$(figure push_x "$out/$1.fig")
+    base=$(figure first_unit_rss_kb "$out/$1.fig"); peak=$(figure peak_kb "$out/$1.fig")
+    if [[ -n $hold && -n $push && -n $base ]]; then
+        printf '%d\t%s\t%s\t%s\t%d\t-\n' "$r" "$3" "$hold" "$push" $((peak - base)) >>"$results"
+        printf '  round %d  %-18s held the hour %6.2f s after its first unit (%6.1fx real time)  RSS %d -> %d MB (+%.1f MB)\n' \
+            "$r" "$3" "$hold" "$push" $((base / 1024)) $((peak / 1024)) "$(echo "($peak - $base) / 1024" | bc -l)"
+    else
+        printf '%d\t%s\t-\t-\t-\tINVALID\n' "$r" "$3" >>"$results"
+        echo "  round $r  $3 did not hold the hour (available $(figure available_s "$out/$1.fig") s); see $out/$1.log"
+    fi
+}
+
 queue_unlimited="queue max-size-buffers=0 max-size-bytes=0 max-size-time=0"
 queue_1s="queue max-size-buffers=0 max-size-bytes=0 max-size-time=1000000000"
 for ((r = 1; r <= rounds; r++)); do
-    # castline, the hour held.
-    rm -f "$out/r$r-castline.jsonl"
-    python3 "$out/monitor.py" full 300 "$out/r$r-castline.log" "$out/r$r-castline.jsonl" -- \
-        "$castline" run "$out/delay-1h.yaml" --stats-json "$out/r$r-castline.jsonl" >"$out/r$r-castline.fig"
-    hold=$(figure hold_s "$out/r$r-castline.fig"); push=$(figure push_x "$out/r$r-castline.fig")
-    base=$(figure first_unit_rss_kb "$out/r$r-castline.fig"); peak=$(figure peak_kb "$out/r$r-castline.fig")
-    if [[ -n $hold && -n $push && -n $base ]]; then
-        growth=$((peak - base))
-        printf '%d\tcastline\t%s\t%s\t%d\t-\n' "$r" "$hold" "$push" "$growth" >>"$results"
-        printf '  round %d  %-18s held the hour in %6.2f s (%6.1fx real time)  RSS %d -> %d MB (+%.1f MB)\n' \
-            "$r" castline "$hold" "$push" $((base / 1024)) $((peak / 1024)) "$(echo "$growth / 1024" | bc -l)"
-    else
-        printf '%d\tcastline\t-\t-\t-\tINVALID\n' "$r" >>"$results"
-        echo "  round $r  castline did not hold the hour (available $(figure available_s "$out/r$r-castline.fig") s); see $out/r$r-castline.log"
-    fi
-    # castline, holding 1 s, for as long as the hour took: what grows besides the history.
+    castline_hour "r$r-castline" delay-1h castline
+    hold=$(sed -n 's/^hold_s=//p' "$out/r$r-castline.fig")
+    # castline holding 1 s, for as long as the hour took: what grows besides the history.
     rm -f "$out/r$r-castline-1s.jsonl"
     python3 "$out/monitor.py" "for=${hold:-10}" 300 "$out/r$r-castline-1s.log" "$out/r$r-castline-1s.jsonl" -- \
         "$castline" run "$out/delay-1s.yaml" --stats-json "$out/r$r-castline-1s.jsonl" >"$out/r$r-castline-1s.fig"
@@ -230,11 +252,11 @@ for ((r = 1; r <= rounds; r++)); do
         printf '%d\tcastline-max-1s\t-\t-\t%d\t-\n' "$r" $((peak1 - base1)) >>"$results"
         printf '  round %d  %-18s RSS %d -> %d MB (+%.1f MB) over the same time\n' \
             "$r" castline-max-1s $((base1 / 1024)) $((peak1 / 1024)) "$(echo "($peak1 - $base1) / 1024" | bc -l)"
-        [[ -n $base ]] && printf '%d\tcastline-1h-minus-1s\t-\t-\t%d\t-\n' "$r" $((peak - peak1)) >>"$results"
     fi
-    # Peers: push time.
-    timed "r$r-ffmpeg-copy" ffmpeg -nostdin -v error -i "$media" -c copy -f null -
-    timed "r$r-gst-parse" gst-launch-1.0 -q filesrc location="$media" ! qtdemux ! aacparse ! fakesink sync=false
+    castline_hour "r$r-castline-m4a" delay-1h-m4a castline-m4a
+    # Peers: push time (demux and parse only).
+    timed "r$r-ffmpeg-copy" ffmpeg -nostdin -v error -i "$adts" -c copy -f null -
+    timed "r$r-gst-parse" gst-launch-1.0 -q filesrc location="$adts" ! aacparse ! fakesink sync=false
     for tool in ffmpeg-copy gst-parse; do
         read -r wall rss <"$out/r$r-$tool.time" || { wall=0 rss=0; }
         speed=$(awk -v w="$wall" 'BEGIN { print (w > 0 ? 3600 / w : 0) }')
@@ -243,11 +265,11 @@ for ((r = 1; r <= rounds; r++)); do
     done
     # Peer: the hour held as GstBuffers in a queue, against the same line with a 1 s queue.
     python3 "$out/monitor.py" stable 120 "$out/r$r-gst-queue.log" - -- \
-        gst-launch-1.0 -q filesrc location="$media" ! qtdemux ! aacparse ! $queue_unlimited ! fakesink sync=true \
+        gst-launch-1.0 -q filesrc location="$adts" ! aacparse ! $queue_unlimited ! fakesink sync=true \
         >"$out/r$r-gst-queue.fig"
     stable=$(figure stable_after_s "$out/r$r-gst-queue.fig")
     python3 "$out/monitor.py" "for=${stable:-10}" 120 "$out/r$r-gst-queue-1s.log" - -- \
-        gst-launch-1.0 -q filesrc location="$media" ! qtdemux ! aacparse ! $queue_1s ! fakesink sync=true \
+        gst-launch-1.0 -q filesrc location="$adts" ! aacparse ! $queue_1s ! fakesink sync=true \
         >"$out/r$r-gst-queue-1s.fig"
     gpeak=$(figure peak_kb "$out/r$r-gst-queue.fig"); gpeak1=$(figure peak_kb "$out/r$r-gst-queue-1s.fig")
     printf '%d\tgst-queue-1h\t-\t-\t%d\t-\n' "$r" $((gpeak - gpeak1)) >>"$results"
@@ -255,13 +277,14 @@ for ((r = 1; r <= rounds; r++)); do
         "$r" gst-queue-1h $((gpeak / 1024)) $((gpeak1 / 1024)) "$(echo "($gpeak - $gpeak1) / 1024" | bc -l)"
 done
 
-awk -F'\t' -v encoded="$encoded_bytes" -v pcm="$pcm_bytes" '
+awk -F'\t' -v held="$adts_bytes" -v m4aheld="$m4a_bytes" -v pcm="$pcm_bytes" '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n == 0 ? 0 : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
 }
 function verdict(ok) { return ok ? "PASS" : "MISS" }
+function mb(bytes) { return bytes / 1048576 }
 NR > 1 && $6 != "INVALID" {
     if ($3 != "-") wall[$2] = wall[$2] " " $3
     if ($4 != "-") speed[$2] = speed[$2] " " $4
@@ -269,27 +292,29 @@ NR > 1 && $6 != "INVALID" {
 }
 END {
     g = median(growth["castline"]) * 1024; x = median(speed["castline"]); h = median(wall["castline"])
-    fc = x > 0 ? 3600 / x : 0
-    printf "\n%-22s %12s %12s %16s\n", "tool", "push s", "x real time", "RSS growth MB"
-    printf "%-22s %12.2f %12.1f %16.1f\n", "castline max 1h", fc, x, g / 1048576
-    printf "%-22s %12s %12s %16.1f\n", "castline max 1s", "", "", median(growth["castline-max-1s"]) / 1024
-    printf "%-22s %12.2f %12.1f %16s\n", "ffmpeg -c copy", median(wall["ffmpeg-copy"]), median(speed["ffmpeg-copy"]), ""
-    printf "%-22s %12.2f %12.1f %16s\n", "gst-launch demux+parse", median(wall["gst-parse"]), median(speed["gst-parse"]), ""
-    printf "%-22s %12s %12s %16.1f\n\n", "gst-launch queue 1h", "", "", median(growth["gst-queue-1h"]) / 1024
+    gm = median(growth["castline-m4a"]) * 1024; xm = median(speed["castline-m4a"])
+    g1 = median(growth["castline-max-1s"]) * 1024; q = median(growth["gst-queue-1h"]) * 1024
+    fc = (x > 0 ? 3600 / x : 0); fm = (xm > 0 ? 3600 / xm : 0)
+    printf "\n%-26s %10s %12s %15s\n", "tool", "push s", "x real time", "RSS growth MB"
+    printf "%-26s %10.2f %12.1f %15.1f\n", "castline max 1h (ADTS)", fc, x, mb(g)
+    printf "%-26s %10s %12s %15.1f\n", "castline max 1s (ADTS)", "", "", mb(g1)
+    printf "%-26s %10.2f %12.1f %15.1f\n", "castline max 1h (m4a)", fm, xm, mb(gm)
+    printf "%-26s %10.2f %12.1f %15s\n", "ffmpeg -c copy (ADTS)", median(wall["ffmpeg-copy"]), median(speed["ffmpeg-copy"]), ""
+    printf "%-26s %10.2f %12.1f %15s\n", "gst-launch aacparse", median(wall["gst-parse"]), median(speed["gst-parse"]), ""
+    printf "%-26s %10s %12s %15.1f\n\n", "gst-launch queue 1h", "", "", mb(q)
     if (g == 0) { print "castline: no valid run"; exit }
-    printf "encoded bytes held %.1f MB, raw PCM %.1f MB\n", encoded / 1048576, pcm / 1048576
-    printf "castline RSS growth / encoded bytes = %.3f; target <= 1.20: %s\n", g / encoded, verdict(g / encoded <= 1.2)
+    printf "encoded bytes held %.1f MB (ADTS frames), raw PCM %.1f MB\n", mb(held), mb(pcm)
+    printf "castline RSS growth / encoded bytes held = %.3f; target <= 1.20: %s\n", g / held, verdict(g / held <= 1.2)
     printf "castline RSS growth / raw PCM bytes = %.3f (expected about 0.09)\n", g / pcm
     printf "castline push = %.1fx real time; target >= 100: %s\n", x, verdict(x >= 100)
     printf "castline held the hour %.1f s after its first unit (from once-a-second samples)\n", h
     if (median(wall["ffmpeg-copy"]) > 0)
         printf "castline push time / ffmpeg -c copy = %.2f (%.2f s vs %.2f s)\n", fc / median(wall["ffmpeg-copy"]), fc, median(wall["ffmpeg-copy"])
     if (median(wall["gst-parse"]) > 0)
-        printf "castline push time / gst-launch demux+parse = %.2f\n", fc / median(wall["gst-parse"])
-    q = median(growth["gst-queue-1h"]) * 1024
-    if (q > 0) printf "castline RSS growth / gst-launch 1 h queue (GstBuffers) = %.3f  [diagnostic]\n", g / q
-    d = median(growth["castline-1h-minus-1s"]) * 1024
-    if (d > 0) printf "castline peak RSS max 1h - max 1s = %.1f MB = %.3f x encoded bytes  [diagnostic]\n", d / 1048576, d / encoded
+        printf "castline push time / gst-launch aacparse = %.2f\n", fc / median(wall["gst-parse"])
+    if (q > 0) printf "castline RSS growth / gst-launch 1 h queue of GstBuffers = %.3f  [diagnostic]\n", g / q
+    if (g1 > 0) printf "castline RSS growth besides the history (max 1s run) = %.1f MB  [diagnostic]\n", mb(g1)
+    if (gm > 0) printf "castline RSS growth / encoded bytes, from .m4a (qtdemux index included) = %.3f  [diagnostic]\n", gm / m4aheld
 }' "$results" | tee "$out/summary.txt"
 echo "(medians over rounds; castline's push s is 3600 s over its push speed, the slope of available delay over wall time)"
 grep -q "no valid run" "$out/summary.txt" && exit 1
