@@ -32,7 +32,9 @@ final class HLSStartBack: Sendable {
         var phase = Phase.undecided
         /// The most history any stage asked for, in ns; nil when none asked.
         var wanted: UInt64?
+        /// The first decoder, until the start is decided (then not kept alive here).
         var decoder: Element?
+        var decoderSeen = false
         /// A VOD starts at its beginning: nothing to go back to. Unknown (a master playlist) counts as live.
         var isLive = true
         /// The stream's PTS of the first buffer from the usual start.
@@ -71,7 +73,9 @@ final class HLSStartBack: Sendable {
     /// The decoder to seek: only the first one (a reconnect's fresh decoder starts at the edge).
     func decoderMade(_ decoder: Element) {
         state.withLock { state in
-            if state.decoder == nil { state.decoder = decoder }
+            guard !state.decoderSeen else { return }
+            state.decoderSeen = true
+            state.decoder = decoder
         }
     }
 
@@ -155,6 +159,8 @@ final class HLSStartBack: Sendable {
 
     /// The first buffer of the stream: seek back if a stage wants history and the playlist has some.
     private func decide(_ state: inout State, pts: UInt64, segment: SegmentInfo?) -> BufferAction {
+        let decoder = state.decoder
+        state.decoder = nil
         guard let wanted = state.wanted else {
             state.phase = .passing
             return .pass
@@ -166,7 +172,7 @@ final class HLSStartBack: Sendable {
         }
         state.phase = .passing
         state.startBack = 0
-        guard wanted > 0, state.isLive, let decoder = state.decoder, let streamTime, streamTime >= 1_000_000_000 else {
+        guard wanted > 0, state.isLive, let decoder, let streamTime, streamTime >= 1_000_000_000 else {
             return .offer(startBack: 0, restamp: 0)
         }
         state.phase = .seeking(since: .now)
