@@ -36,6 +36,12 @@ struct DelayListenTests {
             }
             #expect(delayed.positions.last?.delay == 5)
             #expect(live.positions.last?.delay == 0)
+            // The window did not hold the 5 s: the delayed one said how full it was until it did.
+            let started = delayed.firstTime(of: "delay-changed").map { $0.timeIntervalSince(delayed.launched) }
+            let percents = delayed.events.filter { $0["event"] as? String == "buffering" }.compactMap { $0["percent"] as? Int }
+            print(String(format: "delay 5 s started %.3f s after launch; buffering %@", started ?? -1, "\(percents.filter { $0 > 0 && $0 < 100 })"))
+            #expect((started ?? 0) > 2.5)
+            #expect(percents.contains { $0 >= 40 && $0 < 100 }, "\(percents)")
         }
     }
 
