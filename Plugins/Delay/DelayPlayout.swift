@@ -11,9 +11,14 @@ import Synchronization
 /// in time and the appsrc never holds more than `lead` of media (a source
 /// faster than real time, such as a file, would otherwise pile the whole
 /// history up there a second time, as GStreamer buffers). A change of delay
-/// moves the cursor: the units that follow carry t + new delay, which
-/// continues the time line (further back: t is smaller by the change), so the
-/// sinks see no gap and no overlap, only a discontinuity in content.
+/// moves the play-out position by the change: the units that follow carry
+/// t + new delay, which continues the time line (further back: t is smaller by
+/// the change), so the sinks see no gap and no overlap, only a discontinuity
+/// in content.
+///
+/// An HLS source that started `startBack` earlier in its playlist (see
+/// `HistoryHandshake`) has put that much delay into the timestamps already;
+/// only the rest is added.
 final class DelayPlayout: Sendable {
     static let lead: Duration = .milliseconds(200)
     /// How often play-out looks at the clock when no media arrives; well under `lead`.
@@ -21,8 +26,12 @@ final class DelayPlayout: Sendable {
 
     private struct State {
         var requested: Duration
-        /// What output timestamps add to running time; nil until the initial delay is held.
+        /// The delay in force; nil until the initial delay is held.
         var applied: Duration?
+        /// How much earlier than a player would the source started (HLS start-back), in ns.
+        var startBack: UInt64 = 0
+        /// How much later than the stream's own the source stamped its media, in ns.
+        var restamped: UInt64 = 0
         var cursor: HistoryCursor?
         var outputs: [AppSrc] = []
         var ended: Set<Int> = []
@@ -38,6 +47,9 @@ final class DelayPlayout: Sendable {
         var ticking = false
         /// The newest unit handed out: its stream and the running time its media ends.
         var playedThrough: (stream: Int, end: UInt64)?
+
+        /// What output timestamps add to running time: the delay not already in the media.
+        var shift: Int64? { applied.map { nanoseconds($0) - Int64(clamping: startBack) } }
     }
 
     let history: HistoryBuffer<ByteSlice>
@@ -68,6 +80,16 @@ final class DelayPlayout: Sendable {
         }
     }
 
+    /// The source started `startBack` ns earlier than a player would, its
+    /// timestamps moved `restamped` ns later than the stream's own (only before play-out starts).
+    func sourceStartedBack(_ startBack: UInt64, restamped: UInt64) {
+        state.withLock { state in
+            guard state.applied == nil else { return }
+            state.startBack = startBack
+            state.restamped = restamped
+        }
+    }
+
     /// A unit arrived on `stream`: held, then whatever is due goes out.
     func arrived(_ sample: Sample, stream: Int) {
         guard let pts = sample.runningTime.pts else { return }
@@ -79,8 +101,10 @@ final class DelayPlayout: Sendable {
             arenas.withLock { $0[stream].arena.store(bytes) }
         }
         guard let slice else { return }
-        if let streamPTS = sample.pts {
-            timeline.saw(stream: stream, runningTime: pts.nanoseconds, streamPTS: streamPTS.nanoseconds)
+        if let stamped = sample.pts?.nanoseconds {
+            let restamped = state.withLock(\.restamped)
+            let streamPTS = stamped >= restamped ? stamped - restamped : 0
+            timeline.saw(stream: stream, runningTime: pts.nanoseconds, streamPTS: streamPTS)
         }
         history.append(MediaUnit(stream: stream, pts: pts.nanoseconds, duration: sample.duration?.nanoseconds ?? 0,
                                  isKeyframe: !sample.isDelta, payload: slice), byteSize: Int(slice.count))
@@ -96,26 +120,34 @@ final class DelayPlayout: Sendable {
             state.draining = state.ended.count == state.outputs.count
             return state.draining
         }
-        // Everything held goes out, timed as it would have played; the tick ends the outputs after it.
+        // What is held goes out on time; the output ends once it has all gone.
         if all { playDue() }
     }
 
-    /// Asks for a delay; beyond what is held it is clamped, and said so.
+    /// Asks for a delay: the play-out position moves back (or ahead) by the
+    /// change. Beyond what is held it is clamped, and said so.
     func request(_ delay: Duration) {
         let wanted = max(.zero, delay)
-        let report = state.withLock { state -> (Duration, Duration, Duration)? in
+        let report = state.withLock { state -> (applied: Duration, available: Duration)? in
             state.requested = wanted
-            guard var cursor = state.cursor else { return nil }  // still filling to the initial delay
-            let moved = history.seek(&cursor, toDelay: max(.zero, wanted - Self.lead))
+            // Still filling to the initial delay: that is what will start.
+            guard var cursor = state.cursor, let applied = state.applied, let position = cursor.position
+            else { return nil }
+            let change = nanoseconds(wanted) - nanoseconds(applied)
+            let target = UInt64(clamping: max(0, Int64(clamping: position) - change))
+            let moved = history.seek(&cursor, toPosition: target) ?? position
+            var newApplied = nanoseconds(applied) + (Int64(clamping: position) - Int64(clamping: moved))
+            // Nearer than the media pushed ahead allows: accept up to `lead` of overlap to get there.
+            if nanoseconds(wanted) < newApplied {
+                newApplied = max(nanoseconds(wanted), newApplied - nanoseconds(Self.lead))
+            }
             state.cursor = cursor
-            // The cursor runs `lead` nearer live than the timestamps (clamped or not).
-            let applied = wanted >= Self.lead ? moved.applied + Self.lead : wanted
-            state.applied = applied
+            state.applied = .nanoseconds(max(0, newApplied))
             state.discont = Set(state.outputs.indices)
-            return (wanted, applied, moved.available)
+            return (.nanoseconds(max(0, newApplied)), history.available)
         }
-        if let (requested, applied, available) = report {
-            events.emit(.delayChanged(requested: requested, applied: applied, available: available))
+        if let report {
+            events.emit(.delayChanged(requested: wanted, applied: report.applied, available: report.available))
             playDue()
         }
     }
@@ -139,30 +171,38 @@ final class DelayPlayout: Sendable {
         return !state.withLock(\.finished)
     }
 
+    /// Running time on the pipeline clock, while the pipeline plays (paused, the
+    /// clock runs on but the time line does not).
+    private static func runningTime(of outputs: [AppSrc]) -> UInt64? {
+        guard let element = outputs.first?.element, element.currentState(timeout: .zero).current == .playing
+        else { return nil }
+        return element.runningTime?.nanoseconds
+    }
+
     /// Hands the appsrcs every unit whose play-out time is at most `lead` away on the pipeline clock.
     private func playDue() {
         // Units are pushed under the lock so the streaming thread and the tick keep the order.
         state.withLock { state in
             guard !state.finished else { return }
+            let now = Self.runningTime(of: state.outputs)
             if state.cursor == nil {
                 // Never started (the stream ended before the initial delay was held): just end.
                 if state.draining { return finish(&state) }
-                guard startIfHeld(&state) else { return }
+                guard startIfHeld(&state, now: now) else { return }
             }
-            guard var cursor = state.cursor, let applied = state.applied,
-                  let now = state.outputs.first?.element.runningTime?.nanoseconds else { return }
-            // At the end, everything held is due (without skipping it, as a seek would).
-            if state.draining { cursor.delay = .zero }
-            let offset = ClockTime(applied).nanoseconds
-            let horizon = now + ClockTime(Self.lead).nanoseconds
-            guard horizon >= offset else { return }
-            let due = history.due(&cursor, through: horizon - offset)
+            guard var cursor = state.cursor, let shift = state.shift, let now else { return }
+            // A unit at running time t plays at t + shift; it goes out `lead` before then.
+            let horizon = Int64(clamping: now) + nanoseconds(Self.lead) - shift
+            guard horizon >= 0 else { return }
+            let due = history.due(&cursor, through: UInt64(horizon))
             state.cursor = cursor
             for unit in due where state.outputs.indices.contains(unit.stream) {
                 let discont = state.discont.remove(unit.stream) != nil
+                let pts = Int64(clamping: unit.pts) + shift
+                guard pts >= 0 else { continue }  // before the time line began: long past
                 unit.payload.withUnsafeBytes { bytes in
                     _ = state.outputs[unit.stream].push(
-                        bytes, pts: ClockTime(nanoseconds: unit.pts + offset), dts: nil,
+                        bytes, pts: ClockTime(nanoseconds: UInt64(pts)), dts: nil,
                         duration: unit.duration > 0 ? ClockTime(nanoseconds: unit.duration) : nil,
                         isDelta: !unit.isKeyframe, discont: discont)
                 }
@@ -177,9 +217,12 @@ final class DelayPlayout: Sendable {
         for output in state.outputs { output.endOfStream() }
     }
 
-    /// Starts play-out once the history holds the initial delay; until then says how full it is.
-    private func startIfHeld(_ state: inout State) -> Bool {
+    /// Starts play-out once the history holds the initial delay (and the clock
+    /// runs): the unit that plays first is the one due `lead` from now. Until
+    /// then says how full it is.
+    private func startIfHeld(_ state: inout State, now: UInt64?) -> Bool {
         let available = history.available
+        // A source that started back fills this at once; otherwise it grows in real time.
         guard available >= state.requested else {
             let percent = Int(available.seconds / max(state.requested.seconds, 0.001) * 100)
             if percent / 5 != state.bufferingPercent / 5 {
@@ -188,9 +231,13 @@ final class DelayPlayout: Sendable {
             }
             return false
         }
-        let cursor = history.cursor(delay: max(.zero, state.requested - Self.lead))
-        state.cursor = cursor
+        guard let now else { return false }
         state.applied = state.requested
+        guard let shift = state.shift else { return false }
+        var cursor = HistoryCursor(delay: .zero, position: nil)
+        let first = max(0, Int64(clamping: now) + nanoseconds(Self.lead) - shift)
+        history.seek(&cursor, toPosition: UInt64(first))
+        state.cursor = cursor
         events.emit(.delayChanged(requested: state.requested, applied: state.requested, available: available))
         return true
     }
@@ -210,20 +257,21 @@ final class DelayPlayout: Sendable {
     }
 
     /// Once a second: the delay, what is available, and the media playing out now
-    /// as the stream's own PTS (`position_s`: for HLS the MPEG-TS PTS, so two
-    /// processes on one stream compare; the units leave re-timed, so a stats
-    /// stage after this one sees running time + delay instead).
+    /// as the stream's own PTS (`position_s`: for HLS what hlsdemux2 stamps, so two
+    /// processes on one stream compare; the units leave re-timed, so a stats stage
+    /// after this one sees running time + delay instead).
     private func reportStats() {
         let now = ContinuousClock.now
         let report = state.withLock { state -> (applied: Duration, playing: (stream: Int, time: UInt64)?)? in
             guard state.statsAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
             state.statsAt = now
             let applied = state.applied ?? .zero
-            guard state.cursor != nil, let played = state.playedThrough,
-                  let running = state.outputs.first?.element.runningTime?.nanoseconds else { return (applied, nil) }
-            // What plays now: running time minus the delay, and never past what went out.
-            let delayed = running - min(running, ClockTime(applied).nanoseconds)
-            return (applied, (played.stream, min(delayed, played.end)))
+            guard let shift = state.shift, let played = state.playedThrough,
+                  let running = Self.runningTime(of: state.outputs) else { return (applied, nil) }
+            // What plays now: running time minus the shift, and never past what went out.
+            let playing = Int64(clamping: running) - shift
+            guard playing >= 0 else { return (applied, nil) }
+            return (applied, (played.stream, min(UInt64(playing), played.end)))
         }
         guard let report else { return }
         var figures = [StatsFigure.delaySeconds: report.applied.seconds,
@@ -233,6 +281,13 @@ final class DelayPlayout: Sendable {
         }
         events.emit(.stats(StatsSample(stage: name, stream: nil, figures: figures)))
     }
+}
+
+/// Signed nanoseconds of a duration (saturating).
+private func nanoseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+    return overflow ? (seconds < 0 ? .min : .max) : whole &+ attoseconds / 1_000_000_000
 }
 
 /// A stream's byte arena, in a class so an array of them can sit in a Mutex.

@@ -52,7 +52,8 @@ public final class DelayStage: Stage, DelayControlling {
     public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
         let bin = Bin(name: name)
         let sink = try AppSink.make(name: "\(name)-history")
-        // Takes each unit as it comes: the history, not the clock, holds it back.
+        // Takes each unit as it comes (until an HLS source asks for the clock, below):
+        // the history, not the clock, holds it back.
         try sink.element.set("sync", false)
         try sink.element.set("async", false)
         // Not an end of the pipeline: its end-of-stream is the appsrc's to pass on.
@@ -65,6 +66,7 @@ public final class DelayStage: Stage, DelayControlling {
         try bin.ghost(source.element.staticPad("src"), as: "src")
         let index = playout.register(source, stream: stream)
         let playout = playout
+        if let pad = sink.element.staticPad("sink") { Self.askForHistory(at: pad, playout: playout) }
         sink.onSample({ sample in
             playout.arrived(sample, stream: index)
             return .ok
@@ -72,6 +74,30 @@ public final class DelayStage: Stage, DelayControlling {
             playout.ended(stream: index)
         })
         return bin
+    }
+
+    /// Tells the source how much history the stage wants when the stream starts,
+    /// and listens for its answer (see `HistoryHandshake`): an HLS source paces
+    /// its media by the live edge, so it is taken on the clock (as a player takes
+    /// it, which keeps the source's buffering meaningful), `start-back` early
+    /// when the source started that far back in its playlist. A source that does
+    /// not answer is taken as fast as it comes.
+    private static func askForHistory(at pad: Pad, playout: DelayPlayout) {
+        let initial = playout.requested
+        pad.addProbe(.eventDownstream) { info in
+            guard let event = info.event else { return .ok }
+            if event.kind == .streamStart, let wanted = HistoryHandshake.wanted(initial) {
+                info.pad?.pushEvent(wanted)
+            } else if let offer = HistoryHandshake.offer(in: event) {
+                if let appsink = info.pad?.parentElement {
+                    try? appsink.set("ts-offset", -Int64(clamping: offer.startBack))
+                    try? appsink.set("sync", true)
+                }
+                playout.sourceStartedBack(offer.startBack, restamped: offer.restamped)
+                return .drop
+            }
+            return .ok
+        }
     }
 
     public func stepDelay(_ steps: Int) {

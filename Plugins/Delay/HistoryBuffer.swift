@@ -118,6 +118,17 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
         state.withLock { $0.seek(&cursor, toDelay: delay) }
     }
 
+    /// Moves the cursor to a play-out position: units with pts at or before
+    /// `position` count as played. Clamped to what is held: before the point
+    /// every stream can start from, play starts there; past the newest unit,
+    /// it waits for what comes next. Returns the position applied (nil while
+    /// nothing is held). The cursor's delay is 0: units are due once they have
+    /// arrived and `due(_:through:)` says their time has come.
+    @discardableResult
+    public func seek(_ cursor: inout Cursor, toPosition position: UInt64) -> UInt64? {
+        state.withLock { $0.seek(&cursor, toPosition: position) }
+    }
+
     /// The pts of the newest keyframe of `stream` at or before `pts`.
     public func keyframe(atOrBefore pts: UInt64, stream: Int) -> UInt64? {
         state.withLock { state in
@@ -175,12 +186,30 @@ struct HistoryState<Payload: Sendable> {
         return true
     }
 
+    /// The latest of the streams' earliest starts: every stream can start there.
+    var earliestStart: UInt64? {
+        streams.compactMap { history in history.firstKeyframeIndex.map { history.units[$0].pts } }.max()
+    }
+
     var availableNanoseconds: UInt64 {
-        guard let newest else { return 0 }
-        // The latest of the streams' earliest starts: every stream can start there.
-        let start = streams.compactMap { history in history.firstKeyframeIndex.map { history.units[$0].pts } }.max()
-        guard let start, start <= newest else { return 0 }
+        guard let newest, let start = earliestStart, start <= newest else { return 0 }
         return min(newest - start, maxNanoseconds)
+    }
+
+    mutating func seek(_ cursor: inout HistoryCursor, toPosition target: UInt64) -> UInt64? {
+        cursor.delay = .zero
+        guard let newest, let start = earliestStart else {
+            cursor.position = nil
+            cursor.nextIndex = []
+            return nil
+        }
+        let position = min(max(target, start), newest)
+        cursor.position = position
+        // Before the start: every stream from its first keyframe (the unit at `start` included).
+        cursor.nextIndex = streams.map { history in
+            target < start ? history.firstKeyframeIndex ?? history.units.startIndex : history.resumeIndex(after: position)
+        }
+        return position
     }
 
     mutating func seek(_ cursor: inout HistoryCursor, toDelay delay: Duration) -> (applied: Duration, available: Duration) {

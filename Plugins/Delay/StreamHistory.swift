@@ -1,12 +1,25 @@
 /// One held unit without its stream number (the stream is implied by which
 /// history holds it). Kept small on purpose: it is stored once per unit, and
-/// an hour of AAC is ~170,000 units.
+/// an hour of AAC is ~170,000 units. With a `ByteSlice` payload it is 32 bytes
+/// (its optional too: the slice's class reference leaves room for the nil).
 struct StoredUnit<Payload> {
     var pts: UInt64
-    var duration: UInt64
     var payload: Payload
-    var byteSize: UInt32
-    var isKeyframe: Bool
+    /// Nanoseconds; 0 when unknown or longer than 32 bits hold (4.29 s).
+    private var storedDuration: UInt32
+    /// The byte size in the low 31 bits, the keyframe flag in the top bit.
+    private var sizeAndKeyframe: UInt32
+
+    init(pts: UInt64, duration: UInt64, payload: Payload, byteSize: UInt32, isKeyframe: Bool) {
+        self.pts = pts
+        self.payload = payload
+        storedDuration = duration <= UInt64(UInt32.max) ? UInt32(duration) : 0
+        sizeAndKeyframe = min(byteSize, 0x7FFF_FFFF) | (isKeyframe ? 0x8000_0000 : 0)
+    }
+
+    var duration: UInt64 { UInt64(storedDuration) }
+    var byteSize: UInt32 { sizeAndKeyframe & 0x7FFF_FFFF }
+    var isKeyframe: Bool { sizeAndKeyframe & 0x8000_0000 != 0 }
 }
 
 /// The held units of one stream, oldest first, with a keyframe index.

@@ -30,6 +30,8 @@ public final class HLSSource: URISource, RestartableSource {
     private let endWatch: EndWatch
     /// The master playlist's renditions, to name the one hlsdemux2 switched to.
     private var variants: [HLSPlaylist.Variant] = []
+    /// Starts further back in the live window when a delay stage wants history.
+    private let startBack = HLSStartBack()
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -53,7 +55,10 @@ public final class HLSSource: URISource, RestartableSource {
         } catch {
             throw BuildError("\(error)", at: "\(keyPath).url")
         }
-        guard case .master(let variants) = playlist else { return }
+        guard case .master(let variants) = playlist else {
+            if case .media(let media) = playlist { startBack.playlist(isLive: !media.isEnded) }
+            return
+        }
         self.variants = variants
         let variant = try choose(from: variants, wantVideo: wanted.contains(.video))
         if let variant {
@@ -154,10 +159,13 @@ public final class HLSSource: URISource, RestartableSource {
     override func decoderMade(_ decoder: Element) {
         // Buffering messages let the runner pause and resume as a player does.
         try? decoder.set("use-buffering", true)
+        startBack.decoderMade(decoder)
         endWatch.start(endAfter: endAfter)
     }
 
     override func outletMade(_ pad: Pad, stream: StreamKind) {
+        // Where the stream leaves the outlet queue, so a stage's request is in before the first buffer.
+        if let leaving = pad.parentElement?.staticPad("src") { startBack.watch(leaving) }
         endWatch.watch(pad)
         if stream == .video, uri == playlistURL.absoluteString, !variants.isEmpty { watchSwitches(pad) }
     }

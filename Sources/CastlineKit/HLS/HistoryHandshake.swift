@@ -1,0 +1,41 @@
+import GstKit
+
+/// The two custom events a stage that keeps history (the delay stage) and the
+/// HLS source use to agree on where the stream starts.
+///
+/// - `wanted` goes upstream from the stage when its stream starts: how much
+///   history it wants to hold before it plays (its initial delay).
+/// - `offered` comes back downstream from the HLS source, before the first
+///   buffer: the media is paced by the live edge (so the stage takes it on the
+///   pipeline clock, as a player would, and the source's own buffering stays
+///   meaningful), and it starts `start-back` earlier than a player would start,
+///   because the source started that far back in the playlist's live window;
+///   `restamped` says how much later than the stream's own its timestamps are
+///   (the source moved them, so the earlier media fits the stream's segment).
+///
+/// A source that does not answer (a file, a test signal) is taken as fast as it comes.
+public enum HistoryHandshake {
+    public static let wantedName = "castline/history-wanted"
+    public static let offeredName = "castline/history-offered"
+
+    public static func wanted(_ initial: Duration) -> Event? {
+        (try? Structure("\(wantedName), initial=(guint64)\(ClockTime(initial).nanoseconds)")).map(Event.customUpstream)
+    }
+
+    public static func offered(startBack: UInt64, restamped: UInt64) -> Event? {
+        (try? Structure("\(offeredName), start-back=(guint64)\(startBack), restamped=(guint64)\(restamped)"))
+            .map(Event.customDownstream)
+    }
+
+    /// The initial delay a `wanted` event asks for; nil for any other event.
+    public static func wantedInitial(_ event: EventView) -> UInt64? {
+        guard event.kind == .customUpstream, event.structureName == wantedName else { return nil }
+        return event.structure?.uint64("initial")
+    }
+
+    /// What an `offered` event announces, in ns; nil for any other event.
+    public static func offer(in event: EventView) -> (startBack: UInt64, restamped: UInt64)? {
+        guard event.kind == .customDownstream, event.structureName == offeredName else { return nil }
+        return (event.structure?.uint64("start-back") ?? 0, event.structure?.uint64("restamped") ?? 0)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// `listen --delay` on a live stream from the local ingest (nginx-rtmp, 2 s
+/// segments), judged by what the delay stage reports it plays out
+/// (`position_s`: the media's own timestamps, comparable between two processes
+/// reading one stream) at the same wall-clock moments.
+@Suite("castline listen --delay, end to end", .serialized, .timeLimit(.minutes(3)))
+struct DelayListenTests {
+    @Test("two listeners started together with delay 0 and 5 s play 5 s ± 0.25 s apart")
+    func twoListenersFiveSecondsApart() async throws {
+        try await withIngest { _, endpoints in
+            let key = "delay\(UInt16.random(in: 1000...9999))"
+            let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
+            defer { publisher.signal(SIGKILL) }
+            // Three segments listed: hlsdemux2 starts at the oldest, there is nothing
+            // further back, so the 5 s are buffered in real time before playing.
+            #expect(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(30)))
+            let scratch = try Scratch()
+            let url = endpoints.hlsPlaylistURL(key: key)
+            let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
+            let delayed = try DelayListener.start(url: url, delay: "5s", scratch: scratch)
+            var gaps: [Double] = []
+            let deadline = ContinuousClock.now + .seconds(25)
+            while ContinuousClock.now < deadline, gaps.count < 6 {
+                try await Task.sleep(for: .seconds(1))
+                gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
+            }
+            await live.stop()
+            await delayed.stop()
+            print("delay 0 s vs 5 s: played \(gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")) s apart")
+            #expect(gaps.count >= 6, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
+            for gap in gaps {
+                #expect(abs(gap - 5) <= 0.25, "played \(gap) s apart: \(gaps)")
+            }
+            #expect(delayed.positions.last?.delay == 5)
+            #expect(live.positions.last?.delay == 0)
+            // The window did not hold the 5 s: the delayed one said how full it was until it did.
+            let started = delayed.firstTime(of: "delay-changed").map { $0.timeIntervalSince(delayed.launched) }
+            let percents = delayed.events.filter { $0["event"] as? String == "buffering" }.compactMap { $0["percent"] as? Int }
+            print(String(format: "delay 5 s started %.3f s after launch; buffering %@", started ?? -1, "\(percents.filter { $0 > 0 && $0 < 100 })"))
+            #expect((started ?? 0) > 2.5)
+            #expect(percents.contains { $0 >= 40 && $0 < 100 }, "\(percents)")
+        }
+    }
+
+    @Test("6 s behind a live stream whose window holds it: playing starts at once (not 6 s later), 6 s ± 0.25 s behind")
+    func startsBackInTheWindow() async throws {
+        try await withIngest { _, endpoints in
+            let key = "back\(UInt16.random(in: 1000...9999))"
+            let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
+            defer { publisher.signal(SIGKILL) }
+            // hlsdemux2 starts about 8 s from the live edge (three target durations and
+            // the segment it lands in): 6 s behind that is in the window once the
+            // playlist lists 8 segments (16 s; nginx writes a ninth as it goes).
+            #expect(await endpoints.published(key: key).waitForSegments(9, timeout: .seconds(40)))
+            let scratch = try Scratch()
+            let url = endpoints.hlsPlaylistURL(key: key)
+            let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
+            let delayed = try DelayListener.start(url: url, delay: "6s", scratch: scratch)
+            var gaps: [Double] = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, gaps.count < 4 {
+                try await Task.sleep(for: .seconds(1))
+                gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
+            }
+            await live.stop()
+            await delayed.stop()
+            let playing = delayed.firstTime(of: "state", where: "to", is: "playing")
+            let started = playing.map { $0.timeIntervalSince(delayed.launched) }
+            let liveStarted = live.firstTime(of: "state", where: "to", is: "playing").map { $0.timeIntervalSince(live.launched) }
+            print(String(format: "start back 6 s: playing %.3f s after launch (delay 0: %.3f s); played %@ s apart",
+                         started ?? -1, liveStarted ?? -1, gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")))
+            let startedIn = try #require(started, "never played: \(delayed.process.standardError)")
+            // Waiting for the history would take 6 s; starting back, it is the usual start-up.
+            #expect(startedIn < 2.5, "playing \(startedIn) s after launch")
+            #expect(gaps.count >= 4, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
+            for gap in gaps {
+                #expect(abs(gap - 6) <= 0.25, "played \(gap) s apart: \(gaps)")
+            }
+            #expect(delayed.positions.last?.delay == 6)
+        }
+    }
+}

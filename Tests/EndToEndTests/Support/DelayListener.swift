@@ -1,0 +1,82 @@
+import Foundation
+import LocalIngest
+
+/// One `castline listen --delay` run with its JSON lines, read as the delay stage reports them.
+struct DelayListener {
+    let delay: String
+    let statsFile: String
+    let process: ChildProcess
+    /// When it was launched (wall clock), to time its start.
+    let launched: Date
+
+    /// Starts `castline listen URL --audio-only --output null --delay DELAY --stats-json FILE`.
+    static func start(url: String, delay: String, scratch: Scratch) throws -> DelayListener {
+        let file = scratch.file("delay-\(delay).jsonl")
+        let launched = Date()
+        let process = try Castline.start([
+            "listen", url, "--audio-only", "--output", "null", "--delay", delay, "--stats-json", file,
+        ])
+        return DelayListener(delay: delay, statsFile: file, process: process, launched: launched)
+    }
+
+    /// Every JSON line written so far.
+    var events: [[String: Any]] {
+        let text = (try? String(contentsOfFile: statsFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// The delay stage's samples: wall-clock time, the media playing out, the delay applied.
+    var positions: [(time: Date, position: Double, delay: Double)] {
+        events.compactMap { event in
+            guard event["event"] as? String == "stats", let delay = event["delay_s"] as? Double,
+                  let position = event["position_s"] as? Double, let time = Self.time(event) else { return nil }
+            return (time, position, delay)
+        }
+    }
+
+    /// When the first event of `kind` (with `key` equal to `value`, if given) was written.
+    func firstTime(of kind: String, where key: String? = nil, is value: String? = nil) -> Date? {
+        events.first { event in
+            event["event"] as? String == kind && (key.map { event[$0] as? String == value } ?? true)
+        }.flatMap(Self.time)
+    }
+
+    static func time(_ event: [String: Any]) -> Date? {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return (event["ts"] as? String).flatMap(format.date(from:))
+    }
+
+    /// Stops it as a user does; kills it if that does not work.
+    func stop() async {
+        _ = await Castline.interrupt(process)
+    }
+}
+
+/// `ahead`'s position at each of `behind`'s samples (interpolated between its
+/// own samples, which come once a second) minus `behind`'s: how far apart the
+/// two play at the same wall-clock moment.
+func positionGaps(ahead: [(time: Date, position: Double, delay: Double)],
+                  behind: [(time: Date, position: Double, delay: Double)]) -> [Double] {
+    behind.compactMap { sample in
+        guard let after = ahead.firstIndex(where: { $0.time >= sample.time }), after > 0 else { return nil }
+        let (early, late) = (ahead[after - 1], ahead[after])
+        let span = late.time.timeIntervalSince(early.time)
+        // A jump between two samples (a pause, a skip) is no straight line to read between.
+        guard span > 0, span < 1.5, abs(late.position - early.position - span) < 0.1 else { return nil }
+        let interpolated = early.position + (late.position - early.position) * sample.time.timeIntervalSince(early.time) / span
+        return interpolated - sample.position
+    }
+}
+
+/// An ffmpeg publisher of a 1 kHz AAC tone (audio only) to the ingest, in real time.
+func publishTone(to endpoints: IngestEndpoints, key: String, seconds: Int) throws -> ChildProcess {
+    let publisher = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+        "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "\(seconds)",
+        "-c:a", "aac", "-b:a", "128k", "-f", "flv", endpoints.rtmpPublishURL(key: key),
+    ])
+    try publisher.start()
+    return publisher
+}
