@@ -79,10 +79,13 @@ enum RunSession {
             for name in names { renderers[name]?.endStatus() }
             return outputs.finish()
         }
+        // Set before aborting: the runs then end as failed, and the status must still be 130.
+        let interrupted = StopFlag()
         let trap = SignalTrap(
             first: { Task { for pipeline in pipelines { await pipeline.runner.stop() } } },
             second: {
                 Terminal.status("stopping at once")
+                interrupted.set()
                 Task {
                     for pipeline in pipelines { await pipeline.runner.abort() }
                     exit(130)
@@ -113,6 +116,7 @@ enum RunSession {
         for line in await printing.value { Terminal.status(line) }
         control?.stop()
         withExtendedLifetime(trap) {}
+        if interrupted.isSet { return 130 }
         return failed ? ExitStatus.failed : 0
     }
 
