@@ -93,8 +93,11 @@ final class SyncMarks: Sendable {
             return phase <= 1 ? phase : 2 - phase
         }
         let t = pts.seconds
-        return (0.02 + 0.5 * bounce(t, period: 8), 0.05 + 0.85 * bounce(t, period: 22))
+        return (stillCaptionPlace.x + 0.5 * bounce(t, period: 8), stillCaptionPlace.y + 0.85 * bounce(t, period: 22))
     }
+
+    /// Where a still caption stays: where a moving one starts, top left.
+    static let stillCaptionPlace = (x: 0.02, y: 0.05)
 
     /// Turns a marked I420 frame white.
     func flash(_ info: inout ProbeInfo, width: Int, height: Int) {

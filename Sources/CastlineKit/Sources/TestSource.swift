@@ -21,6 +21,8 @@ public final class TestSource: SourceComponent {
             OptionField("fps", .double(1...240), default: .double(30), help: "frames per second"),
             OptionField("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
                         default: .string("smpte-rp-219"), help: "videotestsrc pattern (smpte-rp-219: HD colour bars)"),
+            OptionField("caption", .choice(["moving", "still"]), default: .string("moving"),
+                        help: "the clock and frame caption bounces across the picture (a frozen stream shows), or stays top left"),
         ])), help: "a video test pattern (omit both video and audio for both)"),
         OptionField("audio", .object(OptionSchema([
             OptionField("tone", .double(20...10_000), default: .double(1000), help: "tone frequency in Hz"),
@@ -30,7 +32,7 @@ public final class TestSource: SourceComponent {
         ])), help: "an audio test tone (omit both video and audio for both)"),
     ])
 
-    struct Video { var width: Int, height: Int, fps: Double, pattern: String }
+    struct Video { var width: Int, height: Int, fps: Double, pattern: String, movingCaption: Bool }
     struct Audio { var tone: Double, volume: Double, beep: Duration }
     let video: Video?
     let audio: Audio?
@@ -42,7 +44,8 @@ public final class TestSource: SourceComponent {
         let audioOptions = options.object("audio") ?? (both ? Self.defaults("audio") : nil)
         video = videoOptions.map {
             Video(width: $0.int("width") ?? 1280, height: $0.int("height") ?? 720,
-                  fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte-rp-219")
+                  fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte-rp-219",
+                  movingCaption: $0.string("caption") != "still")
         }
         audio = audioOptions.map {
             Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.3, beep: $0.duration("beep") ?? .seconds(1))
@@ -93,10 +96,15 @@ public final class TestSource: SourceComponent {
         try bin.add(source, caps, overlay)
         try source.link(caps)
         try caps.link(overlay)
-        // The caption and its place are set on the overlay just before each frame reaches it.
+        let (stillX, stillY) = SyncMarks.stillCaptionPlace
+        try overlay.set("xpos", stillX)
+        try overlay.set("ypos", stillY)
+        // The caption (and its place, when it moves) is set on the overlay just before each frame reaches it.
+        let moving = video.movingCaption
         overlay.staticPad("video_sink")?.addProbe(.buffer) { info in
             if let pts = info.buffer?.pts, let element = info.pad?.parentElement {
                 try? element.set("text", marks.caption(pts))
+                guard moving else { return .ok }
                 let (x, y) = SyncMarks.captionPlace(pts)
                 try? element.set("xpos", x)
                 try? element.set("ypos", y)
