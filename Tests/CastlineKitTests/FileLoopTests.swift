@@ -7,20 +7,21 @@ import Testing
 /// test loops a 2 s H.264/AAC file well past its end and judges what came out.
 @Suite("Looping a file", .serialized, .timeLimit(.minutes(3)))
 struct FileLoopTests {
-    /// A scratch folder holding a 2 s mp4 (320x240 30 fps H.264, 48 kHz stereo AAC).
+    /// A scratch folder holding a 2 s mp4 (320x240 30 fps H.264, 48 kHz stereo AAC);
+    /// `bFrames`: its video reorders frames, so its first dts come before its start.
     final class Scratch {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("castline-loop-\(UUID().uuidString)")
         var media: String { folder.appendingPathComponent("two.mp4").path }
         func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-        init() throws {
+        init(bFrames: Bool = false) throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let ffmpeg = Process()
             ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
             ffmpeg.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
                                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2",
-                                "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-                                "-c:a", "aac", "-ac", "2", media]
+                                "-c:v", "libx264", "-preset", bFrames ? "medium" : "ultrafast", "-bf", bFrames ? "3" : "0",
+                                "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2", media]
             try ffmpeg.run()
             ffmpeg.waitUntilExit()
             try #require(ffmpeg.terminationStatus == 0, "ffmpeg could not make the test file")
@@ -83,11 +84,12 @@ struct FileLoopTests {
         return Outcome(end: end, events: await events.value)
     }
 
-    /// Packet times per stream ("audio", "video") of a media file, from ffprobe.
-    func packetTimes(_ path: String) throws -> [String: [Double]] {
+    /// Packet times per stream ("audio", "video") of a media file, from ffprobe: `field` is
+    /// pts_time (sorted) or dts_time (in file order).
+    func packetTimes(_ path: String, field: String = "pts_time") throws -> [String: [Double]] {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        probe.arguments = ["-v", "error", "-show_entries", "packet=codec_type,pts_time", "-of", "csv=p=0", path]
+        probe.arguments = ["-v", "error", "-show_entries", "packet=codec_type,\(field)", "-of", "csv=p=0", path]
         let pipe = Pipe()
         probe.standardOutput = pipe
         try probe.run()
@@ -99,7 +101,7 @@ struct FileLoopTests {
             guard fields.count >= 2, let time = Double(fields[1]) else { continue }
             times[String(fields[0]), default: []].append(time)
         }
-        return times.mapValues { $0.sorted() }
+        return field == "pts_time" ? times.mapValues { $0.sorted() } : times
     }
 
     func largestGap(_ times: [Double]) -> Double {
@@ -192,5 +194,26 @@ struct FileLoopTests {
         #expect(outcome.failures.isEmpty, "\(outcome.failures)")
         // Ten passes at the very least; on this kind of machine it is dozens.
         try expectUnbroken(output, least: 20)
+    }
+
+    @Test("B-frames into .mp4: the first pass's early dts are not clamped, dts only ever go on")
+    func bFramesIntoMP4() async throws {
+        let scratch = try Scratch(bFrames: true)
+        let output = scratch.file("bframes.mp4")
+        let outcome = try await run("""
+            version: 1
+            name: loop
+            source: { file: { path: "\(scratch.media)", loop: true } }
+            sinks: [ { file: { path: "\(output)", sync: true } } ]
+            """, for: 5)
+        #expect(outcome.end == .stopped)
+        #expect(outcome.failures.isEmpty, "\(outcome.failures)")
+        let pts = try packetTimes(output)
+        let video = try #require(pts["video"]), audio = try #require(pts["audio"])
+        #expect((video.last ?? 0) - (video.first ?? 0) >= 4.5 && (audio.last ?? 0) - (audio.first ?? 0) >= 4.5)
+        #expect(abs((video.first ?? 0) - (audio.first ?? 0)) < 0.05, "audio starts at \(audio.first ?? 0) s, video at \(video.first ?? 0) s")
+        let dts = try #require(try packetTimes(output, field: "dts_time")["video"])
+        let backwards = zip(dts, dts.dropFirst()).filter { $1 <= $0 }
+        #expect(backwards.isEmpty, "video dts stand still or go back: \(backwards.prefix(5))")
     }
 }

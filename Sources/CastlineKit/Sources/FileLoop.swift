@@ -1,3 +1,4 @@
+import Foundation
 import GstKit
 import Synchronization
 
@@ -23,6 +24,8 @@ final class FileLoop: Sendable {
         var segment: SegmentInfo?
         /// Running times in `segment` of the buffer inside the joint now (taken at the inlet).
         var held: (pts: Int64?, dts: Int64?)?
+        /// How far before the segment's start its first buffer lies (B-frames' dts), once it came.
+        var preroll: Int64?
         var started = false
         var ended = false
     }
@@ -31,8 +34,13 @@ final class FileLoop: Sendable {
         var streams: [String: Stream]
         /// Passes played to the end so far.
         var pass = 0
-        /// Added to the running time of every buffer of this pass: the length of the passes before.
+        /// Added to the running time of every buffer of this pass: the lead, and the length of
+        /// the passes before.
         var offset: Int64 = 0
+        /// The lead is in `offset`: the loop's time line starts that far before the segments'
+        /// start, so that no stream's first data (B-frames' dts) falls below zero and is
+        /// clamped. Fixed once every stream has brought its first buffer (see `awaitLead`).
+        var leadFixed = false
         /// The latest running time reached in this pass, any stream: the pass's length.
         var passEnd: Int64 = 0
         /// A stop was asked for: end-of-stream goes through, and no other pass starts.
@@ -40,6 +48,8 @@ final class FileLoop: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Wakes the streams' first buffers waiting for the lead.
+    private let gate = NSCondition()
     private let nextPass: @Sendable () -> Void
 
     /// `nextPass` swaps in a fresh decoder for the next pass; it is called off the streaming threads.
@@ -59,6 +69,10 @@ final class FileLoop: Sendable {
     /// Lets every end-of-stream from now on through, and starts no other pass.
     func stop() {
         state.withLock { $0.stopping = true }
+        // First buffers held for the lead go on.
+        gate.lock()
+        gate.broadcast()
+        gate.unlock()
     }
 
     /// Installs the loop on a stream's joint: `inlet` is the joint's sink pad (the
@@ -134,9 +148,10 @@ final class FileLoop: Sendable {
     /// At the inlet: notes the buffer's running times for the outlet, and how far the pass has got.
     private func take(_ buffer: BufferView?, stream: String) -> ProbeResult {
         guard let buffer else { return .ok }
-        return state.withLock { state -> ProbeResult in
+        let result = state.withLock { state -> ProbeResult in
             guard let segment = state.streams[stream]?.segment else { return .ok }
             let pts = buffer.pts.map { Self.runningTime($0, in: segment) }
+            let dts = buffer.dts.map { Self.runningTime($0, in: segment) }
             if let pts, let duration = buffer.duration {
                 var end = pts + Int64(clamping: duration.nanoseconds)
                 if let stop = segment.stop { end = min(end, Self.runningTime(stop, in: segment)) }
@@ -145,8 +160,43 @@ final class FileLoop: Sendable {
                 if end <= 0, stream == StreamKind.audio.rawValue { return .drop }
                 state.passEnd = max(state.passEnd, end)
             }
-            state.streams[stream]?.held = (pts, buffer.dts.map { Self.runningTime($0, in: segment) })
+            state.streams[stream]?.held = (pts, dts)
+            if !state.leadFixed, state.streams[stream]?.preroll == nil {
+                state.streams[stream]?.preroll = max(0, -min(pts ?? 0, dts ?? 0))
+            }
             return .ok
+        }
+        if result == .ok { awaitLead() }
+        return result
+    }
+
+    /// Holds a stream's first buffer (on its own streaming thread) until every stream has
+    /// brought one, so that the lead is known before anything leaves the loop; a second at
+    /// most, then streams still to come may have early data clamped.
+    private func awaitLead() {
+        if state.withLock({ $0.leadFixed }) { return }
+        let deadline = Date(timeIntervalSinceNow: 1)
+        gate.lock()
+        defer { gate.unlock() }
+        while !fixLead(force: false) {
+            if !gate.wait(until: deadline) {
+                _ = fixLead(force: true)
+                break
+            }
+        }
+        gate.broadcast()
+    }
+
+    /// Fixes the lead once every stream has brought its first buffer (or a stop, or `force`):
+    /// the most any of them lies before its segment's start. True once it is fixed.
+    private func fixLead(force: Bool) -> Bool {
+        state.withLock { state in
+            if state.leadFixed { return true }
+            let prerolls = state.streams.values.map(\.preroll)
+            guard force || state.stopping || prerolls.allSatisfy({ $0 != nil }) else { return false }
+            state.leadFixed = true
+            state.offset += prerolls.compactMap { $0 }.max() ?? 0
+            return true
         }
     }
 
@@ -162,7 +212,7 @@ final class FileLoop: Sendable {
         }
         // Nothing taken at the inlet (no segment yet): the joint's times stand.
         guard let (held, offset, joins) = taken else { return }
-        // Never below zero: only data before the first pass's start (B-frames' dts) would be.
+        // Never below zero (only data before the lead, which a late stream can bring).
         func time(_ running: Int64?) -> ClockTime? {
             running.map { ClockTime(nanoseconds: UInt64(max(0, $0 + offset))) }
         }
