@@ -26,7 +26,9 @@ final class FileLoop: Sendable {
         var held: (pts: Int64?, dts: Int64?)?
         /// How far before the segment's start its first buffer lies (B-frames' dts), once it came.
         var preroll: Int64?
+        /// This pass's first buffer has left the joint.
         var started = false
+        /// This pass's end-of-stream has come (and was dropped).
         var ended = false
     }
 
@@ -43,12 +45,14 @@ final class FileLoop: Sendable {
         var leadFixed = false
         /// The latest running time reached in this pass, any stream: the pass's length.
         var passEnd: Int64 = 0
+        /// A pass has ended and its next decoder is not asked for yet.
+        var betweenPasses = false
         /// A stop was asked for: end-of-stream goes through, and no other pass starts.
         var stopping = false
     }
 
     private let state: Mutex<State>
-    /// Wakes the streams' first buffers waiting for the lead.
+    /// Wakes who waits for the lead (the streams' first buffers) or for a pass to start (a stop).
     private let gate = NSCondition()
     private let nextPass: @Sendable () -> Void
 
@@ -66,13 +70,29 @@ final class FileLoop: Sendable {
         return joint
     }
 
-    /// Lets every end-of-stream from now on through, and starts no other pass.
-    func stop() {
-        state.withLock { $0.stopping = true }
-        // First buffers held for the lead go on.
+    /// Lets every end-of-stream from now on through, and starts no other pass. Returns the
+    /// streams that nothing feeds any more (ended in this pass, their end-of-stream dropped).
+    ///
+    /// A decoder that is starting (the next pass) is let start first, two seconds at most:
+    /// the stop's end-of-stream reaching its file source while the demuxer reads the header
+    /// fails the run ("no playable streams", "Internal data stream error"), and decodebin3
+    /// (1.22) set to NULL while its typefind reports deadlocks.
+    func stop() -> Set<String> {
+        let (idle, starting) = state.withLock { state -> (Set<String>, Bool) in
+            guard !state.stopping else { return ([], false) }
+            state.stopping = true
+            if state.betweenPasses { return (Set(state.streams.keys), false) }
+            return (Set(state.streams.filter(\.value.ended).keys), state.streams.values.contains { !$0.started })
+        }
+        let deadline = Date(timeIntervalSinceNow: 2)
         gate.lock()
+        defer { gate.unlock() }
+        // First buffers held for the lead go on.
         gate.broadcast()
-        gate.unlock()
+        while starting, !state.withLock({ $0.streams.values.allSatisfy(\.started) }) {
+            guard gate.wait(until: deadline) else { break }
+        }
+        return idle
     }
 
     /// Installs the loop on a stream's joint: `inlet` is the joint's sink pad (the
@@ -114,9 +134,10 @@ final class FileLoop: Sendable {
             case .stopping:
                 return .ok
             case .passDone:
-                let nextPass = nextPass
                 // Swapping the decoder changes its state, which its own streaming thread must not do.
-                Task.detached { nextPass() }
+                Task.detached { [self] in
+                    if self.beginPass() { self.nextPass() }
+                }
                 return .drop
             case .waiting:
                 return .drop
@@ -141,7 +162,17 @@ final class FileLoop: Sendable {
             state.pass += 1
             state.offset += state.passEnd
             state.passEnd = 0
+            state.betweenPasses = true
             return .passDone
+        }
+    }
+
+    /// Whether the next pass may start (no stop came first).
+    private func beginPass() -> Bool {
+        state.withLock { state in
+            guard !state.stopping else { return false }
+            state.betweenPasses = false
+            return true
         }
     }
 
@@ -203,12 +234,20 @@ final class FileLoop: Sendable {
     /// At the outlet: the buffer's running time in its pass, moved on by the passes before.
     private func retime(_ info: inout ProbeInfo, stream: String) {
         guard info.buffer != nil else { return }
+        var startsPass = false
         let taken = state.withLock { state -> (held: (pts: Int64?, dts: Int64?), offset: Int64, joins: Bool)? in
             guard let held = state.streams[stream]?.held else { return nil }
             state.streams[stream]?.held = nil
-            let joins = state.pass > 0 && state.streams[stream]?.started == false
+            let first = state.streams[stream]?.started == false
             state.streams[stream]?.started = true
-            return (held, state.offset, joins)
+            startsPass = first && state.streams.values.allSatisfy(\.started)
+            return (held, state.offset, first && state.pass > 0)
+        }
+        // The last stream of the pass is here: a stop may be waiting for that.
+        if startsPass {
+            gate.lock()
+            gate.broadcast()
+            gate.unlock()
         }
         // Nothing taken at the inlet (no segment yet): the joint's times stand.
         guard let (held, offset, joins) = taken else { return }

@@ -26,8 +26,8 @@ public class URISource: SourceComponent {
     let splice: DecoderSplice?
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let stopRequested = OnceFlag()
-    /// Each outlet and whether its stream has been ended.
-    private let outletEnds = Mutex<[(Pad, OnceFlag)]>([])
+    /// Each stream's outlet and whether its stream has been ended.
+    private let outletEnds = Mutex<[(stream: StreamKind, pad: Pad, ended: OnceFlag)]>([])
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         guard let uri = spec.options.string("uri"), URL(string: uri)?.scheme != nil else {
@@ -135,7 +135,7 @@ public class URISource: SourceComponent {
                 outlets[stream] = joint
             }
             splice?.watch(pad, stream: stream.rawValue)
-            endOnStop(pad)
+            endOnStop(pad, stream: stream)
             outletMade(pad, stream: stream)
         }
         Self.link(decoder, to: outlets)
@@ -194,24 +194,29 @@ public class URISource: SourceComponent {
     /// An end-of-stream sent to the pipeline reaches filesrc, which cannot push it
     /// while a demuxer pulls from it; so every stream is ended at the bin's outlet.
     public func willStop() {
-        fileLoop?.stop()
+        // A loop's decoder that is starting is let start first (see FileLoop.stop).
+        let idle = fileLoop?.stop() ?? []
         guard stopRequested.trip() else { return }
-        // A stream that brings no buffer (a stalled network) is ended directly: with
-        // nothing flowing, nobody holds its stream lock.
+        // A stream that brings no buffer is ended directly: with nothing flowing, nobody
+        // holds its stream lock. One the loop no longer feeds at once; any other (a stalled
+        // network) if it has not ended within a second.
         let outlets = outletEnds.withLock { $0 }
+        for outlet in outlets where idle.contains(outlet.stream.rawValue) && outlet.ended.trip() {
+            outlet.pad.sendEvent(.endOfStream())
+        }
         Task.detached {
             try? await Task.sleep(for: .seconds(1))
-            for (pad, ended) in outlets where ended.trip() { pad.sendEvent(.endOfStream()) }
+            for outlet in outlets where outlet.ended.trip() { outlet.pad.sendEvent(.endOfStream()) }
         }
     }
 
     /// Ends the stream at `pad` on the first buffer after a stop. It is done from the
     /// streaming thread: another thread would wait on the pad's stream lock, which the
     /// demuxer's thread takes back the moment it lets go.
-    private func endOnStop(_ pad: Pad) {
+    private func endOnStop(_ pad: Pad, stream: StreamKind) {
         let stopRequested = stopRequested
         let ended = OnceFlag()
-        outletEnds.withLock { $0.append((pad, ended)) }
+        outletEnds.withLock { $0.append((stream, pad, ended)) }
         pad.addProbe(.buffer) { info in
             guard stopRequested.isTripped else { return .ok }
             if ended.trip() { info.pad?.sendEvent(.endOfStream()) }
