@@ -16,23 +16,18 @@ public class URISource: SourceComponent {
     var uri: String
     let keyPath: String
     let loop: Bool
+    let events: EventEmitter
     /// What discovery found, once: it prerolls the media, which takes a moment.
     private var discovered: [DiscoveredStream]?
     private var fileLoop: FileLoop?
-    /// What a decoder replacement needs: the bin, the decoder in it, and where its streams go.
-    private struct Running: Sendable {
-        var bin: Bin
-        var decoder: Element
-        var stops: Caps
-        var outlets: [StreamKind: Element]
-    }
-    private let running = Mutex<Running?>(nil)
+    /// The decoder that runs, swapped for a fresh one on a restart or a loop's next pass.
+    private let slot = DecoderSlot()
     /// For kinds whose decoder can be replaced mid-run (see `replaceDecoder`).
     let splice: DecoderSplice?
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let stopRequested = OnceFlag()
-    /// Each outlet and whether its stream has been ended.
-    private let outletEnds = Mutex<[(Pad, OnceFlag)]>([])
+    /// Each stream's outlet and whether its stream has been ended.
+    private let outletEnds = Mutex<[(stream: StreamKind, pad: Pad, ended: OnceFlag)]>([])
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         guard let uri = spec.options.string("uri"), URL(string: uri)?.scheme != nil else {
@@ -42,14 +37,17 @@ public class URISource: SourceComponent {
         self.uri = uri
         keyPath = spec.keyPath
         loop = false
+        events = context.events
         splice = nil
     }
 
     /// `restartable`: its decoder can be replaced mid-run, the media joining on.
-    init(uri: String, keyPath: String, loop: Bool, restartable: Bool = false) {
+    /// `events`: where a loop that cannot go on says so.
+    init(uri: String, keyPath: String, loop: Bool, restartable: Bool = false, events: EventEmitter = .discarding) {
         self.uri = uri
         self.keyPath = keyPath
         self.loop = loop
+        self.events = events
         splice = restartable ? DecoderSplice() : nil
     }
 
@@ -108,41 +106,58 @@ public class URISource: SourceComponent {
             .map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; "))
         let decoder = try makeDecoder(stops: stops)
         try bin.add(decoder)
-        let restartDecoder: @Sendable () -> Void = { [decoder] in
-            decoder.sendEvent(.seek(to: .zero))
-        }
-        let loop = self.loop ? FileLoop(streams: streams.count, restart: restartDecoder) : nil
+        // Each pass of a loop is played by a fresh decoder (see FileLoop); a hook that a
+        // kind built on this one adds to its decoder is not needed there (only files loop).
+        // The slot is held weakly: it holds the bin, whose pads hold the loop.
+        let loop = self.loop ? FileLoop(streams: Set(streams.keys.map(\.rawValue))) { [weak slot, uri, events] in
+            do {
+                try slot?.replace(unlinkFirst: true) { try Self.freshDecoder(uri: uri, stops: $0) }
+            } catch {
+                events.emit(.warning("cannot play \(uri) again, the loop stops here: \(error)"))
+            }
+        } : nil
         fileLoop = loop
-        // One queue per stream gives the bin fixed src pads before any media flows.
+        // One queue per stream gives the bin fixed src pads before any media flows; the
+        // decoder links to it, or to the loop's joint before it.
         var outlets: [StreamKind: Element] = [:]
         for stream in streams.keys.sorted() {
             // Short: a stop drains what is queued here, so little should wait.
             let queue = try BinChain.queue(maxTime: .milliseconds(500))
             try bin.add(queue)
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
-            if let pad = queue.staticPad("sink") {
-                loop?.watch(pad, stream: stream.rawValue)
-                splice?.watch(pad, stream: stream.rawValue)
-                endOnStop(pad)
-                outletMade(pad, stream: stream)
-            }
             outlets[stream] = queue
+            guard let pad = queue.staticPad("sink") else { continue }
+            if let loop {
+                let joint = try FileLoop.makeJoint()
+                try bin.add(joint)
+                try joint.link(queue)
+                if let inlet = joint.staticPad("sink") { loop.watch(inlet: inlet, outlet: pad, stream: stream.rawValue) }
+                outlets[stream] = joint
+            }
+            splice?.watch(pad, stream: stream.rawValue)
+            endOnStop(pad, stream: stream)
+            outletMade(pad, stream: stream)
         }
         Self.link(decoder, to: outlets)
-        running.withLock { $0 = Running(bin: bin, decoder: decoder, stops: stops, outlets: outlets) }
+        slot.start(DecoderSlot.Running(bin: bin, decoder: decoder, stops: stops, outlets: outlets))
         return bin
     }
 
     private func makeDecoder(stops: Caps) throws -> Element {
-        let decoder = try ElementCatalog.make("uridecodebin3")
-        try decoder.set("uri", text: uri)
-        try decoder.set("caps", stops)
+        let decoder = try Self.freshDecoder(uri: uri, stops: stops)
         decoderMade(decoder)
         return decoder
     }
 
-    /// Links each stream the decoder brings to its outlet queue as it appears.
-    private static func link(_ decoder: Element, to outlets: [StreamKind: Element]) {
+    private static func freshDecoder(uri: String, stops: Caps) throws -> Element {
+        let decoder = try ElementCatalog.make("uridecodebin3")
+        try decoder.set("uri", text: uri)
+        try decoder.set("caps", stops)
+        return decoder
+    }
+
+    /// Links each stream the decoder brings to its outlet (queue, or a loop's joint) as it appears.
+    static func link(_ decoder: Element, to outlets: [StreamKind: Element]) {
         decoder.onPadAdded { pad in
             guard let stream = Self.streamKind(of: pad), let queue = outlets[stream],
                   let sink = queue.staticPad("sink"), !sink.isLinked else {
@@ -158,17 +173,10 @@ public class URISource: SourceComponent {
     /// starts again at its edge); its media joins on where the old one stopped.
     /// Only for kinds that made a splice; called off the streaming threads.
     func replaceDecoder() throws {
-        guard let splice, let current = running.withLock({ $0 }) else { return }
-        // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
-        // threads, and its shutdown needs them); the new media is timed from now.
-        _ = current.decoder.setState(.null)
-        try? current.bin.remove(current.decoder)
-        splice.begin { [bin = current.bin] in bin.runningTime }
-        let decoder = try makeDecoder(stops: current.stops)
-        try current.bin.add(decoder)
-        Self.link(decoder, to: current.outlets)
-        running.withLock { $0?.decoder = decoder }
-        _ = decoder.syncStateWithParent()
+        guard let splice else { return }
+        // The new media is timed from now.
+        try slot.replace(unlinkFirst: false, retired: { bin in splice.begin { bin.runningTime } },
+                         make: { try self.makeDecoder(stops: $0) })
     }
 
     /// A stop was asked for.
@@ -186,24 +194,29 @@ public class URISource: SourceComponent {
     /// An end-of-stream sent to the pipeline reaches filesrc, which cannot push it
     /// while a demuxer pulls from it; so every stream is ended at the bin's outlet.
     public func willStop() {
-        fileLoop?.stop()
+        // A loop's decoder that is starting is let start first (see FileLoop.stop).
+        let idle = fileLoop?.stop() ?? []
         guard stopRequested.trip() else { return }
-        // A stream that brings no buffer (a stalled network) is ended directly: with
-        // nothing flowing, nobody holds its stream lock.
+        // A stream that brings no buffer is ended directly: with nothing flowing, nobody
+        // holds its stream lock. One the loop no longer feeds at once; any other (a stalled
+        // network) if it has not ended within a second.
         let outlets = outletEnds.withLock { $0 }
+        for outlet in outlets where idle.contains(outlet.stream.rawValue) && outlet.ended.trip() {
+            outlet.pad.sendEvent(.endOfStream())
+        }
         Task.detached {
             try? await Task.sleep(for: .seconds(1))
-            for (pad, ended) in outlets where ended.trip() { pad.sendEvent(.endOfStream()) }
+            for outlet in outlets where outlet.ended.trip() { outlet.pad.sendEvent(.endOfStream()) }
         }
     }
 
     /// Ends the stream at `pad` on the first buffer after a stop. It is done from the
     /// streaming thread: another thread would wait on the pad's stream lock, which the
     /// demuxer's thread takes back the moment it lets go.
-    private func endOnStop(_ pad: Pad) {
+    private func endOnStop(_ pad: Pad, stream: StreamKind) {
         let stopRequested = stopRequested
         let ended = OnceFlag()
-        outletEnds.withLock { $0.append((pad, ended)) }
+        outletEnds.withLock { $0.append((stream, pad, ended)) }
         pad.addProbe(.buffer) { info in
             guard stopRequested.isTripped else { return .ok }
             if ended.trip() { info.pad?.sendEvent(.endOfStream()) }
@@ -253,7 +266,50 @@ public final class FileSource: URISource {
             throw BuildError("no such file \"\(path)\" (check the path)", at: "\(spec.keyPath).path")
         }
         super.init(uri: URL(fileURLWithPath: path).absoluteString, keyPath: spec.keyPath,
-                   loop: spec.options.bool("loop") ?? false)
+                   loop: spec.options.bool("loop") ?? false, events: context.events)
+    }
+}
+
+/// The decoder that runs in a source's bin and where its streams go, so that it
+/// can be swapped for a fresh one mid-run (a restart, a loop's next pass).
+final class DecoderSlot: Sendable {
+    struct Running: Sendable {
+        var bin: Bin
+        var decoder: Element
+        var stops: Caps
+        var outlets: [StreamKind: Element]
+    }
+    private let running = Mutex<Running?>(nil)
+    /// One swap at a time.
+    private let swapping = Mutex(())
+
+    func start(_ first: Running) {
+        running.withLock { $0 = first }
+    }
+
+    /// Retires the running decoder and links one from `make` to the same outlets.
+    /// `unlinkFirst`: the old decoder has ended every stream, so it is unlinked before it
+    /// shuts down, and nothing it does on the way reaches the outlets; a failed decoder
+    /// (a restart) may still be pushing, and an unlinked pad would be one more error.
+    /// `retired` runs between the two. Called off the streaming threads.
+    func replace(unlinkFirst: Bool, retired: (Bin) -> Void = { _ in },
+                 make: (Caps) throws -> Element) throws {
+        try swapping.withLock { _ in
+            guard let current = running.withLock({ $0 }) else { return }
+            if unlinkFirst {
+                for pad in current.decoder.srcPads { if let peer = pad.peer { pad.unlink(peer) } }
+            }
+            // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
+            // threads, and its shutdown needs them).
+            _ = current.decoder.setState(.null)
+            try? current.bin.remove(current.decoder)
+            retired(current.bin)
+            let decoder = try make(current.stops)
+            try current.bin.add(decoder)
+            URISource.link(decoder, to: current.outlets)
+            running.withLock { $0?.decoder = decoder }
+            _ = decoder.syncStateWithParent()
+        }
     }
 }
 
