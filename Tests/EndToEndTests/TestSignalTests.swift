@@ -37,6 +37,43 @@ struct TestSignalTests {
         }
     }
 
+    @Test("caption: still stays top left; the default caption moves away from there")
+    func stillCaptionStays() async throws {
+        let scratch = try Scratch()
+        // Rows (of 240) that differ between frame 3 and frame 87 (2.9 s): a still caption
+        // changes only its own text, 12-26 px down; a moving one is 39-53 px down by then.
+        func changedRows(caption: String) async throws -> ClosedRange<Int>? {
+            let recording = scratch.file("\(caption).mkv")
+            let pipeline = try scratch.write("\(caption).yaml", """
+                version: 1
+                source:
+                  test:
+                    video: { width: 320, height: 240, caption: \(caption) }
+                    audio: { beep: 0s }
+                stages: [ { encode: {} } ]
+                sinks: [ { file: \(recording) } ]
+                """)
+            let run = try await Castline.run(["run", pipeline, "--duration", "3500ms"])
+            try #require(run.status == 0, "\(run.stderr)")
+            let raw = scratch.file("\(caption).gray")
+            let frames = try await ChildProcess.run("/usr/bin/ffmpeg", [
+                "-v", "error", "-i", recording, "-vf", "select='eq(n\\,3)+eq(n\\,87)'", "-vsync", "0",
+                "-pix_fmt", "gray", "-f", "rawvideo", raw,
+            ])
+            try #require(frames.status == 0, "\(frames.stderr)")
+            let pixels = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            let size = 320 * 240
+            try #require(pixels.count == 2 * size, "\(pixels.count) bytes of frames")
+            let rows = (0..<size).filter { abs(Int(pixels[$0]) - Int(pixels[size + $0])) > 40 }.map { $0 / 320 }
+            guard let first = rows.min(), let last = rows.max() else { return nil }
+            return first...last
+        }
+        let still = try #require(try await changedRows(caption: "still"), "the still caption's text did not change")
+        #expect(still.upperBound < 36, "a still caption changed rows \(still)")
+        let moving = try #require(try await changedRows(caption: "moving"))
+        #expect(moving.upperBound > 40, "a moving caption changed only rows \(moving)")
+    }
+
     /// Times of the first frame of each run of white frames.
     func flashTimes(_ file: String) async throws -> [Double] {
         let result = try await ChildProcess.run("/usr/bin/ffprobe", [
