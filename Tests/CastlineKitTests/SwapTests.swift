@@ -58,29 +58,6 @@ struct SwapTests {
             """)
     }
 
-    /// Packet times per stream of a media file, from ffprobe.
-    func packetTimes(_ path: String) throws -> [String: [Double]] {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        probe.arguments = ["-v", "error", "-show_entries", "packet=codec_type,pts_time", "-of", "csv=p=0", path]
-        let pipe = Pipe()
-        probe.standardOutput = pipe
-        try probe.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        probe.waitUntilExit()
-        var times: [String: [Double]] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(separator: ",")
-            guard fields.count >= 2, let time = Double(fields[1]) else { continue }
-            times[String(fields[0]), default: []].append(time)
-        }
-        return times.mapValues { $0.sorted() }
-    }
-
-    func largestGap(_ times: [Double]) -> Double {
-        zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? .infinity
-    }
-
     @Test("a new source is swapped in: the recording runs on with no gap over a frame, and the swap is reported")
     func sourceSwap() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).mkv").path
