@@ -94,10 +94,10 @@ final class LiveEdgeWatch: Sendable {
             let session = URLSession(configuration: .ephemeral)
             defer { session.invalidateAndCancel() }
             var poller = Poller(url: url)
-            // Ends with the source (no strong reference between polls), or once enough is timed.
-            while let watch = self, watch.wantsMore, poller.failures <= Self.failuresAllowed {
-                if let poll = await poller.next(session) { watch.record(poll) }
-                if poller.ended { return }
+            // Ends with the source (never holding it across a wait), once enough is timed,
+            // when the stream ends, or when the playlist keeps failing.
+            while self?.wantsMore == true, !poller.ended, poller.failures <= Self.failuresAllowed {
+                if let poll = await poller.next(session) { self?.record(poll) }
                 try? await Task.sleep(for: Self.pollEvery)
             }
         }
