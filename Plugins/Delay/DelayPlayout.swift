@@ -19,8 +19,17 @@ import Synchronization
 /// An HLS source that started `startBack` earlier in its playlist (see
 /// `HistoryHandshake`) has put that much delay into the timestamps already;
 /// only the rest is added.
+///
+/// A live HLS source also estimates the stream's live edge (`LiveEdgeWatch`).
+/// Then t plays `hold-back` + delay behind the edge instead (`LiveAnchor`), the
+/// same for every listener however late it started; play-out waits for that
+/// estimate (up to `liveEdgeWait`, then anchors as above and says so).
 final class DelayPlayout: Sendable {
     static let lead: Duration = .milliseconds(200)
+    /// How long play-out waits for a promised live-edge estimate.
+    static let liveEdgeWait: Duration = .seconds(10)
+    /// How long the unit due at the start may be missing before play-out starts later than the estimate says.
+    static let dueWait: Duration = .seconds(1)
     /// How often play-out looks at the clock when no media arrives; well under `lead`.
     static let tick: Duration = .milliseconds(20)
 
@@ -32,6 +41,17 @@ final class DelayPlayout: Sendable {
         var startBack: UInt64 = 0
         /// How much later than the stream's own the source stamped its media, in ns.
         var restamped: UInt64 = 0
+        /// The source promised a live-edge estimate: play-out waits for it until then.
+        var liveEdgeDeadline: ContinuousClock.Instant?
+        /// The newest estimate, and the one the anchor was worked out from.
+        var liveEdge: HistoryHandshake.LiveEdge?
+        var anchoredEdge: HistoryHandshake.LiveEdge?
+        /// What output timestamps add to running time at delay 0, from the live edge (fixed once playing).
+        var liveAnchor: Int64?
+        /// Since when the unit due at the start has not been held.
+        var dueMissingSince: ContinuousClock.Instant?
+        /// Each stream's appsink, to take the media earlier when the live edge asks for it.
+        var inputs: [Element] = []
         var cursor: HistoryCursor?
         var outputs: [AppSrc] = []
         var ended: Set<Int> = []
@@ -48,8 +68,10 @@ final class DelayPlayout: Sendable {
         /// The newest unit handed out: its stream and the running time its media ends.
         var playedThrough: (stream: Int, end: UInt64)?
 
-        /// What output timestamps add to running time: the delay not already in the media.
-        var shift: Int64? { applied.map { nanoseconds($0) - Int64(clamping: startBack) } }
+        /// What output timestamps add to running time: the delay not already in the media
+        /// (or, from a live edge, delay 0's anchor plus the delay).
+        var shift: Int64? { applied.map { nanoseconds($0) + anchor } }
+        var anchor: Int64 { liveAnchor ?? -Int64(clamping: startBack) }
     }
 
     let history: HistoryBuffer<ByteSlice>
@@ -71,22 +93,33 @@ final class DelayPlayout: Sendable {
 
     var requested: Duration { state.withLock(\.requested) }
 
-    /// A stream's output; returns its index in the history.
-    func register(_ output: AppSrc, stream: StreamKind) -> Int {
+    /// A stream's input (its appsink) and output; returns its index in the history.
+    func register(input: Element, output: AppSrc, stream: StreamKind) -> Int {
         arenas.withLock { $0.append(ByteArenaBox()) }
         return state.withLock { state in
+            state.inputs.append(input)
             state.outputs.append(output)
             return state.outputs.count - 1
         }
     }
 
     /// The source started `startBack` ns earlier than a player would, its
-    /// timestamps moved `restamped` ns later than the stream's own (only before play-out starts).
-    func sourceStartedBack(_ startBack: UInt64, restamped: UInt64) {
+    /// timestamps moved `restamped` ns later than the stream's own (only before play-out starts);
+    /// `liveEdge`: it will estimate the live edge.
+    func sourceStartedBack(_ startBack: UInt64, restamped: UInt64, liveEdge: Bool) {
         state.withLock { state in
             guard state.applied == nil else { return }
             state.startBack = startBack
             state.restamped = restamped
+            if liveEdge, state.liveEdgeDeadline == nil { state.liveEdgeDeadline = .now + Self.liveEdgeWait }
+        }
+    }
+
+    /// The source's newest live-edge estimate: taken until play-out starts (then the anchor stays, so play-out never jumps).
+    func liveEdgeEstimated(_ edge: HistoryHandshake.LiveEdge) {
+        state.withLock { state in
+            guard state.cursor == nil else { return }
+            state.liveEdge = edge
         }
     }
 
@@ -218,9 +251,10 @@ final class DelayPlayout: Sendable {
     }
 
     /// Starts play-out once the history holds the initial delay (and the clock
-    /// runs): the unit that plays first is the one due `lead` from now. Until
-    /// then says how full it is.
+    /// runs, and a promised live-edge estimate is in): the unit that plays first
+    /// is the one due `lead` from now. Until then says how full it is.
     private func startIfHeld(_ state: inout State, now: UInt64?) -> Bool {
+        if let now { anchorOnLiveEdge(&state, now: now) }
         let available = history.available
         // A source that started back fills this at once; otherwise it grows in real time.
         guard available >= state.requested else {
@@ -232,14 +266,43 @@ final class DelayPlayout: Sendable {
             return false
         }
         guard let now else { return false }
+        if state.liveAnchor == nil, let deadline = state.liveEdgeDeadline {
+            guard ContinuousClock.now >= deadline else { return false }
+            state.liveEdgeDeadline = nil
+            events.emit(.notice("\(name): the source gave no live-edge estimate; delay counts from this start"))
+        }
+        var first = Int64(clamping: now) + nanoseconds(Self.lead) - nanoseconds(state.requested) - state.anchor
+        if state.liveAnchor != nil, let newest = history.newest, first > Int64(clamping: newest) {
+            // Not here yet: the appsinks have just been told to take it earlier (see `anchorOnLiveEdge`).
+            let since = state.dueMissingSince ?? .now
+            state.dueMissingSince = since
+            guard ContinuousClock.now - since >= Self.dueWait else { return false }
+            // Still not: the estimate is ahead of what the source has. Play that much later, and say so.
+            let late = first - Int64(clamping: newest)
+            state.liveAnchor = state.anchor + late
+            first -= late
+            events.emit(.notice(String(format: "%@: the media is %.2f s behind the live-edge estimate; playing that much later",
+                                       name, Double(late) / 1e9)))
+        }
         state.applied = state.requested
-        guard let shift = state.shift else { return false }
         var cursor = HistoryCursor(delay: .zero, position: nil)
-        let first = max(0, Int64(clamping: now) + nanoseconds(Self.lead) - shift)
-        history.seek(&cursor, toPosition: UInt64(first))
+        history.seek(&cursor, toPosition: UInt64(max(0, first)))
         state.cursor = cursor
         events.emit(.delayChanged(requested: state.requested, applied: state.requested, available: available))
         return true
+    }
+
+    /// Works out delay 0's anchor from a new live-edge estimate (until play-out
+    /// starts), and has the appsinks take the media early enough for it: a player
+    /// started later or earlier plays further behind the edge than `hold-back`.
+    private func anchorOnLiveEdge(_ state: inout State, now: UInt64) {
+        guard state.cursor == nil, let edge = state.liveEdge, edge != state.anchoredEdge,
+              let offset = timeline.latestOffset(stream: 0) else { return }
+        state.anchoredEdge = edge
+        let anchor = LiveAnchor.shift(edge: edge, runningNow: now, monotonicNow: MonotonicTime.now(), streamOffset: offset)
+        state.liveAnchor = anchor
+        let early = min(-Int64(clamping: state.startBack), anchor - nanoseconds(Self.lead) - LiveAnchor.margin)
+        for input in state.inputs { try? input.set("ts-offset", early) }
     }
 
     /// available-delay-changed, at most once a second, while the history grows.

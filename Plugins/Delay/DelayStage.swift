@@ -64,7 +64,7 @@ public final class DelayStage: Stage, DelayControlling {
         try bin.add(sink.element, source.element)
         try bin.ghost(sink.element.staticPad("sink"), as: "sink")
         try bin.ghost(source.element.staticPad("src"), as: "src")
-        let index = playout.register(source, stream: stream)
+        let index = playout.register(input: sink.element, output: source, stream: stream)
         let playout = playout
         if let pad = sink.element.staticPad("sink") { Self.askForHistory(at: pad, playout: playout) }
         sink.onSample({ sample in
@@ -81,7 +81,8 @@ public final class DelayStage: Stage, DelayControlling {
     /// its media by the live edge, so it is taken on the clock (as a player takes
     /// it, which keeps the source's buffering meaningful), `start-back` early
     /// when the source started that far back in its playlist. A source that does
-    /// not answer is taken as fast as it comes.
+    /// not answer is taken as fast as it comes. A live HLS source then sends its
+    /// live-edge estimates (see `DelayPlayout`).
     private static func askForHistory(at pad: Pad, playout: DelayPlayout) {
         let initial = playout.requested
         pad.addProbe(.eventDownstream) { info in
@@ -93,7 +94,10 @@ public final class DelayStage: Stage, DelayControlling {
                     try? appsink.set("ts-offset", -Int64(clamping: offer.startBack))
                     try? appsink.set("sync", true)
                 }
-                playout.sourceStartedBack(offer.startBack, restamped: offer.restamped)
+                playout.sourceStartedBack(offer.startBack, restamped: offer.restamped, liveEdge: offer.liveEdge)
+                return .drop
+            } else if let edge = HistoryHandshake.liveEdge(in: event) {
+                playout.liveEdgeEstimated(edge)
                 return .drop
             }
             return .ok

@@ -30,6 +30,11 @@ final class SourceTimeline: Sendable {
         }
     }
 
+    /// The stream's PTS minus running time now (the newest change); nil before the stream brought anything.
+    func latestOffset(stream: Int) -> Int64? {
+        changes.withLock { changes in changes.indices.contains(stream) ? changes[stream].last?.offset : nil }
+    }
+
     /// The stream PTS of running time `runningTime` on `stream`; nil before the stream brought anything.
     func streamPTS(stream: Int, runningTime: UInt64) -> UInt64? {
         changes.withLock { changes in

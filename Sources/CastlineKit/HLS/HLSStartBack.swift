@@ -37,6 +37,8 @@ final class HLSStartBack: Sendable {
         var decoderSeen = false
         /// A VOD starts at its beginning: nothing to go back to. Unknown (a master playlist) counts as live.
         var isLive = true
+        /// The source will time the live edge (see `LiveEdgeWatch`): the offer says so.
+        var liveEdgeExpected = false
         /// The stream's PTS of the first buffer from the usual start.
         var usualStartPTS: UInt64?
         /// How far back the media starts, once known (0 without a seek), and how far its timestamps move.
@@ -70,6 +72,11 @@ final class HLSStartBack: Sendable {
         state.withLock { $0.isLive = isLive }
     }
 
+    /// The source will send `HistoryHandshake.liveEdge` events.
+    func expectLiveEdge() {
+        state.withLock { $0.liveEdgeExpected = true }
+    }
+
     /// The decoder to seek: only the first one (a reconnect's fresh decoder starts at the edge).
     func decoderMade(_ decoder: Element) {
         state.withLock { state in
@@ -98,7 +105,8 @@ final class HLSStartBack: Sendable {
                 return .drop
             case .offer(let startBack, let restamp):
                 let first = outlet.seen.withLock { seen in defer { seen.offered = true }; return !seen.offered }
-                if first, let offer = HistoryHandshake.offered(startBack: startBack, restamped: restamp) {
+                let liveEdge = state.withLock(\.liveEdgeExpected)
+                if first, let offer = HistoryHandshake.offered(startBack: startBack, restamped: restamp, liveEdge: liveEdge) {
                     info.pad?.pushEvent(offer)
                 }
                 info.shiftTimestamps(by: Int64(clamping: restamp))

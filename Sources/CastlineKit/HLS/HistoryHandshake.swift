@@ -12,18 +12,42 @@ import GstKit
 ///   because the source started that far back in the playlist's live window;
 ///   `restamped` says how much later than the stream's own its timestamps are
 ///   (the source moved them, so the earlier media fits the stream's segment).
+///   `live-edge` says whether `liveEdge` events will follow.
+/// - `liveEdge` comes downstream from the HLS source once it has timed the
+///   playlist (see `LiveEdgeEstimator`): at monotonic instant `at` the stream's
+///   live edge was at `pts` (the stream's own timestamps, before any re-stamping),
+///   and a player plays `hold-back` behind it. Later ones refine earlier ones.
 ///
 /// A source that does not answer (a file, a test signal) is taken as fast as it comes.
 public enum HistoryHandshake {
     public static let wantedName = "castline/history-wanted"
     public static let offeredName = "castline/history-offered"
+    public static let liveEdgeName = "castline/live-edge"
+
+    /// Where the live edge was, in the stream's own timestamps, and when (see `MonotonicTime`).
+    public struct LiveEdge: Sendable, Equatable {
+        public var pts: UInt64
+        public var at: Int64
+        public var holdBack: UInt64
+
+        public init(pts: UInt64, at: Int64, holdBack: UInt64) {
+            self.pts = pts
+            self.at = at
+            self.holdBack = holdBack
+        }
+    }
 
     public static func wanted(_ initial: Duration) -> Event? {
         (try? Structure("\(wantedName), initial=(guint64)\(ClockTime(initial).nanoseconds)")).map(Event.customUpstream)
     }
 
-    public static func offered(startBack: UInt64, restamped: UInt64) -> Event? {
-        (try? Structure("\(offeredName), start-back=(guint64)\(startBack), restamped=(guint64)\(restamped)"))
+    public static func offered(startBack: UInt64, restamped: UInt64, liveEdge: Bool) -> Event? {
+        (try? Structure("\(offeredName), start-back=(guint64)\(startBack), restamped=(guint64)\(restamped), live-edge=(boolean)\(liveEdge)"))
+            .map(Event.customDownstream)
+    }
+
+    public static func liveEdge(_ edge: LiveEdge) -> Event? {
+        (try? Structure("\(liveEdgeName), pts=(guint64)\(edge.pts), at=(guint64)\(max(0, edge.at)), hold-back=(guint64)\(edge.holdBack)"))
             .map(Event.customDownstream)
     }
 
@@ -34,8 +58,17 @@ public enum HistoryHandshake {
     }
 
     /// What an `offered` event announces, in ns; nil for any other event.
-    public static func offer(in event: EventView) -> (startBack: UInt64, restamped: UInt64)? {
+    public static func offer(in event: EventView) -> (startBack: UInt64, restamped: UInt64, liveEdge: Bool)? {
         guard event.kind == .customDownstream, event.structureName == offeredName else { return nil }
-        return (event.structure?.uint64("start-back") ?? 0, event.structure?.uint64("restamped") ?? 0)
+        return (event.structure?.uint64("start-back") ?? 0, event.structure?.uint64("restamped") ?? 0,
+                event.structure?.bool("live-edge") ?? false)
+    }
+
+    /// What a `liveEdge` event says; nil for any other event.
+    public static func liveEdge(in event: EventView) -> LiveEdge? {
+        guard event.kind == .customDownstream, event.structureName == liveEdgeName,
+              let structure = event.structure, let pts = structure.uint64("pts"), let at = structure.uint64("at"),
+              let holdBack = structure.uint64("hold-back") else { return nil }
+        return LiveEdge(pts: pts, at: Int64(clamping: at), holdBack: holdBack)
     }
 }

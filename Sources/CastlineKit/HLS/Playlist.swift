@@ -33,6 +33,10 @@ public enum HLSPlaylist: Equatable, Sendable {
         public var isEnded: Bool
         /// Seconds of media the playlist lists.
         public var duration: Double
+        /// `#EXT-X-MEDIA-SEQUENCE`: the number of the first segment listed.
+        public var mediaSequence = 0
+        /// Each listed segment's `#EXTINF` seconds, in order (the first is `mediaSequence`).
+        public var segmentDurations: [Double] = []
     }
 
     /// Parses playlist text; `base` resolves relative URIs.
@@ -54,6 +58,9 @@ public enum HLSPlaylist: Equatable, Sendable {
                 let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
                 media.duration += Double(value) ?? 0
                 media.segmentCount += 1
+                media.segmentDurations.append(Double(value) ?? 0)
+            } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
+                media.mediaSequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
             } else if line == "#EXT-X-ENDLIST" {
                 media.isEnded = true
             } else if !line.isEmpty, !line.hasPrefix("#"), let attributes = pending {

@@ -316,9 +316,12 @@ public actor PipelineRunner {
                 transition(to: .playing)
             }
         case .buffering(_, let percent):
+            // A delay stage plays out on its own clock: buffering before it only fills its history,
+            // and the stage says how full that is (its live-edge play-out takes the source's media
+            // early, so the source's own level dips at every segment without anything to hear).
+            guard delays.isEmpty else { return }
             emitter.emit(.buffering(percent: percent))
-            // A delay stage plays out on its own clock: buffering before it only fills its history.
-            guard !isLive, delays.isEmpty, !stopRequested, state != .paused, sourceRestart == nil else { return }
+            guard !isLive, !stopRequested, state != .paused, sourceRestart == nil else { return }
             // Non-live media waits for its buffer, as a player does: fully at first; once it has
             // played, only when the buffer runs dry, resuming at half (a live HLS buffer, held
             // back by the live edge, never fills and would otherwise pause all the time).

@@ -32,6 +32,8 @@ public final class HLSSource: URISource, RestartableSource {
     private var variants: [HLSPlaylist.Variant] = []
     /// Starts further back in the live window when a delay stage wants history.
     private let startBack = HLSStartBack()
+    /// Times the live edge for a delay stage (media playlists only).
+    private let liveEdge = LiveEdgeWatch()
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -56,7 +58,7 @@ public final class HLSSource: URISource, RestartableSource {
             throw BuildError("\(error)", at: "\(keyPath).url")
         }
         guard case .master(let variants) = playlist else {
-            if case .media(let media) = playlist { startBack.playlist(isLive: !media.isEnded) }
+            if case .media(let media) = playlist { mediaPlaylist(playlistURL, isLive: !media.isEnded) }
             return
         }
         self.variants = variants
@@ -64,10 +66,23 @@ public final class HLSSource: URISource, RestartableSource {
         if let variant {
             uri = variant.uri.absoluteString
             declared = Self.streams(named: variant.codecs)
+            // The rendition's own playlist says whether it is live (a failure here is hlsdemux2's to report).
+            if let text = try? await PlaylistFetcher.fetch(variant.uri),
+               case .media(let media)? = try? HLSPlaylist.parse(text, base: variant.uri) {
+                mediaPlaylist(variant.uri, isLive: !media.isEnded)
+            }
             context.events.emit(.renditionChanged(Self.describe(variant)))
         } else {
             declared = Self.streams(named: variants.flatMap(\.codecs))
         }
+    }
+
+    /// The media playlist hlsdemux2 plays: a live one has an edge to time.
+    private func mediaPlaylist(_ url: URL, isLive: Bool) {
+        startBack.playlist(isLive: isLive)
+        guard isLive else { return }
+        liveEdge.poll(url)
+        startBack.expectLiveEdge()
     }
 
     nonisolated(nonsending) private func fetchWaitingForLive() async throws -> String {
@@ -160,12 +175,16 @@ public final class HLSSource: URISource, RestartableSource {
         // Buffering messages let the runner pause and resume as a player does.
         try? decoder.set("use-buffering", true)
         startBack.decoderMade(decoder)
+        liveEdge.decoderMade(decoder)
         endWatch.start(endAfter: endAfter)
     }
 
     override func outletMade(_ pad: Pad, stream: StreamKind) {
         // Where the stream leaves the outlet queue, so a stage's request is in before the first buffer.
-        if let leaving = pad.parentElement?.staticPad("src") { startBack.watch(leaving) }
+        if let leaving = pad.parentElement?.staticPad("src") {
+            liveEdge.watch(leaving)
+            startBack.watch(leaving)
+        }
         endWatch.watch(pad)
         if stream == .video, uri == playlistURL.absoluteString, !variants.isEmpty { watchSwitches(pad) }
     }
