@@ -21,14 +21,7 @@ struct DelayListenTests {
             let url = endpoints.hlsPlaylistURL(key: key)
             let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
             let delayed = try DelayListener.start(url: url, delay: "5s", scratch: scratch)
-            var gaps: [Double] = []
-            let deadline = ContinuousClock.now + .seconds(25)
-            while ContinuousClock.now < deadline, gaps.count < 6 {
-                try await Task.sleep(for: .seconds(1))
-                gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
-            }
-            await live.stop()
-            await delayed.stop()
+            let gaps = try await gapsWhilePlaying(live, delayed, count: 6, within: .seconds(25))
             print("delay 0 s vs 5 s: played \(gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")) s apart")
             #expect(gaps.count >= 6, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
             for gap in gaps {
@@ -59,14 +52,7 @@ struct DelayListenTests {
             let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
             try await Task.sleep(for: .seconds(1))
             let delayed = try DelayListener.start(url: url, delay: "5s", scratch: scratch)
-            var gaps: [Double] = []
-            let deadline = ContinuousClock.now + .seconds(25)
-            while ContinuousClock.now < deadline, gaps.count < 6 {
-                try await Task.sleep(for: .seconds(1))
-                gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
-            }
-            await live.stop()
-            await delayed.stop()
+            let gaps = try await gapsWhilePlaying(live, delayed, count: 6, within: .seconds(25))
             print("delay 0 s, then 5 s started 1 s later: played \(gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")) s apart")
             #expect(gaps.count >= 6, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
             for gap in gaps {
@@ -91,14 +77,7 @@ struct DelayListenTests {
             let url = endpoints.hlsPlaylistURL(key: key)
             let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
             let delayed = try DelayListener.start(url: url, delay: "6s", scratch: scratch)
-            var gaps: [Double] = []
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline, gaps.count < 4 {
-                try await Task.sleep(for: .seconds(1))
-                gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
-            }
-            await live.stop()
-            await delayed.stop()
+            let gaps = try await gapsWhilePlaying(live, delayed, count: 4, within: .seconds(20))
             let playing = delayed.firstTime(of: "state", where: "to", is: "playing")
             let started = playing.map { $0.timeIntervalSince(delayed.launched) }
             let liveStarted = live.firstTime(of: "state", where: "to", is: "playing").map { $0.timeIntervalSince(live.launched) }

@@ -32,6 +32,8 @@ public actor PipelineRunner {
     private var stopRequested = false
     private var isLive = false
     private var hasPlayed = false
+    /// The media has a duration (a file, a VOD playlist), read when it first plays.
+    private var hasKnownEnd = true
     /// The decoder decodebin said is missing: the error that follows is told in these words.
     private var missingDecoder: String?
     /// Restarting a source after far-end trouble (see `RestartableSource`).
@@ -312,6 +314,7 @@ public actor PipelineRunner {
             finish(stopRequested ? .stopped : .completed)
         case .stateChanged(let source, _, let new, _) where source == built.pipeline.name:
             if new == .playing, state != .stopping, sourceRestart == nil {
+                if !hasPlayed { hasKnownEnd = built.pipeline.queryDuration() != nil }
                 hasPlayed = true
                 transition(to: .playing)
             }
@@ -320,6 +323,12 @@ public actor PipelineRunner {
             // and the stage says how full that is (its live-edge play-out takes the source's media
             // early, so the source's own level dips at every segment without anything to hear).
             guard delays.isEmpty else { return }
+            // A stream with no known end (live HLS) once playing: hlsdemux2 (1.22) reports its
+            // level falling to 0 % before every new segment while the queues after it still hold
+            // seconds. Pausing there added latency at each segment, and pausing and resuming it
+            // while the network failed crashed inside hlsdemux2 (heap corruption, about one
+            // outage in ten). A stream that stops coming is `reconnecting` or ends (end-after).
+            guard !(hasPlayed && !hasKnownEnd) else { return }
             emitter.emit(.buffering(percent: percent))
             guard !isLive, !stopRequested, state != .paused, sourceRestart == nil else { return }
             // Non-live media waits for its buffer, as a player does: fully at first; once it has

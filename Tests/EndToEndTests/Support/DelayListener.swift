@@ -80,3 +80,18 @@ func publishTone(to endpoints: IngestEndpoints, key: String, seconds: Int) throw
     try publisher.start()
     return publisher
 }
+
+/// How far apart the two play (see `positionGaps`), compared once a second until
+/// `count` moments are in or `within` has passed; then both are stopped.
+func gapsWhilePlaying(_ live: DelayListener, _ delayed: DelayListener, count: Int,
+                      within: Duration) async throws -> [Double] {
+    var gaps: [Double] = []
+    let deadline = ContinuousClock.now + within
+    while ContinuousClock.now < deadline, gaps.count < count {
+        try await Task.sleep(for: .seconds(1))
+        gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
+    }
+    await live.stop()
+    await delayed.stop()
+    return gaps
+}
