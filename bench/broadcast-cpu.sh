@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: CPU cost of the 720p30 test broadcast over RTMP.
 #
-# One local ingest (`castline ingest`), then three publishers of the same
+# One local ingest (`castline ingest`), then four publishers of the same
 # 1280x720 30 fps test signal + 48 kHz stereo tone, x264 veryfast/zerolatency
 # 2500k + AAC 128k, run ONE AFTER ANOTHER (never at once: they would fight for
 # the cores), each for DURATION seconds, ROUNDS times (the order rotates each
@@ -45,7 +45,8 @@ mkdir -p "$out"
 
 die() { echo "broadcast-cpu: $*" >&2; exit 2; }
 [[ -x $castline ]] || die "no castline binary at $castline (build it, or set CASTLINE)"
-[[ $duration =~ ^[0-9]+$ && $duration -ge 8 ]] || die "DURATION must be whole seconds >= 8 (3 HLS segments of 2 s)"
+[[ $duration =~ ^[0-9]+$ && $duration -ge 8 && $duration -le 28 ]] ||
+    die "DURATION must be whole seconds from 8 (3 HLS segments of 2 s) to 28 (the media is counted in the ingest's 30 s playlist)"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 if [[ ! -x /usr/bin/time ]]; then
     if [[ $(id -u) = 0 ]]; then
