@@ -11,7 +11,7 @@ import Synchronization
 /// carry that start too).
 ///
 /// Once a stage asks for history, the media playlist is polled every 50 ms
-/// (conditional GETs) until three new segments have been timed
+/// until three new segments have been timed
 /// (`LiveEdgeEstimator`). That timing is put on hlsdemux2's time line: its
 /// stream time 0 is the first segment of the first playlist it read (the one
 /// the decoder's HTTP source fetched, read here as it passes), and its
@@ -44,9 +44,23 @@ final class LiveEdgeWatch: Sendable {
 
     private let state = Mutex(State())
 
-    /// The media playlist this stream plays (live, not a master playlist).
-    func poll(_ url: URL) {
-        state.withLock { $0.url = url }
+    /// The media playlist this stream plays (live), and castline's own fetch of it, timed.
+    func poll(_ url: URL, fetched media: HLSPlaylist.Media, sent: Int64, received: Int64) {
+        state.withLock { state in
+            state.url = url
+            Self.observe(&state, media, sent: sent, received: received)
+        }
+    }
+
+    /// A playlist fetched before the polls: timed like one (a segment listed after it, even by
+    /// the first poll, is an appearance; else it is lost and start-up waits a segment longer).
+    private static func observe(_ state: inout State, _ media: HLSPlaylist.Media, sent: Int64, received: Int64) {
+        let durations = media.segmentDurations
+        if state.polling {
+            state.estimator.learn(mediaSequence: media.mediaSequence, durations: durations)
+        } else {
+            state.estimator.record(.init(mediaSequence: media.mediaSequence, durations: durations, sent: sent, received: received))
+        }
     }
 
     /// The first decoder: its HTTP source's download is the playlist hlsdemux2 starts from.
@@ -59,25 +73,34 @@ final class LiveEdgeWatch: Sendable {
     }
 
     private func readFirstPlaylist(at pad: Pad) {
-        let bytes = Mutex(Data())
+        // Timed like a poll: from the source's setup (before its request) to its first bytes.
+        let setup = MonotonicTime.now()
+        let read = Mutex((bytes: Data(), answered: Int64?.none))
         pad.addProbe([.buffer, .eventDownstream]) { [weak self] info in
             if let buffer = info.buffer {
-                buffer.withUnsafeBytes { raw in bytes.withLock { $0.append(contentsOf: raw) } }
+                let now = MonotonicTime.now()
+                buffer.withUnsafeBytes { raw in
+                    read.withLock { read in
+                        read.bytes.append(contentsOf: raw)
+                        if read.answered == nil { read.answered = now }
+                    }
+                }
             } else if info.event?.kind == .eos, let self {
-                self.firstPlaylist(bytes.withLock { $0 })
+                let (bytes, answered) = read.withLock { $0 }
+                self.firstPlaylist(bytes, sent: setup, received: answered ?? MonotonicTime.now())
                 return .remove
             }
             return .ok
         }
     }
 
-    private func firstPlaylist(_ data: Data) {
+    private func firstPlaylist(_ data: Data, sent: Int64, received: Int64) {
         guard let text = String(data: data, encoding: .utf8),
               case .media(let media)? = try? HLSPlaylist.parse(text, base: URL(fileURLWithPath: "/")) else { return }
         let changed = state.withLock { state -> Bool in
             guard state.reference == nil else { return false }
             state.reference = (media.mediaSequence, media.targetDuration)
-            state.estimator.learn(mediaSequence: media.mediaSequence, durations: media.segmentDurations)
+            Self.observe(&state, media, sent: sent, received: received)
             return true
         }
         if changed { updateEdge() }
@@ -154,11 +177,11 @@ final class LiveEdgeWatch: Sendable {
     }
 }
 
-/// Conditional GETs of one media playlist, each timed.
+/// Plain GETs of one media playlist, each timed. Not conditional: nginx's validators are
+/// the file's mtime in whole seconds and its size, so a playlist rewritten within the second
+/// with a full window (same size) answers 304 and its new segment would be timed late.
 private struct Poller {
     let url: URL
-    var validator: (etag: String?, modified: String?) = (nil, nil)
-    var last: LiveEdgeEstimator.Poll?
     var failures = 0
     /// The playlist says the stream has ended: there is no live edge.
     var ended = false
@@ -171,26 +194,16 @@ private struct Poller {
     mutating func next(_ session: URLSession) async -> LiveEdgeEstimator.Poll? {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 5)
         request.setValue("castline", forHTTPHeaderField: "User-Agent")
-        if let etag = validator.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-        if let modified = validator.modified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
         let sent = MonotonicTime.now()
         let answer = try? await session.data(for: request)
         let received = MonotonicTime.now()
         var poll: LiveEdgeEstimator.Poll?
-        if let answer, let http = answer.1 as? HTTPURLResponse {
-            if http.statusCode == 304, var unchanged = last {
-                // Nothing new as of now: a timed poll all the same.
-                (unchanged.sent, unchanged.received) = (sent, received)
-                poll = unchanged
-            } else if (200..<300).contains(http.statusCode), let text = String(data: answer.0, encoding: .utf8),
-                      case .media(let media)? = try? HLSPlaylist.parse(text, base: url) {
-                ended = media.isEnded
-                validator = (http.value(forHTTPHeaderField: "ETag"), http.value(forHTTPHeaderField: "Last-Modified"))
-                poll = .init(mediaSequence: media.mediaSequence, durations: media.segmentDurations, sent: sent, received: received)
-            }
+        if let answer, let http = answer.1 as? HTTPURLResponse, (200..<300).contains(http.statusCode),
+           let text = String(data: answer.0, encoding: .utf8), case .media(let media)? = try? HLSPlaylist.parse(text, base: url) {
+            ended = media.isEnded
+            poll = .init(mediaSequence: media.mediaSequence, durations: media.segmentDurations, sent: sent, received: received)
         }
         failures = poll == nil ? failures + 1 : 0
-        if poll != nil { last = poll }
         return ended ? nil : poll
     }
 }

@@ -50,6 +50,7 @@ public final class HLSSource: URISource, RestartableSource {
     }
 
     nonisolated(nonsending) public override func prepare(wanted: Set<StreamKind>) async throws {
+        var sent = MonotonicTime.now()
         let text = try await fetchWaitingForLive()
         let playlist: HLSPlaylist
         do {
@@ -58,7 +59,9 @@ public final class HLSSource: URISource, RestartableSource {
             throw BuildError("\(error)", at: "\(keyPath).url")
         }
         guard case .master(let variants) = playlist else {
-            if case .media(let media) = playlist { mediaPlaylist(playlistURL, isLive: !media.isEnded) }
+            if case .media(let media) = playlist {
+                mediaPlaylist(playlistURL, media, sent: sent, received: MonotonicTime.now())
+            }
             return
         }
         self.variants = variants
@@ -67,9 +70,10 @@ public final class HLSSource: URISource, RestartableSource {
             uri = variant.uri.absoluteString
             declared = Self.streams(named: variant.codecs)
             // The rendition's own playlist says whether it is live (a failure here is hlsdemux2's to report).
+            sent = MonotonicTime.now()
             if let text = try? await PlaylistFetcher.fetch(variant.uri),
                case .media(let media)? = try? HLSPlaylist.parse(text, base: variant.uri) {
-                mediaPlaylist(variant.uri, isLive: !media.isEnded)
+                mediaPlaylist(variant.uri, media, sent: sent, received: MonotonicTime.now())
             }
             context.events.emit(.renditionChanged(Self.describe(variant)))
         } else {
@@ -77,11 +81,11 @@ public final class HLSSource: URISource, RestartableSource {
         }
     }
 
-    /// The media playlist hlsdemux2 plays: a live one has an edge to time.
-    private func mediaPlaylist(_ url: URL, isLive: Bool) {
-        startBack.playlist(isLive: isLive)
-        guard isLive else { return }
-        liveEdge.poll(url)
+    /// The media playlist hlsdemux2 plays: a live one has an edge to time (this fetch is its first look).
+    private func mediaPlaylist(_ url: URL, _ media: HLSPlaylist.Media, sent: Int64, received: Int64) {
+        startBack.playlist(isLive: !media.isEnded)
+        guard !media.isEnded else { return }
+        liveEdge.poll(url, fetched: media, sent: sent, received: received)
         startBack.expectLiveEdge()
     }
 
