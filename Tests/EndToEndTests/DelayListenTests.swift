@@ -83,6 +83,15 @@ struct DelayListenTests {
             let liveStarted = live.firstTime(of: "state", where: "to", is: "playing").map { $0.timeIntervalSince(live.launched) }
             print(String(format: "start back 6 s: playing %.3f s after launch (delay 0: %.3f s); played %@ s apart",
                          started ?? -1, liveStarted ?? -1, gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")))
+            // GStreamer 1.22's hlsdemux2 can abort on the seek back when it lands while its first
+            // segment is downloading (an assertion in download_request_set_uri; about one start
+            // in 10-20). castline cannot rule that race out; it is a known issue here.
+            if started == nil, delayed.process.standardError.contains("download_request_set_uri") {
+                withKnownIssue("hlsdemux2 (GStreamer 1.22) aborted on the start-back seek", isIntermittent: true) {
+                    Issue.record("\(delayed.process.standardError.suffix(400))")
+                }
+                return
+            }
             let startedIn = try #require(started, "never played: \(delayed.process.standardError)")
             // Waiting for the history would take 6 s; starting back, it is the usual start-up.
             #expect(startedIn < 2.5, "playing \(startedIn) s after launch")
