@@ -10,17 +10,9 @@ import Testing
 struct DelayListenTests {
     @Test("two listeners started together with delay 0 and 5 s play 5 s ± 0.25 s apart")
     func twoListenersFiveSecondsApart() async throws {
-        try await withIngest { _, endpoints in
-            let key = "delay\(UInt16.random(in: 1000...9999))"
-            let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
-            defer { publisher.signal(SIGKILL) }
-            // Three segments listed: hlsdemux2 starts at the oldest, there is nothing
-            // further back, so the 5 s are buffered in real time before playing.
-            #expect(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(30)))
-            let scratch = try Scratch()
-            let url = endpoints.hlsPlaylistURL(key: key)
-            let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
-            let delayed = try DelayListener.start(url: url, delay: "5s", scratch: scratch)
+        // Three segments listed: hlsdemux2 starts at the oldest, there is nothing
+        // further back, so the 5 s are buffered in real time before playing.
+        try await withTwoListeners(key: "delay", segments: 4, delay: "5s") { live, delayed in
             let gaps = try await gapsWhilePlaying(live, delayed, count: 6, within: .seconds(25))
             print("delay 0 s vs 5 s: played \(gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")) s apart")
             #expect(gaps.count >= 6, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
@@ -40,18 +32,9 @@ struct DelayListenTests {
 
     @Test("the delay 5 s listener started 1 s after the delay 0 one: still 5 s ± 0.25 s apart")
     func startUpDoesNotCount() async throws {
-        try await withIngest { _, endpoints in
-            let key = "late\(UInt16.random(in: 1000...9999))"
-            let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
-            defer { publisher.signal(SIGKILL) }
-            // Past the stream's first segment (shorter than listed), so neither starts on it;
-            // well inside the 30 s window, so both count stream time from the same segment.
-            #expect(await endpoints.published(key: key).waitForSegments(6, timeout: .seconds(30)))
-            let scratch = try Scratch()
-            let url = endpoints.hlsPlaylistURL(key: key)
-            let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
-            try await Task.sleep(for: .seconds(1))
-            let delayed = try DelayListener.start(url: url, delay: "5s", scratch: scratch)
+        // Past the stream's first segment (shorter than listed), so neither starts on it;
+        // well inside the 30 s window, so both count stream time from the same segment.
+        try await withTwoListeners(key: "late", segments: 6, delay: "5s", stagger: .seconds(1)) { live, delayed in
             let gaps = try await gapsWhilePlaying(live, delayed, count: 6, within: .seconds(25))
             print("delay 0 s, then 5 s started 1 s later: played \(gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")) s apart")
             #expect(gaps.count >= 6, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
@@ -65,18 +48,10 @@ struct DelayListenTests {
 
     @Test("6 s behind a live stream whose window holds it: playing starts at once (not 6 s later), 6 s ± 0.25 s behind")
     func startsBackInTheWindow() async throws {
-        try await withIngest { _, endpoints in
-            let key = "back\(UInt16.random(in: 1000...9999))"
-            let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
-            defer { publisher.signal(SIGKILL) }
-            // hlsdemux2 starts about 8 s from the live edge (three target durations and
-            // the segment it lands in): 6 s behind that is in the window once the
-            // playlist lists 8 segments (16 s; nginx writes a ninth as it goes).
-            #expect(await endpoints.published(key: key).waitForSegments(9, timeout: .seconds(40)))
-            let scratch = try Scratch()
-            let url = endpoints.hlsPlaylistURL(key: key)
-            let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
-            let delayed = try DelayListener.start(url: url, delay: "6s", scratch: scratch)
+        // hlsdemux2 starts about 8 s from the live edge (three target durations and
+        // the segment it lands in): 6 s behind that is in the window once the
+        // playlist lists 8 segments (16 s; nginx writes a ninth as it goes).
+        try await withTwoListeners(key: "back", segments: 9, delay: "6s") { live, delayed in
             let gaps = try await gapsWhilePlaying(live, delayed, count: 4, within: .seconds(20))
             let playing = delayed.firstTime(of: "state", where: "to", is: "playing")
             let started = playing.map { $0.timeIntervalSince(delayed.launched) }

@@ -177,9 +177,7 @@ final class LiveEdgeWatch: Sendable {
     }
 }
 
-/// Plain GETs of one media playlist, each timed. Not conditional: nginx's validators are
-/// the file's mtime in whole seconds and its size, so a playlist rewritten within the second
-/// with a full window (same size) answers 304 and its new segment would be timed late.
+/// GETs of one media playlist, each timed (see `PlaylistFetcher` for why never conditional).
 private struct Poller {
     let url: URL
     var failures = 0
@@ -192,14 +190,11 @@ private struct Poller {
 
     /// One poll; nil when it failed.
     mutating func next(_ session: URLSession) async -> LiveEdgeEstimator.Poll? {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 5)
-        request.setValue("castline", forHTTPHeaderField: "User-Agent")
         let sent = MonotonicTime.now()
-        let answer = try? await session.data(for: request)
+        let text = try? await PlaylistFetcher.fetch(url, timeout: .seconds(5), session: session)
         let received = MonotonicTime.now()
         var poll: LiveEdgeEstimator.Poll?
-        if let answer, let http = answer.1 as? HTTPURLResponse, (200..<300).contains(http.statusCode),
-           let text = String(data: answer.0, encoding: .utf8), case .media(let media)? = try? HLSPlaylist.parse(text, base: url) {
+        if let text, case .media(let media)? = try? HLSPlaylist.parse(text, base: url) {
             ended = media.isEnded
             poll = .init(mediaSequence: media.mediaSequence, durations: media.segmentDurations, sent: sent, received: received)
         }

@@ -3,16 +3,19 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Fetches playlist text over HTTP(S).
+/// Fetches playlist text over HTTP(S), never from a cache (a live playlist changes
+/// under the same URL; and a conditional GET would not do either: nginx's validators
+/// are the file's mtime in whole seconds and its size, so a playlist rewritten within
+/// the second with a full window answers 304).
 enum PlaylistFetcher {
-    static func fetch(_ url: URL, timeout: Duration = .seconds(10)) async throws(HLSError) -> String {
-        var request = URLRequest(url: url)
-        request.timeoutInterval = timeout.seconds
+    static func fetch(_ url: URL, timeout: Duration = .seconds(10),
+                      session: URLSession = .shared) async throws(HLSError) -> String {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout.seconds)
         request.setValue("castline", forHTTPHeaderField: "User-Agent")
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await session.data(for: request)
         } catch {
             throw .network(error.localizedDescription)
         }

@@ -328,7 +328,7 @@ public actor PipelineRunner {
             // seconds. Pausing there added latency at each segment, and pausing and resuming it
             // while the network failed crashed inside hlsdemux2 (heap corruption, about one
             // outage in ten). A stream that stops coming is `reconnecting` or ends (end-after).
-            guard !(hasPlayed && !hasKnownEnd) else { return }
+            guard !hasPlayed || hasKnownEnd else { return }
             emitter.emit(.buffering(percent: percent))
             guard !isLive, !stopRequested, state != .paused, sourceRestart == nil else { return }
             // Non-live media waits for its buffer, as a player does: fully at first; once it has

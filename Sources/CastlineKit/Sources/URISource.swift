@@ -312,18 +312,3 @@ final class DecoderSlot: Sendable {
         }
     }
 }
-
-/// A flag that goes up once, safe from any thread.
-final class OnceFlag: Sendable {
-    private let value = Mutex(false)
-
-    /// Raises the flag; true only for the call that raised it.
-    func trip() -> Bool {
-        value.withLock { raised in
-            defer { raised = true }
-            return !raised
-        }
-    }
-
-    var isTripped: Bool { value.withLock { $0 } }
-}

@@ -80,12 +80,12 @@ enum RunSession {
             return outputs.finish()
         }
         // Set before aborting: the runs then end as failed, and the status must still be 130.
-        let interrupted = StopFlag()
+        let interrupted = OnceFlag()
         let trap = SignalTrap(
             first: { Task { for pipeline in pipelines { await pipeline.runner.stop() } } },
             second: {
                 Terminal.status("stopping at once")
-                interrupted.set()
+                interrupted.trip()
                 Task {
                     for pipeline in pipelines { await pipeline.runner.abort() }
                     exit(130)
@@ -116,7 +116,7 @@ enum RunSession {
         for line in await printing.value { Terminal.status(line) }
         control?.stop()
         withExtendedLifetime(trap) {}
-        if interrupted.isSet { return 130 }
+        if interrupted.isTripped { return 130 }
         return failed ? ExitStatus.failed : 0
     }
 

@@ -40,12 +40,3 @@ private final class SignalCount: Sendable {
         }
     }
 }
-
-/// A flag set from a signal handler and read by the run (a second Ctrl-C).
-final class StopFlag: Sendable {
-    private let value = Mutex(false)
-
-    func set() { value.withLock { $0 = true } }
-
-    var isSet: Bool { value.withLock { $0 } }
-}

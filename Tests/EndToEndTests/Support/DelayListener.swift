@@ -1,5 +1,6 @@
 import Foundation
 import LocalIngest
+import Testing
 
 /// One `castline listen --delay` run with its JSON lines, read as the delay stage reports them.
 struct DelayListener {
@@ -94,4 +95,23 @@ func gapsWhilePlaying(_ live: DelayListener, _ delayed: DelayListener, count: In
     await live.stop()
     await delayed.stop()
     return gaps
+}
+
+/// Runs `body` with two listeners on a live tone published to a fresh local ingest,
+/// once its playlist lists `segments` segments: one at delay 0, and one at `delay`
+/// started `stagger` after it. The publisher is stopped afterwards; `body` stops the listeners.
+func withTwoListeners(key prefix: String, segments: Int, delay: String, stagger: Duration = .zero,
+                      _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
+    try await withIngest { _, endpoints in
+        let key = "\(prefix)\(UInt16.random(in: 1000...9999))"
+        let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
+        defer { publisher.signal(SIGKILL) }
+        try #require(await endpoints.published(key: key).waitForSegments(segments, timeout: .seconds(40)))
+        let scratch = try Scratch()
+        let url = endpoints.hlsPlaylistURL(key: key)
+        let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
+        if stagger > .zero { try await Task.sleep(for: stagger) }
+        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch)
+        try await body(live, delayed)
+    }
 }
