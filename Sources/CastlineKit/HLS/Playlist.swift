@@ -37,6 +37,12 @@ public enum HLSPlaylist: Equatable, Sendable {
         public var mediaSequence = 0
         /// Each listed segment's `#EXTINF` seconds, in order (the first is `mediaSequence`).
         public var segmentDurations: [Double] = []
+        /// Each listed segment's URI, in order.
+        public var segmentURIs: [URL] = []
+        /// `#EXT-X-MAP`: segments are fragments of a file whose head is here (fMP4).
+        public var hasInitSection = false
+        /// `#EXT-X-KEY` with a method other than NONE: the segments are encrypted.
+        public var isEncrypted = false
     }
 
     /// Parses playlist text; `base` resolves relative URIs.
@@ -63,6 +69,12 @@ public enum HLSPlaylist: Equatable, Sendable {
                 media.mediaSequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
             } else if line == "#EXT-X-ENDLIST" {
                 media.isEnded = true
+            } else if line.hasPrefix("#EXT-X-MAP:") {
+                media.hasInitSection = true
+            } else if line.hasPrefix("#EXT-X-KEY:") {
+                media.isEncrypted = attributes(String(line.dropFirst("#EXT-X-KEY:".count)))["METHOD"] != "NONE"
+            } else if !line.isEmpty, !line.hasPrefix("#"), pending == nil {
+                if let uri = URL(string: line, relativeTo: base)?.absoluteURL { media.segmentURIs.append(uri) }
             } else if !line.isEmpty, !line.hasPrefix("#"), let attributes = pending {
                 pending = nil
                 guard let uri = URL(string: line, relativeTo: base)?.absoluteURL else { continue }

@@ -25,7 +25,8 @@ public final class HLSSource: URISource, RestartableSource {
     let waitForLive: Bool
     let endAfter: Duration
     let context: ComponentContext
-    /// Streams the master playlist's CODECS name; nil when it names none (discovery then).
+    /// Streams the master playlist's CODECS name, or a segment's head shows
+    /// (`SegmentProbe`); nil when neither tells (discovery then).
     private var declared: [StreamKind: StreamForm]?
     private let endWatch: EndWatch
     /// The master playlist's renditions, to name the one hlsdemux2 switched to.
@@ -61,6 +62,7 @@ public final class HLSSource: URISource, RestartableSource {
         guard case .master(let variants) = playlist else {
             if case .media(let media) = playlist {
                 mediaPlaylist(playlistURL, media, sent: sent, received: MonotonicTime.now())
+                declared = await SegmentProbe.streams(of: media)
             }
             return
         }
@@ -74,6 +76,7 @@ public final class HLSSource: URISource, RestartableSource {
             if let text = try? await PlaylistFetcher.fetch(variant.uri),
                case .media(let media)? = try? HLSPlaylist.parse(text, base: variant.uri) {
                 mediaPlaylist(variant.uri, media, sent: sent, received: MonotonicTime.now())
+                if declared == nil { declared = await SegmentProbe.streams(of: media) }
             }
             context.events.emit(.renditionChanged(Self.describe(variant)))
         } else {
@@ -157,8 +160,29 @@ public final class HLSSource: URISource, RestartableSource {
         return streams
     }
 
+    public override func streams() throws -> [StreamKind: StreamForm] {
+        guard let declared else { return try super.streams() }
+        guard !declared.isEmpty else { throw noUsableStream }
+        return declared.mapValues { _ in .raw }
+    }
+
     public override func encodedForms() throws -> [StreamKind: StreamForm] {
         try declared ?? super.encodedForms()
+    }
+
+    public override func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
+        // The decoders' plugins load now, beside the network start-up, rather than on the
+        // streaming thread once the first segment is in: libav took 60-130 ms to load there.
+        let decoded = streams.filter { $0.value == .raw }.keys.compactMap { stream -> String? in
+            guard case .encoded(let codec?)? = declared?[stream] else { return nil }
+            return codec.caps
+        }
+        if !decoded.isEmpty, ProcessInfo.processInfo.environment["XNOPRE"] == nil {
+            Thread.detachNewThread {
+                for caps in decoded { if let caps = try? Caps(caps) { Gst.loadDecoderPlugin(for: caps) } }
+            }
+        }
+        return try super.makeBin(streams: streams, name: name)
     }
 
     // MARK: Riding out network trouble

@@ -67,10 +67,12 @@ public class URISource: SourceComponent {
 
     public func streams() throws -> [StreamKind: StreamForm] {
         let streams = try discoveredStreams().mapValues { _ in StreamForm.raw }
-        guard !streams.isEmpty else {
-            throw BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
-        }
+        guard !streams.isEmpty else { throw noUsableStream }
         return streams
+    }
+
+    var noUsableStream: BuildError {
+        BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
     }
 
     public func encodedForms() throws -> [StreamKind: StreamForm] {
@@ -231,13 +233,7 @@ public class URISource: SourceComponent {
             // Any codec of this kind, still encoded.
             return Codec.allCases.filter { $0.stream == stream }.map { stopCaps(stream, .encoded($0)) }.joined(separator: "; ")
         }
-        switch codec {
-        case .aac, .mp3: return "audio/mpeg"
-        case .opus: return "audio/x-opus"
-        case .vorbis: return "audio/x-vorbis"
-        case .flac: return "audio/x-flac"
-        default: return "video/x-\(codec.rawValue)"
-        }
+        return codec.mediaType
     }
 
     static func streamKind(of pad: Pad) -> StreamKind? {
