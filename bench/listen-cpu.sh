@@ -11,12 +11,16 @@
 #   ffmpeg-vn       ffmpeg -re -i URL -vn -f null -            (audio decoded, video dropped)
 #
 # each under /usr/bin/time: user+sys CPU seconds, peak RSS. All three play at the
-# stream's own pace (castline by its clock, ffmpeg by -re).
+# stream's own pace (castline by its clock, ffmpeg by -re). The same two audio-only
+# commands also run for SHORT seconds (castline --duration, ffmpeg -t): the
+# difference splits each one's cost into start-up and cost per second of stream.
 #
-# Time to first audio, also per round: from starting the process to the first
-# decoded audio. castline: its stream-started event (sent on the first decoded
-# buffer), in --stats-json. ffmpeg: the first byte of decoded PCM on a pipe
-# (ffmpeg -i URL -vn -f s16le -flush_packets 1 -), read by a timer.
+# Time to first audio, in runs of their own (FIRST_RUNS per round, interleaved):
+# from starting the process to the first decoded audio. castline: its
+# stream-started event (sent on the first decoded buffer), in --stats-json.
+# ffmpeg: the first byte of decoded PCM on a pipe (ffmpeg -i URL -vn -f s16le
+# -flush_packets 1 -), read by a timer. The same for gst-launch-1.0 playbin3 into
+# an fdsink, as the raw-GStreamer reference (diagnostic).
 #
 # Targets (issue): castline-audio/castline-video <= 0.5, castline-audio/ffmpeg-vn
 # <= 1.0 (CPU seconds), castline/ffmpeg time to first audio <= 1.0. Benchmarks
@@ -26,13 +30,17 @@
 #   CASTLINE   castline binary (default .build/debug/castline, what `make bench` builds;
 #              .build/release/castline for the figures that matter)
 #   DURATION   seconds of stream (default 20)
+#   SHORT      seconds of the short runs (default 4)
 #   ROUNDS     rounds (default 2)
+#   FIRST_RUNS time-to-first-audio runs per tool and round (default 5)
 #   BENCH_OUT  directory for logs and results.tsv (default: a new temp dir, kept)
 set -euo pipefail
 
 source "$(dirname "$0")/lib/common.bash"
 duration=${DURATION:-20}
 rounds=${ROUNDS:-2}
+short=${SHORT:-4}
+first_runs=${FIRST_RUNS:-5}
 out=${BENCH_OUT:-$(mktemp -d /tmp/castline-listen-bench.XXXXXX)}
 mkdir -p "$out"
 
@@ -40,6 +48,8 @@ die() { echo "listen-cpu: $*" >&2; exit 2; }
 [[ -x $castline ]] || die "no castline binary at $castline (build it, or set CASTLINE)"
 [[ $duration =~ ^[0-9]+$ && $duration -ge 6 ]] || die "DURATION must be whole seconds >= 6"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
+[[ $short =~ ^[0-9]+$ && $short -ge 2 && $short -lt $duration ]] || die "SHORT must be whole seconds, at least 2 and under DURATION"
+[[ $first_runs =~ ^[1-9][0-9]*$ ]] || die "FIRST_RUNS must be a positive integer"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
 for tool in ffmpeg python3 curl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
 
@@ -82,12 +92,11 @@ for line in open(sys.argv[2]):
 EOF
 }
 
-# Seconds from starting ffmpeg to the first byte of decoded audio on its stdout.
-ffmpeg_first_audio() {
+# Seconds from its start to the first byte of decoded audio a command writes to stdout.
+first_pcm_byte() {
     local start
     start=$(now)
-    ffmpeg -nostdin -v error -i "$url" -vn -f s16le -flush_packets 1 - 2>"$out/ffmpeg-first.log" |
-        python3 -c '
+    "$@" 2>>"$out/first-pcm.log" | python3 -c '
 import sys, time
 start = float(sys.argv[1])
 sys.stdin.buffer.read(1)
@@ -96,25 +105,44 @@ sys.stdout.flush()
 ' "$start" || true
 }
 
-run() {  # tool run -> writes $out/$run.time; prints first-audio seconds for castline-audio
+first_audio() {  # tool -> prints seconds to its first decoded audio
+    case $1 in
+        castline-first)
+            local start
+            start=$(now)
+            "$castline" listen "$url" --audio-only --output null --duration 2s --stats-json "$out/first.jsonl" \
+                >>"$out/castline-first.log" 2>&1 || true
+            castline_first_audio "$start" "$out/first.jsonl" ;;
+        ffmpeg-first)
+            first_pcm_byte ffmpeg -nostdin -v error -i "$url" -vn -f s16le -flush_packets 1 - ;;
+        gst-first)
+            first_pcm_byte timeout 10 gst-launch-1.0 -q playbin3 uri="$url" video-sink=fakesink \
+                audio-sink="fdsink fd=1 sync=false" ;;
+    esac
+}
+
+run() {  # tool run -> writes $out/$run.time
     local tool=$1 run=$2
     local timer=(/usr/bin/time -f '%U %S %M %e' -o "$out/$run.time")
     case $tool in
         castline-audio)
-            local start
-            start=$(now)
-            "${timer[@]}" "$castline" listen "$url" --audio-only --output null --stats-json "$out/$run.jsonl" \
-                >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log"
-            castline_first_audio "$start" "$out/$run.jsonl" >"$out/$run.first" ;;
+            "${timer[@]}" "$castline" listen "$url" --audio-only --output null >"$out/$run.log" 2>&1 ||
+                echo "exit $?" >>"$out/$run.log" ;;
+        castline-audio-short)
+            "${timer[@]}" "$castline" listen "$url" --audio-only --output null --duration "${short}s" \
+                >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log" ;;
         castline-video)
             "${timer[@]}" "$castline" listen "$url" --output null >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log" ;;
         ffmpeg-vn)
             "${timer[@]}" ffmpeg -nostdin -v error -re -i "$url" -vn -f null - >"$out/$run.log" 2>&1 ||
                 echo "exit $?" >>"$out/$run.log" ;;
+        ffmpeg-vn-short)
+            "${timer[@]}" ffmpeg -nostdin -v error -re -i "$url" -t "$short" -vn -f null - >"$out/$run.log" 2>&1 ||
+                echo "exit $?" >>"$out/$run.log" ;;
     esac
 }
 
-tools=(castline-audio castline-video ffmpeg-vn)
+tools=(castline-audio castline-video ffmpeg-vn castline-audio-short ffmpeg-vn-short)
 nt=${#tools[@]}
 results=$out/results.tsv
 printf 'round\ttool\tcpu_s\tmaxrss_kb\twall_s\tfirst_audio_s\n' >"$results"
@@ -124,16 +152,19 @@ for ((r = 1; r <= rounds; r++)); do
         tool=${tools[$(((i + r - 1) % nt))]}
         run "$tool" "r$r-$tool"
         read -r user sys rss wall < <(tail -n 1 "$out/r$r-$tool.time") || { user=0 sys=0 rss=0 wall=0; }
-        first=-
-        [[ $tool == castline-audio ]] && first=$(cat "$out/r$r-$tool.first" 2>/dev/null || true)
         cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
-        printf '%d\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$cpu" "$rss" "$wall" "${first:--}" >>"$results"
-        printf '  round %d  %-15s cpu %6.2f s  rss %5d MB  wall %5.1f s  first audio %s s\n' \
-            "$r" "$tool" "$cpu" $((rss / 1024)) "$wall" "${first:--}"
+        printf '%d\t%s\t%s\t%s\t%s\t-\n' "$r" "$tool" "$cpu" "$rss" "$wall" >>"$results"
+        printf '  round %d  %-20s cpu %6.2f s  rss %5d MB  wall %5.1f s\n' "$r" "$tool" "$cpu" $((rss / 1024)) "$wall"
     done
-    first=$(ffmpeg_first_audio)
-    printf '%d\t%s\t-\t-\t-\t%s\n' "$r" ffmpeg-first "${first:--}" >>"$results"
-    printf '  round %d  %-15s first audio %s s\n' "$r" ffmpeg-first "${first:--}"
+    for ((k = 0; k < first_runs; k++)); do
+        line=""
+        for tool in castline-first ffmpeg-first gst-first; do
+            first=$(first_audio "$tool")
+            printf '%d\t%s\t-\t-\t-\t%s\n' "$r" "$tool" "${first:--}" >>"$results"
+            line+="  $tool ${first:--}"
+        done
+        printf '  round %d  first audio:%s\n' "$r" "$line"
+    done
 done
 
 awk -F'\t' '
@@ -150,17 +181,24 @@ NR > 1 {
 }
 END {
     a = median(cpu["castline-audio"]); v = median(cpu["castline-video"]); f = median(cpu["ffmpeg-vn"])
-    printf "\n%-15s %8s %12s\n", "tool", "CPU-s", "peak RSS MB"
-    printf "%-15s %8.2f %12.0f\n", "castline-audio", a, median(rss["castline-audio"]) / 1024
-    printf "%-15s %8.2f %12.0f\n", "castline-video", v, median(rss["castline-video"]) / 1024
-    printf "%-15s %8.2f %12.0f\n\n", "ffmpeg-vn", f, median(rss["ffmpeg-vn"]) / 1024
+    as = median(cpu["castline-audio-short"]); fs = median(cpu["ffmpeg-vn-short"])
+    printf "\n%-20s %8s %12s\n", "tool", "CPU-s", "peak RSS MB"
+    n = split("castline-audio castline-video ffmpeg-vn castline-audio-short ffmpeg-vn-short", names, " ")
+    for (i = 1; i <= n; i++) printf "%-20s %8.2f %12.0f\n", names[i], median(cpu[names[i]]), median(rss[names[i]]) / 1024
+    printf "\n"
     if (v > 0) printf "castline audio-only / with video = %.3f; target <= 0.50: %s\n", a / v, verdict(a / v, 0.5)
     if (f > 0) printf "castline audio-only / ffmpeg -vn = %.3f; target <= 1.00: %s\n", a / f, verdict(a / f, 1.0)
-    ca = median(first["castline-audio"]); fa = median(first["ffmpeg-first"])
+    if (a > as && f > fs) {
+        ps = (a - as) / (long - short); pf = (f - fs) / (long - short)
+        printf "  split [diagnostic]: castline %.3f CPU-s start-up + %.4f per second of stream; ffmpeg %.3f + %.4f; per second %.3f\n", \
+            as - ps * short, ps, fs - pf * short, pf, ps / pf
+    }
+    ca = median(first["castline-first"]); fa = median(first["ffmpeg-first"]); ga = median(first["gst-first"])
     if (ca > 0 && fa > 0)
         printf "time to first audio: castline %.3f s, ffmpeg %.3f s, ratio %.3f; target <= 1.00: %s\n", ca, fa, ca / fa, verdict(ca / fa, 1.0)
     else
         printf "time to first audio: could not be read (castline %s, ffmpeg %s)\n", ca, fa
-}' "$results" | tee "$out/summary.txt"
-echo "(medians over rounds; CPU-s for the whole stream, ${duration} s, each played at its own pace)"
+    if (ga > 0 && ca > 0) printf "  gst-launch playbin3 %.3f s; castline / playbin3 %.3f [diagnostic]\n", ga, ca / ga
+}' long="$duration" short="$short" "$results" | tee "$out/summary.txt"
+echo "(medians; CPU-s for the whole stream, ${duration} s (short runs ${short} s), each played at its own pace)"
 exit 0

@@ -28,23 +28,6 @@ public enum Gst {
         return gst_plugin_feature_get_plugin_name(found).map { String(cString: $0) }
     }
 
-    /// Loads the plugin of the best-ranked decoder for `caps` (nothing if there is
-    /// none), so that a pipeline which needs it does not wait on the dynamic loader
-    /// later, on its streaming thread. Blocks while loading: call it off the path
-    /// that must be fast.
-    public static func loadDecoderPlugin(for caps: Caps) {
-        initialize()
-        let decoders: GstElementFactoryListType = 1 << 0  // GST_ELEMENT_FACTORY_TYPE_DECODER
-        guard let all = gst_element_factory_list_get_elements(decoders, GST_RANK_MARGINAL) else { return }
-        defer { gst_plugin_feature_list_free(all) }
-        // Sorted by rank already, best first.
-        guard let fitting = gst_element_factory_list_filter(all, caps.pointer, GST_PAD_SINK, 0) else { return }
-        defer { gst_plugin_feature_list_free(fitting) }
-        guard let best = fitting.pointee.data,
-              let loaded = gst_plugin_feature_load(OpaquePointer(best)) else { return }
-        gst_object_unref(UnsafeMutableRawPointer(loaded))
-    }
-
     /// A bin from a launch description; unlinked pads become ghost pads when `ghostUnlinkedPads`.
     public static func parseBin(_ description: String, ghostUnlinkedPads: Bool = true) throws(GstError) -> Bin {
         initialize()

@@ -42,15 +42,6 @@ public enum Codec: String, Sendable, CaseIterable, CustomStringConvertible {
         case .h264, .h265, .vp8, .vp9, .av1: "video/x-\(rawValue)"
         }
     }
-
-    /// Caps that name this codec alone.
-    public var caps: String {
-        switch self {
-        case .aac: "audio/mpeg, mpegversion=(int)4"
-        case .mp3: "audio/mpeg, mpegversion=(int)1, layer=(int)3"
-        default: mediaType
-        }
-    }
 }
 
 /// The form a stream is in at one point of the graph.

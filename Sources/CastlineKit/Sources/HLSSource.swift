@@ -170,21 +170,6 @@ public final class HLSSource: URISource, RestartableSource {
         try declared ?? super.encodedForms()
     }
 
-    public override func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
-        // The decoders' plugins load now, beside the network start-up, rather than on the
-        // streaming thread once the first segment is in: libav took 60-130 ms to load there.
-        let decoded = streams.filter { $0.value == .raw }.keys.compactMap { stream -> String? in
-            guard case .encoded(let codec?)? = declared?[stream] else { return nil }
-            return codec.caps
-        }
-        if !decoded.isEmpty, ProcessInfo.processInfo.environment["XNOPRE"] == nil {
-            Thread.detachNewThread {
-                for caps in decoded { if let caps = try? Caps(caps) { Gst.loadDecoderPlugin(for: caps) } }
-            }
-        }
-        return try super.makeBin(streams: streams, name: name)
-    }
-
     // MARK: Riding out network trouble
 
     /// After the stream has started, what fails inside the source is the network
