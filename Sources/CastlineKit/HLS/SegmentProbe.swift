@@ -15,9 +15,9 @@ enum SegmentProbe {
     /// How much of a segment is asked for: a TS segment starts with its PAT and PMT.
     static let headBytes = 64 * 1024
 
-    /// The streams of the media playlist `media`: each with its codec, or
-    /// `.encoded(nil)` for one castline does not know (decoded, never kept encoded).
-    static func streams(of media: HLSPlaylist.Media, session: URLSession = .shared) async -> [StreamKind: StreamForm]? {
+    /// The streams of the media playlist `media`, each with its codec (nil: one
+    /// castline does not know, decoded and never kept encoded).
+    static func streams(of media: HLSPlaylist.Media, session: URLSession = .shared) async -> [StreamKind: Codec?]? {
         guard !media.hasInitSection, !media.isEncrypted,
               // The live edge's segment is the one most sure to be there still; a VOD's first is played first.
               let segment = media.isEnded ? media.segmentURIs.first : media.segmentURIs.last else { return nil }
@@ -32,18 +32,18 @@ enum SegmentProbe {
     }
 
     /// Packed audio (RFC 8216 §3.4): the segment is the elementary stream itself.
-    static func packedAudio(named segment: URL) -> [StreamKind: StreamForm]? {
+    static func packedAudio(named segment: URL) -> [StreamKind: Codec?]? {
         switch segment.pathExtension.lowercased() {
-        case "aac": [.audio: .encoded(.aac)]
-        case "mp3": [.audio: .encoded(.mp3)]
-        case "ac3", "ec3": [.audio: .encoded(nil)]
+        case "aac": [.audio: .aac]
+        case "mp3": [.audio: .mp3]
+        case "ac3", "ec3": [.audio: Codec?.none]
         default: nil
         }
     }
 
     /// The first audio and video stream of the MPEG-TS program map in `bytes`;
     /// nil when `bytes` is not TS or holds no whole program map.
-    static func transportStreams(_ bytes: [UInt8]) -> [StreamKind: StreamForm]? {
+    static func transportStreams(_ bytes: [UInt8]) -> [StreamKind: Codec?]? {
         var mapPID: Int?
         var offset = 0
         while offset + packetSize <= bytes.count {
@@ -105,19 +105,19 @@ enum SegmentProbe {
         return nil
     }
 
-    private static func programMapStreams(_ section: ArraySlice<UInt8>) -> [StreamKind: StreamForm]? {
+    private static func programMapStreams(_ section: ArraySlice<UInt8>) -> [StreamKind: Codec?]? {
         guard section.first == 0x02, section.count >= 12 else { return nil }
         let base = section.startIndex
         let programInfo = Int(section[base + 10] & 0x0F) << 8 | Int(section[base + 11])
         var entry = base + 12 + programInfo
-        var streams: [StreamKind: StreamForm] = [:]
+        var streams: [StreamKind: Codec?] = [:]
         while entry + 5 <= section.endIndex {
             let type = section[entry]
             let infoLength = Int(section[entry + 3] & 0x0F) << 8 | Int(section[entry + 4])
             let descriptors = section[min(entry + 5, section.endIndex)..<min(entry + 5 + infoLength, section.endIndex)]
             entry += 5 + infoLength
             guard let (kind, codec) = stream(type: type, descriptors: descriptors), streams[kind] == nil else { continue }
-            streams[kind] = .encoded(codec)
+            streams[kind] = .some(codec)
         }
         return streams
     }

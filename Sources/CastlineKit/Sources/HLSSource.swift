@@ -27,7 +27,7 @@ public final class HLSSource: URISource, RestartableSource {
     let context: ComponentContext
     /// Streams the master playlist's CODECS name, or a segment's head shows
     /// (`SegmentProbe`); nil when neither tells (discovery then).
-    private var declared: [StreamKind: StreamForm]?
+    private var declared: [StreamKind: Codec?]?
     private let endWatch: EndWatch
     /// The master playlist's renditions, to name the one hlsdemux2 switched to.
     private var variants: [HLSPlaylist.Variant] = []
@@ -146,28 +146,23 @@ public final class HLSSource: URISource, RestartableSource {
         return "\(variant.name.map { "\($0) " } ?? "")\(size) \(variant.bandwidth / 1000)k"
     }
 
-    static func streams(named codecs: [String]) -> [StreamKind: StreamForm]? {
+    /// Each stream `CODECS` names, with its codec (nil: one castline does not know; decoded).
+    static func streams(named codecs: [String]) -> [StreamKind: Codec?]? {
         guard !codecs.isEmpty else { return nil }
-        var streams: [StreamKind: StreamForm] = [:]
+        var streams: [StreamKind: Codec?] = [:]
         for codec in codecs {
             let name = codec.lowercased()
             if HLSPlaylist.Variant.isAudioCodec(name) {
-                streams[.audio] = .encoded(name.hasPrefix("mp4a") ? .aac : name.hasPrefix("opus") ? .opus : nil)
+                streams[.audio] = .some(name.hasPrefix("mp4a") ? .aac : name.hasPrefix("opus") ? .opus : nil)
             } else {
-                streams[.video] = .encoded(name.hasPrefix("avc") ? .h264 : name.hasPrefix("hvc") || name.hasPrefix("hev") ? .h265 : nil)
+                streams[.video] = .some(name.hasPrefix("avc") ? .h264 : name.hasPrefix("hvc") || name.hasPrefix("hev") ? .h265 : nil)
             }
         }
         return streams
     }
 
-    public override func streams() throws -> [StreamKind: StreamForm] {
-        guard let declared else { return try super.streams() }
-        guard !declared.isEmpty else { throw noUsableStream }
-        return declared.mapValues { _ in .raw }
-    }
-
-    public override func encodedForms() throws -> [StreamKind: StreamForm] {
-        try declared ?? super.encodedForms()
+    override func knownStreams() throws -> [StreamKind: Codec?] {
+        try declared ?? super.knownStreams()
     }
 
     // MARK: Riding out network trouble

@@ -66,22 +66,23 @@ public class URISource: SourceComponent {
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
-        let streams = try discoveredStreams().mapValues { _ in StreamForm.raw }
-        guard !streams.isEmpty else { throw noUsableStream }
+        let streams = try knownStreams().mapValues { _ in StreamForm.raw }
+        guard !streams.isEmpty else {
+            throw BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
+        }
         return streams
     }
 
-    var noUsableStream: BuildError {
-        BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
-    }
-
+    /// The streams whose codec castline knows, which can be kept encoded.
     public func encodedForms() throws -> [StreamKind: StreamForm] {
-        try discoveredStreams().compactMapValues { $0 }
+        try knownStreams().compactMapValues { $0.map { StreamForm.encoded($0) } }
     }
 
-    /// The first audio and video stream found, each with its encoded form (nil: decode it).
-    private func discoveredStreams() throws -> [StreamKind: StreamForm?] {
-        var found: [StreamKind: StreamForm?] = [:]
+    /// The first audio and video stream, each with its codec (nil: one castline does
+    /// not know, so it is decoded). Found by discovery; a kind built on this one may
+    /// know them without it.
+    func knownStreams() throws -> [StreamKind: Codec?] {
+        var found: [StreamKind: Codec?] = [:]
         for stream in try discover() {
             let kind: StreamKind
             switch stream.type {
@@ -93,8 +94,7 @@ public class URISource: SourceComponent {
             // Only a codec castline knows is kept encoded; raw and unknown streams are decoded
             // (a WAV's stream is reported as audio/x-wav, for one).
             let caps = try? Caps(stream.caps)
-            let codec = Codec(mediaType: stream.mediaType, mpegVersion: caps?.structure(at: 0)?.int("mpegversion"))
-            found[kind] = .some(codec.map { StreamForm.encoded($0) })
+            found[kind] = .some(Codec(mediaType: stream.mediaType, mpegVersion: caps?.structure(at: 0)?.int("mpegversion")))
         }
         return found
     }
