@@ -104,6 +104,8 @@ public final class DelayStage: Stage, DelayControlling {
         }
     }
 
+    public var initialDelay: Duration { playout.requested }
+
     public func stepDelay(_ steps: Int) {
         playout.request(playout.requested + step * steps)
     }

@@ -77,6 +77,11 @@ final class HLSStartBack: Sendable {
         state.withLock { $0.liveEdgeExpected = true }
     }
 
+    /// A stage will want this much history (ns) at the start; its own request may come later.
+    func wanted(_ initial: UInt64) {
+        state.withLock { $0.wanted = max($0.wanted ?? 0, initial) }
+    }
+
     /// The decoder to seek: only the first one (a reconnect's fresh decoder starts at the edge).
     func decoderMade(_ decoder: Element) {
         state.withLock { state in
@@ -117,7 +122,7 @@ final class HLSStartBack: Sendable {
 
     private func handle(_ event: EventView, outlet: Outlet) -> ProbeResult {
         if let initial = HistoryHandshake.wantedInitial(event) {
-            state.withLock { $0.wanted = max($0.wanted ?? 0, initial) }
+            wanted(initial)
             return .drop
         }
         let seeking = state.withLock { if case .seeking = $0.phase { true } else { false } }

@@ -40,6 +40,8 @@ extension Stage {
 /// A stage whose delay behind live can be moved while it runs (the delay stage);
 /// keys and the control API reach it through the runner.
 public protocol DelayControlling: Sendable {
+    /// The delay it starts with: history a source may be able to give it at once.
+    var initialDelay: Duration { get }
     /// Moves the delay by `steps` of the stage's step (negative: nearer live).
     func stepDelay(_ steps: Int)
     /// Sets the delay; out of range is clamped and reported, never fatal.
@@ -91,4 +93,11 @@ public struct BuildError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         keyPath.map { "\($0): \(message)" } ?? message
     }
+}
+
+/// A source that can start further back in its stream when a stage wants history
+/// before it plays (HLS, within the playlist's live window).
+public protocol HistoryStartingSource: AnyObject {
+    /// Before the graph is built: the most history a stage will want at the start.
+    func historyWanted(_ initial: Duration)
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// live edge, through hlsdemux2 (inside uridecodebin3, the streams-aware parent
 /// it needs), buffering like a player, ending on `#EXT-X-ENDLIST` or after
 /// `end-after` without new media.
-public final class HLSSource: URISource, RestartableSource {
+public final class HLSSource: URISource, RestartableSource, HistoryStartingSource {
     public override class var kind: String { "hls" }
     public override class var summary: String { "an HLS stream (live or VOD), from the live edge" }
     public override class var schema: OptionSchema {
@@ -177,6 +177,10 @@ public final class HLSSource: URISource, RestartableSource {
         guard let url = URL(string: uri) else { return }
         _ = try await PlaylistFetcher.fetch(url)
         try replaceDecoder()
+    }
+
+    public func historyWanted(_ initial: Duration) {
+        startBack.wanted(ClockTime(initial).nanoseconds)
     }
 
     override func decoderMade(_ decoder: Element) {
