@@ -27,7 +27,7 @@ struct GraphCommand: AsyncParsableCommand {
         let plan = PipelineFiles.load(file, overrides: overrides).orExit()
         let built: BuiltPipeline
         do {
-            try await plan.source.component.prepare(wanted: GraphBuilder.wantedStreams(plan))
+            try await plan.prepareSource()
             built = try GraphBuilder(registry: PipelineFiles.registry).build(plan)
         } catch {
             Terminal.status("\(file): \(error)")

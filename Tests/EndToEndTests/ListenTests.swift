@@ -118,6 +118,10 @@ struct ListenTests {
         #expect(events.last == "state", "\(events)")
         #expect(events.contains("end-of-stream"))
         #expect(took > .seconds(3), "played 4 s of media in \(took): not in real time")
+        // castline's own look and hlsdemux2's, nothing more: finding the streams by
+        // prerolling a second decoder fetched the playlist and its segments a third time.
+        #expect(server.requests(of: "vod.m3u8") == 2, "\(server.requests(of: "vod.m3u8")) playlist fetches")
+        #expect(server.requests(of: "vod-0.ts") <= 2, "the first segment fetched \(server.requests(of: "vod-0.ts")) times")
     }
 
     @Test("a master playlist with two renditions plays the chosen one, kept encoded in Matroska")

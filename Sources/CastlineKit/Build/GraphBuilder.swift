@@ -16,6 +16,21 @@ public struct PipelinePlan {
     public let sinks: [Part<any SinkComponent>]
 }
 
+extension PipelinePlan {
+    /// Lets the source fetch what it must know before the graph is built (a
+    /// playlist), and tells it how much history a stage wants at the start. Told
+    /// here, not only by the stage's own request: that goes upstream when the
+    /// stream's start reaches the stage, and a parser in between holds it back until
+    /// the first buffer has left the source (the start-back then came too late).
+    nonisolated(nonsending) public func prepareSource() async throws {
+        try await source.component.prepare(wanted: GraphBuilder.wantedStreams(self))
+        if let starting = source.component as? any HistoryStartingSource,
+           let initial = stages.compactMap({ ($0.component as? any DelayControlling)?.initialDelay }).max() {
+            starting.historyWanted(initial)
+        }
+    }
+}
+
 /// A built graph, not yet running.
 public struct BuiltPipeline {
     public let pipeline: Pipeline

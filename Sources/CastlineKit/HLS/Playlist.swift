@@ -28,15 +28,15 @@ public enum HLSPlaylist: Equatable, Sendable {
 
     public struct Media: Equatable, Sendable {
         public var targetDuration: Double
-        public var segmentCount: Int
         /// `#EXT-X-ENDLIST`: the whole stream is here (VOD, or a live stream that has ended).
         public var isEnded: Bool
-        /// Seconds of media the playlist lists.
-        public var duration: Double
         /// `#EXT-X-MEDIA-SEQUENCE`: the number of the first segment listed.
         public var mediaSequence = 0
         /// Each listed segment's `#EXTINF` seconds, in order (the first is `mediaSequence`).
         public var segmentDurations: [Double] = []
+        public var segmentCount: Int { segmentDurations.count }
+        /// Seconds of media the playlist lists.
+        public var duration: Double { segmentDurations.reduce(0, +) }
         /// Each listed segment's URI, in order.
         public var segmentURIs: [URL] = []
         /// `#EXT-X-MAP`: segments are fragments of a file whose head is here (fMP4).
@@ -54,7 +54,7 @@ public enum HLSPlaylist: Equatable, Sendable {
         }
         var variants: [Variant] = []
         var pending: [String: String]?
-        var media = Media(targetDuration: 0, segmentCount: 0, isEnded: false, duration: 0)
+        var media = Media(targetDuration: 0, isEnded: false)
         for line in lines.dropFirst() {
             if line.hasPrefix("#EXT-X-STREAM-INF:") {
                 pending = attributes(String(line.dropFirst("#EXT-X-STREAM-INF:".count)))
@@ -62,8 +62,6 @@ public enum HLSPlaylist: Equatable, Sendable {
                 media.targetDuration = Double(line.dropFirst("#EXT-X-TARGETDURATION:".count)) ?? 0
             } else if line.hasPrefix("#EXTINF:") {
                 let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
-                media.duration += Double(value) ?? 0
-                media.segmentCount += 1
                 media.segmentDurations.append(Double(value) ?? 0)
             } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
                 media.mediaSequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// What streams an HLS media playlist carries, read from the head of one of its
 /// segments (an MPEG-TS segment's program map table, or a packed-audio segment's
@@ -17,18 +14,14 @@ enum SegmentProbe {
 
     /// The streams of the media playlist `media`, each with its codec (nil: one
     /// castline does not know, decoded and never kept encoded).
-    static func streams(of media: HLSPlaylist.Media, session: URLSession = .shared) async -> [StreamKind: Codec?]? {
+    static func streams(of media: HLSPlaylist.Media) async -> [StreamKind: Codec?]? {
         guard !media.hasInitSection, !media.isEncrypted,
               // The live edge's segment is the one most sure to be there still; a VOD's first is played first.
               let segment = media.isEnded ? media.segmentURIs.first : media.segmentURIs.last else { return nil }
         if let packed = packedAudio(named: segment) { return packed }
-        var request = URLRequest(url: segment, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
-        request.setValue("castline", forHTTPHeaderField: "User-Agent")
         // A server that ignores the range sends the whole segment (hlsdemux2 fetches it anyway).
-        request.setValue("bytes=0-\(headBytes - 1)", forHTTPHeaderField: "Range")
-        guard let (data, response) = try? await session.data(for: request),
-              let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else { return nil }
-        return transportStreams([UInt8](data.prefix(headBytes)))
+        guard let head = try? await PlaylistFetcher.data(segment, firstBytes: headBytes) else { return nil }
+        return transportStreams([UInt8](head))
     }
 
     /// Packed audio (RFC 8216 §3.4): the segment is the elementary stream itself.

@@ -42,7 +42,7 @@ struct GraphSwap {
             try await located(part.spec.keyPath) { try await part.component.preflight() }
         }
         if keptChain == 0 {
-            try await plan.source.component.prepare(wanted: GraphBuilder.wantedStreams(plan))
+            try await plan.prepareSource()
         }
         var graph = Graph(pipeline: old.pipeline, limit: old.limit)
         graph.owners = old.owners

@@ -70,16 +70,9 @@ public actor PipelineRunner {
             let plan = try builder.plan(spec)
             planned = plan
             transition(to: .connecting)
-            try await plan.source.component.prepare(wanted: GraphBuilder.wantedStreams(plan))
+            try await plan.prepareSource()
             // Stopped while preparing (waiting for a stream to go live): nothing to start.
             guard outcome == nil else { return }
-            // Said now, not only by the stage's own request: that goes upstream when the stream's
-            // start reaches the stage, and a parser in between holds it back until the first
-            // buffer has already left the source (the start-back then came too late, 1 start in 8).
-            if let source = plan.source.component as? any HistoryStartingSource,
-               let initial = plan.stages.compactMap({ ($0.component as? any DelayControlling)?.initialDelay }).max() {
-                source.historyWanted(initial)
-            }
             built = try builder.build(plan)
             for part in built.plan.sinks {
                 try await located(part.spec.keyPath) { try await part.component.preflight() }

@@ -24,6 +24,11 @@ final class HTTPFolder: Sendable {
 
     func stop() async { await process.terminate(grace: .milliseconds(500)) }
 
+    /// How many GETs of `path` the server has answered (from its request log).
+    func requests(of path: String) -> Int {
+        process.standardError.components(separatedBy: "\"GET /\(path) ").count - 1
+    }
+
     /// master.m3u8 with two VOD renditions: low.m3u8 (320x240, 400k) and high.m3u8 (640x360, 1000k).
     static func makeTwoRenditions(in scratch: Scratch, seconds: Int) async throws {
         try await makeVOD(in: scratch.path, name: "low", seconds: seconds, size: "320x240", bitrate: "300k")
