@@ -142,10 +142,9 @@ final class Publisher: Sendable {
             source.configure(isLive: false, format: true)
             try source.element.set("max-bytes", UInt64(8_000_000))
             try source.element.set("leaky-type", text: "downstream")
-            let queue = try BinChain.queue()
-            try pipeline.add(source.element, queue)
-            try source.element.link(queue)
-            guard let pad = muxer.requestPad(stream == .video ? "video" : "audio"), let out = queue.staticPad("src") else {
+            // No queue after it: appsrc already queues, and pushes from a thread of its own.
+            try pipeline.add(source.element)
+            guard let pad = muxer.requestPad(stream == .video ? "video" : "audio"), let out = source.element.staticPad("src") else {
                 throw BuildError("flvmux gave no \(stream) pad")
             }
             try out.link(pad)
