@@ -9,16 +9,20 @@
 #   castline-audio  castline listen URL --audio-only --output null
 #   castline-video  castline listen URL --output null          (video decoded too)
 #   ffmpeg-vn       ffmpeg -re -i URL -vn -f null -            (audio decoded, video dropped)
+#   gst-audio       gst-launch-1.0 uridecodebin3 ... audio decoded, video parsed and
+#                   dropped: the raw GStreamer chain castline builds on (diagnostic)
 #
-# each under /usr/bin/time: user+sys CPU seconds, peak RSS. All three play at the
-# stream's own pace (castline by its clock, ffmpeg by -re). The same two audio-only
-# commands also run for SHORT seconds (castline --duration, ffmpeg -t): the
+# each under /usr/bin/time: user+sys CPU seconds, peak RSS. All of them play at the
+# stream's own pace (castline and gst-launch by the clock, ffmpeg by -re). The
+# three audio-only commands also run for SHORT seconds (castline --duration, ffmpeg -t,
+# gst-launch stopped by SIGINT): the
 # difference splits each one's cost into start-up and cost per second of stream.
 #
 # Time to first audio, in runs of their own (FIRST_RUNS per round, interleaved):
-# from starting the process to the first decoded audio. castline: its
-# stream-started event (sent on the first decoded buffer), in --stats-json.
-# ffmpeg: the first byte of decoded PCM on a pipe (ffmpeg -i URL -vn -f s16le
+# from starting the process to the first decoded audio. castline: its "playing"
+# line on stderr (decoded audio has reached the output and it plays; its
+# stream-started event comes earlier, when the first media leaves the source,
+# before it is decoded). ffmpeg: the first byte of decoded PCM on a pipe (ffmpeg -i URL -vn -f s16le
 # -flush_packets 1 -), read by a timer. The same for gst-launch-1.0 playbin3 into
 # an fdsink, as the raw-GStreamer reference (diagnostic).
 #
@@ -75,21 +79,22 @@ curl -fsS "$url" >/dev/null || die "the HTTP server did not start"
 
 now() { date +%s.%N; }
 
-# Seconds from $1 (epoch) to castline's stream-started event in the JSON lines file $2.
-castline_first_audio() {
-    python3 - "$1" "$2" <<'EOF'
-import datetime, json, sys
-start = float(sys.argv[1])
-for line in open(sys.argv[2]):
-    try:
-        event = json.loads(line)
-    except ValueError:
-        continue
-    if event.get("event") == "stream-started":
-        ts = datetime.datetime.strptime(event["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
-        print(f"{ts.timestamp() - start:.3f}")
+# Seconds from its start to the first line $1 a command writes to stderr (its stdout is dropped).
+first_stderr_line() {
+    local start wanted=$1
+    shift
+    start=$(now)
+    "$@" 2>&1 >/dev/null | python3 -c '
+import sys, time
+start, wanted = float(sys.argv[1]), sys.argv[2]
+for line in sys.stdin:
+    if line.strip() == wanted:
+        print(f"{time.time() - start:.3f}")
+        sys.stdout.flush()
         break
-EOF
+for line in sys.stdin:
+    pass
+' "$start" "$wanted" || true
 }
 
 # Seconds from its start to the first byte of decoded audio a command writes to stdout.
@@ -108,11 +113,10 @@ sys.stdout.flush()
 first_audio() {  # tool -> prints seconds to its first decoded audio
     case $1 in
         castline-first)
-            local start
-            start=$(now)
-            "$castline" listen "$url" --audio-only --output null --duration 2s --stats-json "$out/first.jsonl" \
-                >>"$out/castline-first.log" 2>&1 || true
-            castline_first_audio "$start" "$out/first.jsonl" ;;
+            # The user's command; "playing" is said once decoded audio has reached the
+            # output and the pipeline plays (no --stats-json: its stats stage would
+            # change the pipeline, and load the decoder before anything is fetched).
+            first_stderr_line playing "$castline" listen "$url" --audio-only --output null --duration 2s ;;
         ffmpeg-first)
             first_pcm_byte ffmpeg -nostdin -v error -i "$url" -vn -f s16le -flush_packets 1 - ;;
         gst-first)
@@ -133,6 +137,15 @@ run() {  # tool run -> writes $out/$run.time
                 >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log" ;;
         castline-video)
             "${timer[@]}" "$castline" listen "$url" --output null >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log" ;;
+        gst-audio|gst-audio-short)
+            # Raw GStreamer doing what castline-audio does: uridecodebin3 (hlsdemux2),
+            # audio decoded to a clocked fakesink, video parsed and dropped. SIGINT
+            # stops the short run (with -e, hlsdemux2 would play on to the end).
+            local limit=()
+            [[ $tool == gst-audio-short ]] && limit=(timeout -s INT "$short")
+            "${timer[@]}" "${limit[@]}" gst-launch-1.0 -q uridecodebin3 uri="$url" caps="audio/x-raw(ANY);video/x-h264" name=d \
+                d.audio_0 ! queue ! audioconvert ! audioresample ! fakesink sync=true \
+                d.video_0 ! queue ! fakesink sync=false >"$out/$run.log" 2>&1 || echo "exit $?" >>"$out/$run.log" ;;
         ffmpeg-vn)
             "${timer[@]}" ffmpeg -nostdin -v error -re -i "$url" -vn -f null - >"$out/$run.log" 2>&1 ||
                 echo "exit $?" >>"$out/$run.log" ;;
@@ -142,7 +155,7 @@ run() {  # tool run -> writes $out/$run.time
     esac
 }
 
-tools=(castline-audio castline-video ffmpeg-vn castline-audio-short ffmpeg-vn-short)
+tools=(castline-audio castline-video ffmpeg-vn gst-audio castline-audio-short ffmpeg-vn-short gst-audio-short)
 nt=${#tools[@]}
 results=$out/results.tsv
 printf 'round\ttool\tcpu_s\tmaxrss_kb\twall_s\tfirst_audio_s\n' >"$results"
@@ -182,16 +195,22 @@ NR > 1 {
 END {
     a = median(cpu["castline-audio"]); v = median(cpu["castline-video"]); f = median(cpu["ffmpeg-vn"])
     as = median(cpu["castline-audio-short"]); fs = median(cpu["ffmpeg-vn-short"])
+    g = median(cpu["gst-audio"]); gs = median(cpu["gst-audio-short"])
     printf "\n%-20s %8s %12s\n", "tool", "CPU-s", "peak RSS MB"
-    n = split("castline-audio castline-video ffmpeg-vn castline-audio-short ffmpeg-vn-short", names, " ")
+    n = split("castline-audio castline-video ffmpeg-vn gst-audio castline-audio-short ffmpeg-vn-short gst-audio-short", names, " ")
     for (i = 1; i <= n; i++) printf "%-20s %8.2f %12.0f\n", names[i], median(cpu[names[i]]), median(rss[names[i]]) / 1024
     printf "\n"
     if (v > 0) printf "castline audio-only / with video = %.3f; target <= 0.50: %s\n", a / v, verdict(a / v, 0.5)
     if (f > 0) printf "castline audio-only / ffmpeg -vn = %.3f; target <= 1.00: %s\n", a / f, verdict(a / f, 1.0)
+    if (g > 0) printf "  castline audio-only / gst-launch uridecodebin3 = %.3f; gst-launch / ffmpeg -vn = %.3f [diagnostic]\n", a / g, g / f
     if (a > as && f > fs) {
         ps = (a - as) / (long - short); pf = (f - fs) / (long - short)
         printf "  split [diagnostic]: castline %.3f CPU-s start-up + %.4f per second of stream; ffmpeg %.3f + %.4f; per second %.3f\n", \
             as - ps * short, ps, fs - pf * short, pf, ps / pf
+        if (g > gs) {
+            pg = (g - gs) / (long - short)
+            printf "  split [diagnostic]: gst-launch %.3f CPU-s start-up + %.4f per second\n", gs - pg * short, pg
+        }
     }
     ca = median(first["castline-first"]); fa = median(first["ffmpeg-first"]); ga = median(first["gst-first"])
     if (ca > 0 && fa > 0)

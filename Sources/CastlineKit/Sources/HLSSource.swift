@@ -254,7 +254,7 @@ final class EndWatch: Sendable {
     /// Media has come through at least once.
     var hasStarted: Bool { lastMedia.withLock { $0 != nil } }
 
-    /// Watches a stream's outlet; its first buffer is stream-started (timed to the buffer: benchmarks read it).
+    /// Watches a stream's outlet; its first buffer is stream-started.
     func watch(_ pad: Pad) {
         outlets.withLock { $0.append(pad) }
         pad.addProbe(.buffer) { [weak self] _ in
