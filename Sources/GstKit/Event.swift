@@ -42,6 +42,19 @@ public final class Event: @unchecked Sendable {  // the only mutable state, the 
         Gst.initialize()
         return Event(owning: gst_event_new_flush_stop(resetTime ? 1 : 0))
     }
+    /// A segment event carrying `segment` (a time segment, as `EventView` reads them).
+    public static func segment(_ segment: SegmentInfo) -> Event {
+        Gst.initialize()
+        var raw = GstSegment()
+        gst_segment_init(&raw, segment.isTimeFormat ? GST_FORMAT_TIME : GST_FORMAT_UNDEFINED)
+        raw.rate = segment.rate
+        raw.start = segment.start.raw
+        raw.stop = segment.stop.raw
+        raw.time = segment.time.raw
+        raw.base = segment.base.raw
+        raw.position = segment.position.raw
+        return Event(owning: gst_event_new_segment(&raw))
+    }
     public static func customDownstream(_ structure: Structure) -> Event {
         Gst.initialize()
         return Event(owning: gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_copy(structure.pointer)))

@@ -13,13 +13,12 @@ import Synchronization
 /// Until the media from there arrives, each outlet drops what comes (the media
 /// from the usual start) and the seek's flush, so nothing downstream sees either.
 ///
-/// In GStreamer 1.22 no new segment event reaches the outlets after that seek:
-/// the older media would come earlier than its segment's start and be clipped.
-/// So it is re-stamped here, every buffer from then on moved later by how far
-/// back the media starts (as if the stream had begun there). Each outlet then
-/// tells the stage, before its first buffer, how far back the media starts and
-/// how much its timestamps were moved. (Should a version send the segment, the
-/// media is left as it is.)
+/// The segment the first media came with stands after that seek (`DecoderSplice`
+/// puts it back in place of the one hlsdemux2 sends): the older media would come
+/// earlier than its start and be clipped. So it is re-stamped here, every buffer
+/// from then on moved later by how far back the media starts (as if the stream had
+/// begun there). Each outlet then tells the stage, before its first buffer, how far
+/// back the media starts and how much its timestamps were moved.
 ///
 /// With no stage asking, every buffer passes untouched.
 final class HLSStartBack: Sendable {
@@ -41,9 +40,8 @@ final class HLSStartBack: Sendable {
         var liveEdgeExpected = false
         /// The stream's PTS of the first buffer from the usual start.
         var usualStartPTS: UInt64?
-        /// How far back the media starts, once known (0 without a seek), and how far its timestamps move.
+        /// How far back the media starts, once known (0 without a seek): its timestamps move as far.
         var startBack: UInt64?
-        var restamp: UInt64 = 0
     }
 
     /// One outlet's view: its segment, and the seek's progress through it.
@@ -51,8 +49,6 @@ final class HLSStartBack: Sendable {
         struct Seen {
             var segment: SegmentInfo?
             var flushed = false
-            /// A segment came after the seek's flush: the media needs no re-stamping.
-            var segmentAfterFlush = false
             var offered = false
         }
         let seen = Mutex(Seen())
@@ -61,8 +57,8 @@ final class HLSStartBack: Sendable {
     private enum BufferAction {
         case drop, pass
         case seek(Element, ClockTime)
-        /// Tell the stage (once per outlet), move the timestamps by `restamp`, pass.
-        case offer(startBack: UInt64, restamp: UInt64)
+        /// Tell the stage (once per outlet), move the timestamps later by `startBack`, pass.
+        case offer(startBack: UInt64)
     }
 
     private let state = Mutex(State())
@@ -108,13 +104,13 @@ final class HLSStartBack: Sendable {
                     if !decoder.sendEvent(.seek(to: target)) { giveUp() }
                 }
                 return .drop
-            case .offer(let startBack, let restamp):
+            case .offer(let startBack):
                 let first = outlet.seen.withLock { seen in defer { seen.offered = true }; return !seen.offered }
                 let liveEdge = state.withLock(\.liveEdgeExpected)
-                if first, let offer = HistoryHandshake.offered(startBack: startBack, restamped: restamp, liveEdge: liveEdge) {
+                if first, let offer = HistoryHandshake.offered(startBack: startBack, restamped: startBack, liveEdge: liveEdge) {
                     info.pad?.pushEvent(offer)
                 }
-                info.shiftTimestamps(by: Int64(clamping: restamp))
+                info.shiftTimestamps(by: Int64(clamping: startBack))
                 return .ok
             }
         }
@@ -128,10 +124,10 @@ final class HLSStartBack: Sendable {
         let seeking = state.withLock { if case .seeking = $0.phase { true } else { false } }
         switch event.kind {
         case .segment:
-            outlet.seen.withLock { seen in
-                seen.segment = event.segment
-                if seeking, seen.flushed { seen.segmentAfterFlush = true }
-            }
+            // While seeking it is the standing segment, put back after our flush: downstream
+            // never lost it (the flush stays here too).
+            guard !seeking else { return .drop }
+            outlet.seen.withLock { $0.segment = event.segment }
             return .ok
         case .flushStart, .flushStop:
             // Our seek's flush stays here: downstream keeps its time line.
@@ -155,7 +151,6 @@ final class HLSStartBack: Sendable {
                     let usual = state.usualStartPTS ?? pts
                     let startBack = usual > pts ? usual - pts : 0
                     state.startBack = startBack
-                    state.restamp = seen.segmentAfterFlush ? 0 : startBack
                     state.phase = .passing
                 } else if ContinuousClock.now - since > Self.seekTimeout {
                     state.startBack = 0
@@ -166,7 +161,7 @@ final class HLSStartBack: Sendable {
             case .passing:
                 guard state.wanted != nil else { return .pass }
             }
-            return .offer(startBack: state.startBack ?? 0, restamp: state.restamp)
+            return .offer(startBack: state.startBack ?? 0)
         }
     }
 
@@ -186,7 +181,7 @@ final class HLSStartBack: Sendable {
         state.phase = .passing
         state.startBack = 0
         guard wanted > 0, state.isLive, let decoder, let streamTime, streamTime >= 1_000_000_000 else {
-            return .offer(startBack: 0, restamp: 0)
+            return .offer(startBack: 0)
         }
         state.phase = .seeking(since: .now)
         state.usualStartPTS = pts

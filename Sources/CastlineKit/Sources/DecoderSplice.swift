@@ -6,6 +6,12 @@ import Synchronization
 /// first ones stand), and its timestamps are moved so that its first buffer
 /// plays now, on the running clock, after the outage. One offset serves every
 /// stream, so audio and video stay in step.
+///
+/// A later segment is sent on as the standing one: the start-back's seek
+/// (`HLSStartBack`) flushes the outlet, which takes the segment off every pad it
+/// passes, and the segment hlsdemux2 sends after it is a later one. Dropped with
+/// nothing in its place, the media would flow on without a segment (GStreamer
+/// warns for every buffer, on every pad, when it does).
 final class DecoderSplice: Sendable {
     private struct State {
         var offset: Int64 = 0
@@ -15,6 +21,8 @@ final class DecoderSplice: Sendable {
         var seen: Set<String> = []
         /// The segment that stands, per stream.
         var segments: [String: SegmentInfo] = [:]
+        /// Streams whose standing segment is being sent back in.
+        var restoring: Set<String> = []
     }
 
     /// Headroom for the first buffer to reach the sinks before its time comes.
@@ -32,12 +40,20 @@ final class DecoderSplice: Sendable {
         pad.addProbe([.buffer, .eventDownstream]) { [self] info in
             if let event = info.event {
                 guard event.kind == .segment || event.kind == .streamStart else { return .ok }
-                let first = state.withLock { state -> Bool in
-                    guard state.seen.insert("\(event.kind)-\(stream)").inserted else { return false }
+                let (first, standing) = state.withLock { state -> (Bool, SegmentInfo?) in
+                    // The standing segment going back in (below) passes.
+                    if event.kind == .segment, state.restoring.remove(stream) != nil { return (true, nil) }
+                    guard state.seen.insert("\(event.kind)-\(stream)").inserted else { return (false, state.segments[stream]) }
                     if let segment = event.segment { state.segments[stream] = segment }
-                    return true
+                    return (true, nil)
                 }
-                return first ? .ok : .drop
+                guard !first else { return .ok }
+                if event.kind == .segment, let standing {
+                    // Into the pad on its own streaming thread: it goes in before what follows.
+                    state.withLock { _ = $0.restoring.insert(stream) }
+                    _ = info.pad?.sendEvent(.segment(standing))
+                }
+                return .drop
             }
             retime(&info, stream: stream)
             return .ok
