@@ -42,16 +42,17 @@ final class DecoderSplice: Sendable {
                 guard event.kind == .segment || event.kind == .streamStart else { return .ok }
                 let (first, standing) = state.withLock { state -> (Bool, SegmentInfo?) in
                     // The standing segment going back in (below) passes.
-                    if event.kind == .segment, state.restoring.remove(stream) != nil { return (true, nil) }
+                    if event.kind == .segment, state.restoring.contains(stream) { return (true, nil) }
                     guard state.seen.insert("\(event.kind)-\(stream)").inserted else { return (false, state.segments[stream]) }
                     if let segment = event.segment { state.segments[stream] = segment }
                     return (true, nil)
                 }
                 guard !first else { return .ok }
-                if event.kind == .segment, let standing {
+                if event.kind == .segment, let standing, let pad = info.pad {
                     // Into the pad on its own streaming thread: it goes in before what follows.
                     state.withLock { _ = $0.restoring.insert(stream) }
-                    _ = info.pad?.sendEvent(.segment(standing))
+                    _ = pad.sendEvent(.segment(standing))
+                    state.withLock { _ = $0.restoring.remove(stream) }
                 }
                 return .drop
             }
