@@ -40,14 +40,14 @@ final class DecoderSplice: Sendable {
         pad.addProbe([.buffer, .eventDownstream]) { [self] info in
             if let event = info.event {
                 guard event.kind == .segment || event.kind == .streamStart else { return .ok }
-                let (first, standing) = state.withLock { state -> (Bool, SegmentInfo?) in
+                let (passes, standing) = state.withLock { state -> (Bool, SegmentInfo?) in
                     // The standing segment going back in (below) passes.
                     if event.kind == .segment, state.restoring.contains(stream) { return (true, nil) }
                     guard state.seen.insert("\(event.kind)-\(stream)").inserted else { return (false, state.segments[stream]) }
                     if let segment = event.segment { state.segments[stream] = segment }
                     return (true, nil)
                 }
-                guard !first else { return .ok }
+                guard !passes else { return .ok }
                 if event.kind == .segment, let standing, let pad = info.pad {
                     // Into the pad on its own streaming thread: it goes in before what follows.
                     state.withLock { _ = $0.restoring.insert(stream) }
