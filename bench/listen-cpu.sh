@@ -79,48 +79,44 @@ curl -fsS "$url" >/dev/null || die "the HTTP server did not start"
 
 now() { date +%s.%N; }
 
-# Seconds from its start to the first line $1 a command writes to stderr (its stdout is dropped).
-first_stderr_line() {
+# Seconds from starting a command to the first byte on its stdout, or, when $1
+# is not empty, to the first line $1 on it (the rest is then read to the end, so
+# the command is not cut off).
+time_to_first() {
     local start wanted=$1
     shift
     start=$(now)
-    "$@" 2>&1 >/dev/null | python3 -c '
+    "$@" 2>>"$out/first-audio.log" | python3 -c '
 import sys, time
-start, wanted = float(sys.argv[1]), sys.argv[2]
-for line in sys.stdin:
-    if line.strip() == wanted:
-        print(f"{time.time() - start:.3f}")
-        sys.stdout.flush()
-        break
-for line in sys.stdin:
-    pass
+start, wanted, out = float(sys.argv[1]), sys.argv[2].encode(), sys.stdin.buffer
+if wanted:
+    seen = any(line.strip() == wanted for line in out)
+else:
+    seen = len(out.read(1)) == 1
+if seen:
+    print(f"{time.time() - start:.3f}")
+    sys.stdout.flush()
+if wanted:
+    for line in out:
+        pass
 ' "$start" "$wanted" || true
 }
 
-# Seconds from its start to the first byte of decoded audio a command writes to stdout.
-first_pcm_byte() {
-    local start
-    start=$(now)
-    "$@" 2>>"$out/first-pcm.log" | python3 -c '
-import sys, time
-start = float(sys.argv[1])
-sys.stdin.buffer.read(1)
-print(f"{time.time() - start:.3f}")
-sys.stdout.flush()
-' "$start" || true
+# The user's command; "playing" is said on stderr once decoded audio has reached
+# the output and the pipeline plays (no --stats-json: its stats stage would change
+# the pipeline, and load the decoder before anything is fetched).
+castline_listen_briefly() {
+    "$castline" listen "$url" --audio-only --output null --duration 2s 2>&1 >/dev/null
 }
 
 first_audio() {  # tool -> prints seconds to its first decoded audio
     case $1 in
         castline-first)
-            # The user's command; "playing" is said once decoded audio has reached the
-            # output and the pipeline plays (no --stats-json: its stats stage would
-            # change the pipeline, and load the decoder before anything is fetched).
-            first_stderr_line playing "$castline" listen "$url" --audio-only --output null --duration 2s ;;
+            time_to_first playing castline_listen_briefly ;;
         ffmpeg-first)
-            first_pcm_byte ffmpeg -nostdin -v error -i "$url" -vn -f s16le -flush_packets 1 - ;;
+            time_to_first '' ffmpeg -nostdin -v error -i "$url" -vn -f s16le -flush_packets 1 - ;;
         gst-first)
-            first_pcm_byte timeout 10 gst-launch-1.0 -q playbin3 uri="$url" video-sink=fakesink \
+            time_to_first '' timeout 10 gst-launch-1.0 -q playbin3 uri="$url" video-sink=fakesink \
                 audio-sink="fdsink fd=1 sync=false" ;;
     esac
 }

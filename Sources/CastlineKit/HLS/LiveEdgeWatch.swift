@@ -177,7 +177,7 @@ final class LiveEdgeWatch: Sendable {
     }
 }
 
-/// GETs of one media playlist, each timed (see `PlaylistFetcher` for why never conditional).
+/// GETs of one media playlist, each timed (see `HLSFetcher` for why never conditional).
 private struct Poller {
     let url: URL
     var failures = 0
@@ -191,7 +191,7 @@ private struct Poller {
     /// One poll; nil when it failed.
     mutating func next(_ session: URLSession) async -> LiveEdgeEstimator.Poll? {
         let sent = MonotonicTime.now()
-        let text = try? await PlaylistFetcher.fetch(url, timeout: .seconds(5), session: session)
+        let text = try? await HLSFetcher.fetch(url, timeout: .seconds(5), session: session)
         let received = MonotonicTime.now()
         var poll: LiveEdgeEstimator.Poll?
         if let text, case .media(let media)? = try? HLSPlaylist.parse(text, base: url) {

@@ -20,7 +20,7 @@ enum SegmentProbe {
               let segment = media.isEnded ? media.segmentURIs.first : media.segmentURIs.last else { return nil }
         if let packed = packedAudio(named: segment) { return packed }
         // A server that ignores the range sends the whole segment (hlsdemux2 fetches it anyway).
-        guard let head = try? await PlaylistFetcher.data(segment, firstBytes: headBytes) else { return nil }
+        guard let head = try? await HLSFetcher.data(segment, firstBytes: headBytes) else { return nil }
         return transportStreams([UInt8](head))
     }
 

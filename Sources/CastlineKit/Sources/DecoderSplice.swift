@@ -21,8 +21,6 @@ final class DecoderSplice: Sendable {
         var seen: Set<String> = []
         /// The segment that stands, per stream.
         var segments: [String: SegmentInfo] = [:]
-        /// Streams whose standing segment is being sent back in.
-        var restoring: Set<String> = []
     }
 
     /// Headroom for the first buffer to reach the sinks before its time comes.
@@ -41,18 +39,18 @@ final class DecoderSplice: Sendable {
             if let event = info.event {
                 guard event.kind == .segment || event.kind == .streamStart else { return .ok }
                 let (passes, standing) = state.withLock { state -> (Bool, SegmentInfo?) in
-                    // The standing segment going back in (below) passes.
-                    if event.kind == .segment, state.restoring.contains(stream) { return (true, nil) }
-                    guard state.seen.insert("\(event.kind)-\(stream)").inserted else { return (false, state.segments[stream]) }
-                    if let segment = event.segment { state.segments[stream] = segment }
-                    return (true, nil)
+                    if state.seen.insert("\(event.kind)-\(stream)").inserted {
+                        if let segment = event.segment { state.segments[stream] = segment }
+                        return (true, nil)
+                    }
+                    // The standing segment itself passes: it is what goes back in below.
+                    let standing = state.segments[stream]
+                    return (event.segment != nil && event.segment == standing, standing)
                 }
                 guard !passes else { return .ok }
-                if event.kind == .segment, let standing, let pad = info.pad {
+                if event.kind == .segment, let standing {
                     // Into the pad on its own streaming thread: it goes in before what follows.
-                    state.withLock { _ = $0.restoring.insert(stream) }
-                    _ = pad.sendEvent(.segment(standing))
-                    state.withLock { _ = $0.restoring.remove(stream) }
+                    _ = info.pad?.sendEvent(.segment(standing))
                 }
                 return .drop
             }

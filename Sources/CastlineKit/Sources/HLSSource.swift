@@ -73,7 +73,7 @@ public final class HLSSource: URISource, RestartableSource, HistoryStartingSourc
             declared = Self.streams(named: variant.codecs)
             // The rendition's own playlist says whether it is live (a failure here is hlsdemux2's to report).
             sent = MonotonicTime.now()
-            if let text = try? await PlaylistFetcher.fetch(variant.uri),
+            if let text = try? await HLSFetcher.fetch(variant.uri),
                case .media(let media)? = try? HLSPlaylist.parse(text, base: variant.uri) {
                 mediaPlaylist(variant.uri, media, sent: sent, received: MonotonicTime.now())
                 if declared == nil { declared = await SegmentProbe.streams(of: media) }
@@ -96,7 +96,7 @@ public final class HLSSource: URISource, RestartableSource, HistoryStartingSourc
         var announced = false
         while true {
             do {
-                return try await PlaylistFetcher.fetch(playlistURL)
+                return try await HLSFetcher.fetch(playlistURL)
             } catch HLSError.http(status: 404, _) where waitForLive {
                 if !announced {
                     context.events.emit(.notice("waiting for \(playlistURL.absoluteString) to go live (HTTP 404); retrying every 2 s"))
@@ -175,7 +175,7 @@ public final class HLSSource: URISource, RestartableSource, HistoryStartingSourc
     /// The playlist must answer again; then a fresh hlsdemux2 starts at the live edge.
     nonisolated(nonsending) public func restart() async throws {
         guard let url = URL(string: uri) else { return }
-        _ = try await PlaylistFetcher.fetch(url)
+        _ = try await HLSFetcher.fetch(url)
         try replaceDecoder()
     }
 

@@ -7,7 +7,7 @@ import FoundationNetworking
 /// a cache (a live playlist changes under the same URL; and a conditional GET would
 /// not do either: nginx's validators are the file's mtime in whole seconds and its
 /// size, so a playlist rewritten within the second with a full window answers 304).
-enum PlaylistFetcher {
+enum HLSFetcher {
     static func fetch(_ url: URL, timeout: Duration = .seconds(10),
                       session: URLSession = .shared) async throws(HLSError) -> String {
         let data = try await data(url, timeout: timeout, session: session)
