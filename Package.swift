@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         // Already in the graph through Hummingbird; named so the metrics server's log goes to stderr.
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // AES-128-CBC for encrypted HLS segments (_CryptoExtras' AES._CBC).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         .systemLibrary(
@@ -26,9 +28,11 @@ let package = Package(
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim"]),
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
+        // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
+        .target(name: "HLS", dependencies: [.product(name: "_CryptoExtras", package: "swift-crypto")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest"),
-        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig"]),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig", "HLS"]),
         // Stage plugins: normal targets under Plugins/, each depending only on CastlineKit.
         .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
@@ -51,6 +55,7 @@ let package = Package(
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
         .testTarget(name: "DelayPluginTests", dependencies: ["DelayPlugin", "CastlineKit", "GstKit", "PipelineConfig", "StagePlugins"]),

@@ -39,8 +39,8 @@ final class DelayPlayout: Sendable {
         var applied: Duration?
         /// How much earlier than a player would the source started (HLS start-back), in ns.
         var startBack: UInt64 = 0
-        /// How much later than the stream's own the source stamped its media, in ns.
-        var restamped: UInt64 = 0
+        /// How much later than the stream's own the source stamped its media, in ns (negative: earlier).
+        var restamped: Int64 = 0
         /// The source promised a live-edge estimate: play-out waits for it until then.
         var liveEdgeDeadline: ContinuousClock.Instant?
         /// The newest estimate, and the one the anchor was worked out from.
@@ -106,7 +106,7 @@ final class DelayPlayout: Sendable {
     /// The source started `startBack` ns earlier than a player would, its
     /// timestamps moved `restamped` ns later than the stream's own (only before play-out starts);
     /// `liveEdge`: it will estimate the live edge.
-    func sourceStartedBack(_ startBack: UInt64, restamped: UInt64, liveEdge: Bool) {
+    func sourceStartedBack(_ startBack: UInt64, restamped: Int64, liveEdge: Bool) {
         state.withLock { state in
             guard state.applied == nil else { return }
             state.startBack = startBack
@@ -136,7 +136,7 @@ final class DelayPlayout: Sendable {
         guard let slice else { return }
         if let stamped = sample.pts?.nanoseconds {
             let restamped = state.withLock(\.restamped)
-            let streamPTS = stamped >= restamped ? stamped - restamped : 0
+            let streamPTS = UInt64(clamping: max(0, Int64(clamping: stamped) - restamped))
             timeline.saw(stream: stream, runningTime: pts.nanoseconds, streamPTS: streamPTS)
         }
         history.append(MediaUnit(stream: stream, pts: pts.nanoseconds, duration: sample.duration?.nanoseconds ?? 0,

@@ -107,22 +107,7 @@ public final class StatsStage: Stage {
             figures["latency_ms"] = Double(latency.min.nanoseconds) / 1e6
         }
         if let running = pipeline.runningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }
-        // An HLS source: hlsdemux2 (inside uridecodebin3, made once media flows) measures its downloads.
-        if let demuxer = element(madeBy: "hlsdemux2", in: pipeline) {
-            if let bandwidth = demuxer.int("current-bandwidth") { figures[StatsFigure.downloadBitrate] = Double(bandwidth) / 1000 }
-            let levels = ["current-level-time-audio", "current-level-time-video"].compactMap { demuxer.int($0) }
-            if let buffered = levels.max() { figures["hls_buffered_s"] = Double(buffered) / 1e9 }
-        }
         return figures
-    }
-
-    /// The first element made by `factory`, searching child bins depth first.
-    static func element(madeBy factory: String, in bin: Bin) -> Element? {
-        for child in bin.children {
-            if child.factoryName == factory { return child }
-            if let inner = child as? Bin, let found = element(madeBy: factory, in: inner) { return found }
-        }
-        return nil
     }
 
     static func pipeline(containing element: Element?) -> Pipeline? {

@@ -1,3 +1,4 @@
+import HLS
 import CastlineKit
 import Testing
 

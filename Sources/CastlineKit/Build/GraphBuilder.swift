@@ -23,11 +23,12 @@ extension PipelinePlan {
     /// stream's start reaches the stage, and a parser in between holds it back until
     /// the first buffer has left the source (the start-back then came too late).
     nonisolated(nonsending) public func prepareSource() async throws {
-        try await source.component.prepare(wanted: GraphBuilder.wantedStreams(self))
+        // A source that can start further back needs to know before it picks where to start.
         if let starting = source.component as? any HistoryStartingSource,
            let initial = stages.compactMap({ ($0.component as? any DelayControlling)?.initialDelay }).max() {
             starting.historyWanted(initial)
         }
+        try await source.component.prepare(wanted: GraphBuilder.wantedStreams(self))
     }
 }
 

@@ -41,8 +41,8 @@ public enum HistoryHandshake {
         (try? Structure("\(wantedName), initial=(guint64)\(ClockTime(initial).nanoseconds)")).map(Event.customUpstream)
     }
 
-    public static func offered(startBack: UInt64, restamped: UInt64, liveEdge: Bool) -> Event? {
-        (try? Structure("\(offeredName), start-back=(guint64)\(startBack), restamped=(guint64)\(restamped), live-edge=(boolean)\(liveEdge)"))
+    public static func offered(startBack: UInt64, restamped: Int64, liveEdge: Bool) -> Event? {
+        (try? Structure("\(offeredName), start-back=(guint64)\(startBack), restamped=(gint64)\(restamped), live-edge=(boolean)\(liveEdge)"))
             .map(Event.customDownstream)
     }
 
@@ -58,9 +58,9 @@ public enum HistoryHandshake {
     }
 
     /// What an `offered` event announces, in ns; nil for any other event.
-    public static func offer(in event: EventView) -> (startBack: UInt64, restamped: UInt64, liveEdge: Bool)? {
+    public static func offer(in event: EventView) -> (startBack: UInt64, restamped: Int64, liveEdge: Bool)? {
         guard event.kind == .customDownstream, event.structureName == offeredName else { return nil }
-        return (event.structure?.uint64("start-back") ?? 0, event.structure?.uint64("restamped") ?? 0,
+        return (event.structure?.uint64("start-back") ?? 0, Int64(event.structure?.int("restamped") ?? 0),
                 event.structure?.bool("live-edge") ?? false)
     }
 

@@ -18,17 +18,6 @@ public protocol SourceComponent: ComponentDescription {
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
 }
 
-/// A source that can ride out trouble at its far end (a network outage, a
-/// server restart): the runner shows `reconnecting` and calls `restart` with
-/// backoff until it succeeds, and the media joins on without a timestamp jump.
-public protocol RestartableSource: SourceComponent {
-    /// Whether an error raised inside this source's bin now is far-end trouble worth
-    /// retrying (an HLS stream that has started), rather than bad input.
-    var canRestart: Bool { get }
-    /// Replaces what failed with a fresh reader; throws while the far end is still unreachable.
-    nonisolated(nonsending) func restart() async throws
-}
-
 /// A `sinks:` kind.
 public protocol SinkComponent: ComponentDescription {
     init(spec: ComponentSpec, context: ComponentContext) throws

@@ -112,7 +112,11 @@ public enum StatsFigure {
     public static let bitrate = "bitrate_kbps"
     public static let position = "position_s"
     public static let rms = "rms_dbfs"
-    /// HLS download bandwidth and segment fetch time, when a source reports them.
+    /// An HLS source's figures: download throughput, the last segment's fetch time,
+    /// media fetched ahead of what left the source, and wall clock minus the
+    /// `EXT-X-PROGRAM-DATE-TIME` of what leaves it now.
     public static let downloadBitrate = "download_kbps"
     public static let segmentFetch = "segment_fetch_s"
+    public static let hlsBuffered = "hls_buffered_s"
+    public static let latency = "latency_s"
 }

@@ -1,3 +1,4 @@
+import HLS
 import Foundation
 import GstKit
 import PipelineConfig
@@ -36,8 +37,6 @@ public actor PipelineRunner {
     private var hasKnownEnd = true
     /// The decoder decodebin said is missing: the error that follows is told in these words.
     private var missingDecoder: String?
-    /// Restarting a source after far-end trouble (see `RestartableSource`).
-    private var sourceRestart: Task<Void, Never>?
     /// A swap is under way; a stop asked for meanwhile waits for it.
     private var swapping = false
     private var stopAfterSwap = false
@@ -121,7 +120,6 @@ public actor PipelineRunner {
         }
         stopRequested = true
         // Paused (by the user, or to buffer), the sinks would never render the end.
-        sourceRestart?.cancel()
         if [.paused, .buffering, .reconnecting].contains(state) { built.pipeline.setState(.playing) }
         transition(to: .stopping)
         emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
@@ -252,36 +250,6 @@ public actor PipelineRunner {
         }
     }
 
-    /// Shows `reconnecting` and restarts the source with backoff until it takes.
-    private func startSourceRestart(reason: String) {
-        guard sourceRestart == nil else { return }
-        // The pipeline plays on while the source is away: sinks wait for media, and the
-        // failed reader's threads are not held by paused sinks while it is taken out.
-        if let built { built.pipeline.setState(.playing) }
-        sourceRestart = Task { [weak self] in await self?.restartSource(reason: reason) }
-    }
-
-    private func restartSource(reason: String) async {
-        guard let restartable = built?.plan.source.component as? any RestartableSource else { return }
-        var reason = reason
-        var attempt = 1
-        while outcome == nil, !Task.isCancelled {
-            let delay = Backoff().delay(attempt: attempt, random: Double.random(in: 0..<1))
-            connectionChanged(.reconnecting(reason: reason, attempt: attempt, delay: delay))
-            try? await Task.sleep(for: delay)
-            guard outcome == nil, !Task.isCancelled else { return }
-            do {
-                try await restartable.restart()
-                sourceRestart = nil
-                connectionChanged(.reconnected(attempts: attempt))
-                return
-            } catch {
-                reason = masker.mask("\(error)")
-                attempt += 1
-            }
-        }
-    }
-
     private func drainTimedOut(after timeout: Duration) {
         guard outcome == nil else { return }
         finish(.failed("end-of-stream did not reach the outputs within \(timeout.configText); outputs may be incomplete"))
@@ -295,15 +263,6 @@ public actor PipelineRunner {
         case .warning(let source, _, _) where retiredNames.contains(source):
             return
         case .error(let source, let text, _):
-            // From the source's bin, or from a reader already taken out of it.
-            let fromSource = owner(of: source).hasPrefix(built.plan.source.spec.keyPath + " ")
-                || built.pipeline.element(named: source) == nil
-            if fromSource, sourceRestart != nil { return }  // the failed reader's last words
-            if fromSource, !stopRequested, let restartable = built.plan.source.component as? any RestartableSource,
-               restartable.canRestart {
-                startSourceRestart(reason: failureText(message) ?? text)
-                return
-            }
             if let text = failureText(message) { finish(.failed(text)) }
         case .warning(let source, let text, _):
             emitter.emit(.warning("\(owner(of: source)): \(text)"))
@@ -313,7 +272,7 @@ public actor PipelineRunner {
             emitter.emit(.endOfStream)
             finish(stopRequested ? .stopped : .completed)
         case .stateChanged(let source, _, let new, _) where source == built.pipeline.name:
-            if new == .playing, state != .stopping, sourceRestart == nil {
+            if new == .playing, state != .stopping, state != .reconnecting {
                 if !hasPlayed { hasKnownEnd = built.pipeline.queryDuration() != nil }
                 hasPlayed = true
                 transition(to: .playing)
@@ -330,7 +289,7 @@ public actor PipelineRunner {
             // outage in ten). A stream that stops coming is `reconnecting` or ends (end-after).
             guard !hasPlayed || hasKnownEnd else { return }
             emitter.emit(.buffering(percent: percent))
-            guard !isLive, !stopRequested, state != .paused, sourceRestart == nil else { return }
+            guard !isLive, !stopRequested, state != .paused, state != .reconnecting else { return }
             // Non-live media waits for its buffer, as a player does: fully at first; once it has
             // played, only when the buffer runs dry, resuming at half (a live HLS buffer, held
             // back by the live edge, never fills and would otherwise pause all the time).

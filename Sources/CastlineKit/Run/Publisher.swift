@@ -1,3 +1,4 @@
+import HLS
 import Foundation
 import GstKit
 import Synchronization

@@ -1,20 +1,21 @@
 import Foundation
 import GstKit
+import HLS
 import PipelineConfig
-import Synchronization
 
-/// A live or VOD HLS stream, played the way a player app plays it: from the
-/// live edge, through hlsdemux2 (inside uridecodebin3, the streams-aware parent
-/// it needs), buffering like a player, ending on `#EXT-X-ENDLIST` or after
-/// `end-after` without new media.
-public final class HLSSource: URISource, RestartableSource, HistoryStartingSource {
-    public override class var kind: String { "hls" }
-    public override class var summary: String { "an HLS stream (live or VOD), from the live edge" }
-    public override class var schema: OptionSchema {
+/// A live or VOD HLS stream, read by castline's own HLS client (the `HLS`
+/// target): playlists and segments are fetched here and the segment bytes go
+/// through appsrc into decodebin3, which demuxes (MPEG-TS, fMP4, packed audio),
+/// parses and decodes as far as each stream is wanted. Network trouble is a
+/// state (`reconnecting`), never an error.
+public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked Sendable {  // set up in prepare/makeBin, before anything runs
+    public static var kind: String { "hls" }
+    public static var summary: String { "an HLS stream (live or VOD), read by castline's own HLS client" }
+    public static var schema: OptionSchema {
         OptionSchema([
             OptionField("url", .string, required: true, help: "the playlist URL, e.g. https://stream.mux.com/ID.m3u8"),
             OptionField("rendition", .string, default: .string("auto"),
-                        help: "auto (adapts to bandwidth; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)"),
+                        help: "auto (adapts to throughput; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)"),
             OptionField("wait-for-live", .bool, default: .bool(false), help: "a stream not live yet (404) is waited for, retrying every 2 s"),
             OptionField("end-after", .duration, default: .duration(.seconds(30)), help: "the stream has ended when no new media came for this long"),
         ], shorthand: "url")
@@ -24,17 +25,12 @@ public final class HLSSource: URISource, RestartableSource, HistoryStartingSourc
     let rendition: String
     let waitForLive: Bool
     let endAfter: Duration
+    let keyPath: String
     let context: ComponentContext
-    /// Streams the master playlist's CODECS name, or a segment's head shows
-    /// (`SegmentProbe`); nil when neither tells (discovery then).
-    private var declared: [StreamKind: Codec?]?
-    private let endWatch: EndWatch
-    /// The master playlist's renditions, to name the one hlsdemux2 switched to.
-    private var variants: [HLSPlaylist.Variant] = []
-    /// Starts further back in the live window when a delay stage wants history.
-    private let startBack = HLSStartBack()
-    /// Times the live edge for a delay stage (media playlists only).
-    private let liveEdge = LiveEdgeWatch()
+    /// Seconds of history a delay stage wants at the start.
+    private var historyWanted: Double?
+    private var start: HLSStart?
+    private var feed: HLSFeed?
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -45,239 +41,74 @@ public final class HLSSource: URISource, RestartableSource, HistoryStartingSourc
         rendition = spec.options.string("rendition") ?? "auto"
         waitForLive = spec.options.bool("wait-for-live") ?? false
         endAfter = spec.options.duration("end-after") ?? .seconds(30)
+        keyPath = spec.keyPath
         self.context = context
-        endWatch = EndWatch(events: context.events)
-        super.init(uri: text, keyPath: spec.keyPath, loop: false, restartable: true)
-    }
-
-    nonisolated(nonsending) public override func prepare(wanted: Set<StreamKind>) async throws {
-        var sent = MonotonicTime.now()
-        let text = try await fetchWaitingForLive()
-        let playlist: HLSPlaylist
-        do {
-            playlist = try HLSPlaylist.parse(text, base: playlistURL)
-        } catch {
-            throw BuildError("\(error)", at: "\(keyPath).url")
-        }
-        guard case .master(let variants) = playlist else {
-            if case .media(let media) = playlist {
-                mediaPlaylist(playlistURL, media, sent: sent, received: MonotonicTime.now())
-                declared = await SegmentProbe.streams(of: media)
-            }
-            return
-        }
-        self.variants = variants
-        let variant = try choose(from: variants, wantVideo: wanted.contains(.video))
-        if let variant {
-            uri = variant.uri.absoluteString
-            declared = Self.streams(named: variant.codecs)
-            // The rendition's own playlist says whether it is live (a failure here is hlsdemux2's to report).
-            sent = MonotonicTime.now()
-            if let text = try? await HLSFetcher.fetch(variant.uri),
-               case .media(let media)? = try? HLSPlaylist.parse(text, base: variant.uri) {
-                mediaPlaylist(variant.uri, media, sent: sent, received: MonotonicTime.now())
-                if declared == nil { declared = await SegmentProbe.streams(of: media) }
-            }
-            context.events.emit(.renditionChanged(Self.describe(variant)))
-        } else {
-            declared = Self.streams(named: variants.flatMap(\.codecs))
-        }
-    }
-
-    /// The media playlist hlsdemux2 plays: a live one has an edge to time (this fetch is its first look).
-    private func mediaPlaylist(_ url: URL, _ media: HLSPlaylist.Media, sent: Int64, received: Int64) {
-        startBack.playlist(isLive: !media.isEnded)
-        guard !media.isEnded else { return }
-        liveEdge.poll(url, fetched: media, sent: sent, received: received)
-        startBack.expectLiveEdge()
-    }
-
-    nonisolated(nonsending) private func fetchWaitingForLive() async throws -> String {
-        var announced = false
-        while true {
-            do {
-                return try await HLSFetcher.fetch(playlistURL)
-            } catch HLSError.http(status: 404, _) where waitForLive {
-                if !announced {
-                    context.events.emit(.notice("waiting for \(playlistURL.absoluteString) to go live (HTTP 404); retrying every 2 s"))
-                    announced = true
-                }
-                try await Task.sleep(for: .seconds(2))
-                if isStopping { throw CancellationError() }
-            } catch HLSError.http(status: 404, let url) {
-                throw BuildError("the playlist is not there (HTTP 404 for \(url)); if the stream is not live yet, add --wait-for-live",
-                                 at: "\(keyPath).url")
-            } catch {
-                throw BuildError("\(error)", at: "\(keyPath).url")
-            }
-        }
-    }
-
-    /// The variant to play, or nil to let hlsdemux2 adapt across all of them.
-    private func choose(from variants: [HLSPlaylist.Variant], wantVideo: Bool) throws -> HLSPlaylist.Variant? {
-        let byBandwidth = variants.sorted { $0.bandwidth < $1.bandwidth }
-        switch rendition.lowercased() {
-        case "auto":
-            guard !wantVideo else { return nil }
-            return byBandwidth.last(where: \.isAudioOnly)
-        case "best":
-            return byBandwidth.last(where: { !wantVideo || $0.hasVideo != false })
-        case "lowest":
-            return byBandwidth.first(where: { !wantVideo || $0.hasVideo != false })
-        default:
-            let wanted = rendition.lowercased()
-            if let bitrate = Bitrate(configText: rendition),
-               let fitting = byBandwidth.last(where: { $0.bandwidth <= bitrate.bitsPerSecond }) {
-                return fitting
-            }
-            if let match = variants.first(where: {
-                $0.name?.lowercased() == wanted || $0.resolution?.lowercased() == wanted
-                    || $0.resolution.map { "\($0.split(separator: "x").last ?? "")p" } == wanted
-            }) {
-                return match
-            }
-            let known = byBandwidth.map(Self.describe).joined(separator: "; ")
-            throw BuildError("no rendition \"\(rendition)\" in the playlist (it has: \(known))", at: "\(keyPath).rendition")
-        }
-    }
-
-    static func describe(_ variant: HLSPlaylist.Variant) -> String {
-        let size = variant.resolution ?? (variant.isAudioOnly ? "audio only" : "?")
-        return "\(variant.name.map { "\($0) " } ?? "")\(size) \(variant.bandwidth / 1000)k"
-    }
-
-    /// Each stream `CODECS` names, with its codec (nil: one castline does not know; decoded).
-    static func streams(named codecs: [String]) -> [StreamKind: Codec?]? {
-        guard !codecs.isEmpty else { return nil }
-        var streams: [StreamKind: Codec?] = [:]
-        for codec in codecs {
-            let name = codec.lowercased()
-            if HLSPlaylist.Variant.isAudioCodec(name) {
-                streams[.audio] = .some(name.hasPrefix("mp4a") ? .aac : name.hasPrefix("opus") ? .opus : nil)
-            } else {
-                streams[.video] = .some(name.hasPrefix("avc") ? .h264 : name.hasPrefix("hvc") || name.hasPrefix("hev") ? .h265 : nil)
-            }
-        }
-        return streams
-    }
-
-    override func knownStreams() throws -> [StreamKind: Codec?] {
-        try declared ?? super.knownStreams()
-    }
-
-    // MARK: Riding out network trouble
-
-    /// After the stream has started, what fails inside the source is the network
-    /// or the server (hlsdemux2 gives up after about three target durations
-    /// without a playlist); a stream that never started is bad input instead.
-    public var canRestart: Bool { endWatch.hasStarted }
-
-    /// The playlist must answer again; then a fresh hlsdemux2 starts at the live edge.
-    nonisolated(nonsending) public func restart() async throws {
-        guard let url = URL(string: uri) else { return }
-        _ = try await HLSFetcher.fetch(url)
-        try replaceDecoder()
     }
 
     public func historyWanted(_ initial: Duration) {
-        startBack.wanted(ClockTime(initial).nanoseconds)
+        historyWanted = initial.seconds
     }
 
-    override func decoderMade(_ decoder: Element) {
-        // Buffering messages let the runner pause and resume as a player does.
-        try? decoder.set("use-buffering", true)
-        startBack.decoderMade(decoder)
-        liveEdge.decoderMade(decoder)
-        endWatch.start(endAfter: endAfter)
+    /// Fetches the playlists, chooses what to play, where to start, and its first
+    /// segment (whose head says which streams there are).
+    nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        start = try await HLSStart.prepare(
+            url: playlistURL, rendition: rendition, wantVideo: wanted.contains(.video), historyWanted: historyWanted,
+            waitForLive: waitForLive, endAfter: endAfter, keyPath: keyPath, events: context.events)
     }
 
-    override func outletMade(_ pad: Pad, stream: StreamKind) {
-        // Where the stream leaves the outlet queue, so a stage's request is in before the first buffer.
-        if let leaving = pad.parentElement?.staticPad("src") {
-            liveEdge.watch(leaving)
-            startBack.watch(leaving)
+    public func streams() throws -> [StreamKind: StreamForm] {
+        let streams = try knownStreams().mapValues { _ in StreamForm.raw }
+        guard !streams.isEmpty else { throw BuildError("\(playlistURL) has no audio or video stream castline can use", at: keyPath) }
+        return streams
+    }
+
+    public func encodedForms() throws -> [StreamKind: StreamForm] {
+        try knownStreams().compactMapValues { $0.map { StreamForm.encoded($0) } }
+    }
+
+    private func knownStreams() throws -> [StreamKind: Codec?] {
+        guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
+        return start.streams
+    }
+
+    public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
+        guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
+        let bin = Bin(name: name)
+        let appsrc = try AppSrc.make(name: "\(name)-segments")
+        // Bytes as they arrive; decodebin3 finds the container (caps spare it the guess for MPEG-TS).
+        appsrc.configure(isLive: false, format: false, maxBytes: HLSFeed.queuedBytes)
+        try appsrc.element.set("stream-type", text: "stream")
+        if start.container == .transportStream { appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188") }
+        // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
+        // a stream nobody wants stops encoded and ends in a discard, never decoded.
+        let unwanted = try encodedForms().filter { streams[$0.key] == nil }
+        let stops = try Caps(streams.merging(unwanted) { wanted, _ in wanted }
+            .map { URISource.stopCaps($0.key, $0.value) }.joined(separator: "; "))
+        let decoder = try ElementCatalog.make("decodebin3")
+        try decoder.set("caps", stops)
+        try bin.add(appsrc.element, decoder)
+        try appsrc.element.link(decoder)
+        let feed = HLSFeed(start: start, appsrc: appsrc, context: context)
+        var outlets: [StreamKind: Element] = [:]
+        for stream in streams.keys.sorted() {
+            // Short: a stop drains what is queued here, so little should wait.
+            let queue = try BinChain.queue(maxTime: .milliseconds(500))
+            try bin.add(queue)
+            try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
+            outlets[stream] = queue
+            if let leaving = queue.staticPad("src") { feed.watch(outlet: leaving, stream: stream) }
         }
-        endWatch.watch(pad)
-        if stream == .video, uri == playlistURL.absoluteString, !variants.isEmpty { watchSwitches(pad) }
+        URISource.link(decoder, to: outlets)
+        // The reader starts when appsrc first asks for data: the pipeline is starting.
+        appsrc.onNeedData { [weak feed] _ in feed?.needData() }
+        appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
+        self.feed = feed
+        return bin
     }
 
-    /// hlsdemux2 adapts across the renditions on its own (`rendition: auto`); a
-    /// new picture size on the video is a switch, reported as rendition-changed
-    /// with the master playlist's name for it.
-    private func watchSwitches(_ pad: Pad) {
-        let watch = RenditionWatch(variants: variants, events: context.events)
-        pad.addProbe(.eventDownstream) { info in
-            if let caps = info.event?.caps { watch.saw(caps) }
-            return .ok
-        }
-    }
-}
-
-/// Tells rendition switches by the picture size of the video's caps.
-final class RenditionWatch: Sendable {
-    let variants: [HLSPlaylist.Variant]
-    let events: EventEmitter
-    private let lastSize = Mutex<String?>(nil)
-
-    init(variants: [HLSPlaylist.Variant], events: EventEmitter) {
-        self.variants = variants
-        self.events = events
-    }
-
-    func saw(_ caps: Caps) {
-        guard let structure = caps.structure(at: 0), let width = structure.int("width"),
-              let height = structure.int("height") else { return }
-        let size = "\(width)x\(height)"
-        let changed = lastSize.withLock { last -> Bool in
-            defer { last = size }
-            return last != size
-        }
-        guard changed else { return }
-        let variant = variants.last { $0.resolution == size }
-        events.emit(.renditionChanged(variant.map(HLSSource.describe) ?? size))
-    }
-}
-
-/// Ends a stream that stopped bringing media: no new buffer on any outlet for
-/// `end-after` means the stream is over (a live publisher that went away).
-final class EndWatch: Sendable {
-    private let events: EventEmitter
-    private let lastMedia = Mutex<ContinuousClock.Instant?>(nil)
-    private let outlets = Mutex<[Pad]>([])
-    private let started = OnceFlag()
-    private let running = OnceFlag()
-
-    init(events: EventEmitter) {
-        self.events = events
-    }
-
-    /// Media has come through at least once.
-    var hasStarted: Bool { lastMedia.withLock { $0 != nil } }
-
-    /// Watches a stream's outlet; its first buffer is stream-started.
-    func watch(_ pad: Pad) {
-        outlets.withLock { $0.append(pad) }
-        pad.addProbe(.buffer) { [weak self] _ in
-            guard let self else { return .ok }
-            self.lastMedia.withLock { $0 = .now }
-            if self.started.trip() { self.events.emit(.streamStarted) }
-            return .ok
-        }
-    }
-
-    /// Starts watching; a second call (a replaced decoder) changes nothing.
-    func start(endAfter: Duration) {
-        guard running.trip() else { return }
-        let events = events
-        Task { [weak self] in
-            while let self {
-                try? await Task.sleep(for: .milliseconds(500))
-                guard let last = self.lastMedia.withLock({ $0 }) else { continue }
-                guard ContinuousClock.now - last > endAfter else { continue }
-                events.emit(.streamEnded(reason: "no new media for \(endAfter.configText)"))
-                for pad in self.outlets.withLock({ $0 }) { pad.sendEvent(.endOfStream()) }
-                return
-            }
-        }
+    /// Stops reading and ends every stream where it is.
+    public func willStop() {
+        feed?.stop()
     }
 }

@@ -22,8 +22,6 @@ public class URISource: SourceComponent {
     private var fileLoop: FileLoop?
     /// The decoder that runs, swapped for a fresh one on a restart or a loop's next pass.
     private let slot = DecoderSlot()
-    /// For kinds whose decoder can be replaced mid-run (see `replaceDecoder`).
-    let splice: DecoderSplice?
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let stopRequested = OnceFlag()
     /// Each stream's outlet and whether its stream has been ended.
@@ -38,17 +36,14 @@ public class URISource: SourceComponent {
         keyPath = spec.keyPath
         loop = false
         events = context.events
-        splice = nil
     }
 
-    /// `restartable`: its decoder can be replaced mid-run, the media joining on.
     /// `events`: where a loop that cannot go on says so.
-    init(uri: String, keyPath: String, loop: Bool, restartable: Bool = false, events: EventEmitter = .discarding) {
+    init(uri: String, keyPath: String, loop: Bool, events: EventEmitter = .discarding) {
         self.uri = uri
         self.keyPath = keyPath
         self.loop = loop
         self.events = events
-        splice = restartable ? DecoderSplice() : nil
     }
 
     private func discover() throws -> [DiscoveredStream] {
@@ -136,7 +131,6 @@ public class URISource: SourceComponent {
                 if let inlet = joint.staticPad("sink") { loop.watch(inlet: inlet, outlet: pad, stream: stream.rawValue) }
                 outlets[stream] = joint
             }
-            splice?.watch(pad, stream: stream.rawValue)
             endOnStop(pad, stream: stream)
             outletMade(pad, stream: stream)
         }
@@ -169,16 +163,6 @@ public class URISource: SourceComponent {
             }
             try? pad.link(sink)
         }
-    }
-
-    /// Replaces a failed decoder with a fresh one on the same URI (a live stream
-    /// starts again at its edge); its media joins on where the old one stopped.
-    /// Only for kinds that made a splice; called off the streaming threads.
-    func replaceDecoder() throws {
-        guard let splice else { return }
-        // The new media is timed from now.
-        try slot.replace(unlinkFirst: false, retired: { bin in splice.begin { bin.runningTime } },
-                         make: { try self.makeDecoder(stops: $0) })
     }
 
     /// A stop was asked for.

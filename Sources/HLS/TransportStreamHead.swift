@@ -1,57 +1,74 @@
 import Foundation
 
-/// What streams an HLS media playlist carries, read from the head of one of its
-/// segments (an MPEG-TS segment's program map table, or a packed-audio segment's
-/// name) instead of prerolling a second decoder on the stream: that discovery
-/// cost about 0.18 CPU-s and 0.15 s before the first audio, and fetched the
-/// playlist and three segments once more.
-///
-/// nil wherever it cannot tell (fMP4 or encrypted segments, a head that holds no
-/// program map): the caller then discovers the streams the slow way.
-enum SegmentProbe {
-    /// How much of a segment is asked for: a TS segment starts with its PAT and PMT.
-    static let headBytes = 64 * 1024
+/// An audio or video elementary stream.
+public enum MediaKind: String, Sendable, Hashable, CaseIterable {
+    case audio, video
+}
 
-    /// The streams of the media playlist `media`, each with its codec (nil: one
-    /// castline does not know, decoded and never kept encoded).
-    static func streams(of media: HLSPlaylist.Media) async -> [StreamKind: Codec?]? {
-        guard !media.hasInitSection, !media.isEncrypted,
-              // The live edge's segment is the one most sure to be there still; a VOD's first is played first.
-              let segment = media.isEnded ? media.segmentURIs.first : media.segmentURIs.last else { return nil }
-        if let packed = packedAudio(named: segment) { return packed }
-        // A server that ignores the range sends the whole segment (hlsdemux2 fetches it anyway).
-        guard let head = try? await HLSFetcher.data(segment, firstBytes: headBytes) else { return nil }
-        return transportStreams([UInt8](head))
+/// What a segment holds, read from its first bytes: which streams (with their
+/// codec's name, `aac`, `h264`..., nil for one castline does not name) and, for
+/// MPEG-TS, each stream's first presentation timestamp (90 kHz), which places
+/// the segment on the stream's own time line.
+public struct SegmentHead: Equatable, Sendable {
+    public var streams: [MediaKind: String?]
+    public var firstPTS: [MediaKind: UInt64] = [:]
+
+    public init(streams: [MediaKind: String?], firstPTS: [MediaKind: UInt64] = [:]) {
+        self.streams = streams
+        self.firstPTS = firstPTS
     }
 
-    /// Packed audio (RFC 8216 §3.4): the segment is the elementary stream itself.
-    static func packedAudio(named segment: URL) -> [StreamKind: Codec?]? {
+    /// Packed audio (RFC 8216 §3.4), known by the segment's name.
+    public static func packedAudio(named segment: URL) -> SegmentHead? {
         switch segment.pathExtension.lowercased() {
-        case "aac": [.audio: .aac]
-        case "mp3": [.audio: .mp3]
-        case "ac3", "ec3": [.audio: Codec?.none]
+        case "aac": SegmentHead(streams: [.audio: "aac"])
+        case "mp3": SegmentHead(streams: [.audio: "mp3"])
+        case "ac3", "ec3": SegmentHead(streams: [.audio: String?.none])
         default: nil
         }
     }
+}
 
-    /// The first audio and video stream of the MPEG-TS program map in `bytes`;
-    /// nil when `bytes` is not TS or holds no whole program map.
-    static func transportStreams(_ bytes: [UInt8]) -> [StreamKind: Codec?]? {
+/// Reads an MPEG-TS segment's program map (PAT, then PMT) and the first PES
+/// timestamp of each stream it names.
+public enum TransportStreamHead {
+    /// Enough of a segment for its PAT, PMT and first PES headers.
+    public static let headBytes = 64 * 1024
+
+    /// The program map's first audio and video stream in `bytes`, with each one's
+    /// first PTS when the bytes reach it; nil when `bytes` is not TS or holds no program map.
+    public static func read(_ bytes: [UInt8]) -> SegmentHead? {
         var mapPID: Int?
+        var head: SegmentHead?
+        var pids: [Int: MediaKind] = [:]
         var offset = 0
         while offset + packetSize <= bytes.count {
-            guard bytes[offset] == 0x47 else { return nil }
+            guard bytes[offset] == 0x47 else { return head }
             let packet = bytes[offset..<offset + packetSize]
             offset += packetSize
-            guard let header = PacketHeader(packet), header.startsSection,
-                  let section = section(in: packet, payloadAt: header.payloadStart) else { continue }
+            guard let header = PacketHeader(packet), header.startsSection else { continue }
             if header.pid == 0 {
-                mapPID = programMapPID(section)
-            } else if header.pid == mapPID {
-                return programMapStreams(section)
+                if let section = section(in: packet, payloadAt: header.payloadStart) { mapPID = programMapPID(section) }
+            } else if header.pid == mapPID, head == nil {
+                guard let section = section(in: packet, payloadAt: header.payloadStart),
+                      let streams = programMapStreams(section, pids: &pids) else { continue }
+                head = SegmentHead(streams: streams)
+            } else if let kind = pids[header.pid], head?.firstPTS[kind] == nil,
+                      let pts = presentationTime(packet[header.payloadStart...]) {
+                head?.firstPTS[kind] = pts
+                if let head, head.firstPTS.count == pids.count { return head }
             }
         }
-        return nil
+        return head
+    }
+
+    /// The PTS of a PES header at the start of `payload` (ISO 13818-1 §2.4.3.7).
+    static func presentationTime(_ payload: ArraySlice<UInt8>) -> UInt64? {
+        let p = payload.startIndex
+        guard payload.count >= 14, payload[p] == 0, payload[p + 1] == 0, payload[p + 2] == 1,
+              payload[p + 7] & 0x80 != 0 else { return nil }
+        let b = payload[(p + 9)...(p + 13)].map(UInt64.init)
+        return (b[0] >> 1 & 0x07) << 30 | b[1] << 22 | (b[2] >> 1) << 15 | b[3] << 7 | b[4] >> 1
     }
 
     private static let packetSize = 188
@@ -98,32 +115,34 @@ enum SegmentProbe {
         return nil
     }
 
-    private static func programMapStreams(_ section: ArraySlice<UInt8>) -> [StreamKind: Codec?]? {
+    private static func programMapStreams(_ section: ArraySlice<UInt8>, pids: inout [Int: MediaKind]) -> [MediaKind: String?]? {
         guard section.first == 0x02, section.count >= 12 else { return nil }
         let base = section.startIndex
         let programInfo = Int(section[base + 10] & 0x0F) << 8 | Int(section[base + 11])
         var entry = base + 12 + programInfo
-        var streams: [StreamKind: Codec?] = [:]
+        var streams: [MediaKind: String?] = [:]
         while entry + 5 <= section.endIndex {
             let type = section[entry]
+            let pid = Int(section[entry + 1] & 0x1F) << 8 | Int(section[entry + 2])
             let infoLength = Int(section[entry + 3] & 0x0F) << 8 | Int(section[entry + 4])
             let descriptors = section[min(entry + 5, section.endIndex)..<min(entry + 5 + infoLength, section.endIndex)]
             entry += 5 + infoLength
             guard let (kind, codec) = stream(type: type, descriptors: descriptors), streams[kind] == nil else { continue }
             streams[kind] = .some(codec)
+            pids[pid] = kind
         }
         return streams
     }
 
     /// An elementary stream's kind and codec by its PMT stream type (ISO 13818-1
     /// table 2-34, and the registered private types HLS uses); nil for data.
-    private static func stream(type: UInt8, descriptors: ArraySlice<UInt8>) -> (StreamKind, Codec?)? {
+    private static func stream(type: UInt8, descriptors: ArraySlice<UInt8>) -> (MediaKind, String?)? {
         switch type {
-        case 0x0F, 0x11: return (.audio, .aac)
-        case 0x03, 0x04: return (.audio, .mp3)
+        case 0x0F, 0x11: return (.audio, "aac")
+        case 0x03, 0x04: return (.audio, "mp3")
         case 0x81, 0x87: return (.audio, nil)  // AC-3, E-AC-3
-        case 0x1B: return (.video, .h264)
-        case 0x24: return (.video, .h265)
+        case 0x1B: return (.video, "h264")
+        case 0x24: return (.video, "h265")
         case 0x01, 0x02, 0x10: return (.video, nil)  // MPEG-1/2 and MPEG-4 part 2 video
         case 0x06:
             // PES private data: audio when a descriptor says which.
@@ -131,7 +150,7 @@ enum SegmentProbe {
             while at + 2 <= descriptors.endIndex {
                 let tag = descriptors[at], length = Int(descriptors[at + 1])
                 let body = descriptors[min(at + 2, descriptors.endIndex)..<min(at + 2 + length, descriptors.endIndex)]
-                if tag == 0x05, Array(body.prefix(4)) == Array("Opus".utf8) { return (.audio, .opus) }
+                if tag == 0x05, Array(body.prefix(4)) == Array("Opus".utf8) { return (.audio, "opus") }
                 if tag == 0x6A || tag == 0x7A { return (.audio, nil) }  // AC-3, E-AC-3 descriptors
                 at += 2 + length
             }

@@ -14,3 +14,11 @@ public struct Backoff: Sendable, Equatable {
         return .milliseconds(Int64((base * factor * 1000).rounded()))
     }
 }
+
+extension Duration {
+    /// Seconds as a Double.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,4 +1,4 @@
-import CastlineKit
+import HLS
 import Foundation
 import Testing
 

@@ -1,0 +1,169 @@
+import Foundation
+import GstKit
+import HLS
+import Synchronization
+
+/// Runs an HLS source's `SegmentReader` and hands what it reads to GStreamer:
+/// segment bytes into appsrc (waiting while appsrc holds `queuedBytes`), the
+/// reader's trouble to the runner as `reconnecting`, and, on each stream's way
+/// out of the source, the history handshake a delay stage listens for.
+final class HLSFeed: SegmentConsumer {
+    /// What appsrc may hold before the reader waits: a few segments of most streams.
+    static let queuedBytes: UInt64 = 2 * 1024 * 1024
+
+    private let start: HLSStart
+    private let appsrc: AppSrc
+    private let context: ComponentContext
+    private let started = OnceFlag()
+    private let stopped = OnceFlag()
+    private let streamStarted = OnceFlag()
+    private let reading = Mutex<Task<Void, Never>?>(nil)
+    private let stats: HLSStats
+
+    private struct Flow {
+        var hungry = true
+        var discontinuity = false
+        /// A live-edge estimate not yet sent down each outlet, by stream.
+        var pendingEdge: [StreamKind: HistoryHandshake.LiveEdge] = [:]
+    }
+    private let flow = Mutex(Flow())
+
+    init(start: HLSStart, appsrc: AppSrc, context: ComponentContext) {
+        self.start = start
+        self.appsrc = appsrc
+        self.context = context
+        stats = HLSStats(name: context.componentName, events: context.events,
+                         pdtStart: start.playlist.segments.first(where: { $0.sequence == start.sequence })?.programDateTime)
+    }
+
+    // MARK: appsrc
+
+    /// appsrc wants data: the first time, the reader starts.
+    func needData() {
+        flow.withLock { $0.hungry = true }
+        guard started.trip() else { return }
+        let task = Task.detached { [self] in
+            let end = await start.reader.run(playlist: start.playlist, fetchedAt: start.fetchedAt, start: start.sequence,
+                                             first: start.first, consumer: self)
+            switch end {
+            case .endList?:
+                appsrc.endOfStream()
+            case .noNewMedia(let after)?:
+                context.events.emit(.streamEnded(reason: "no new media for \(after.configText)"))
+                appsrc.endOfStream()
+            case nil:
+                break
+            }
+        }
+        reading.withLock { $0 = task }
+        stats.start()
+    }
+
+    func enoughData() {
+        flow.withLock { $0.hungry = false }
+    }
+
+    /// Stops reading; what appsrc holds still plays, then every stream ends.
+    func stop() {
+        guard stopped.trip() else { return }
+        reading.withLock { $0 }?.cancel()
+        stats.stop()
+        appsrc.endOfStream()
+    }
+
+    // MARK: SegmentConsumer
+
+    func segmentStarts(_ segment: HLS.Segment, discontinuity: Bool) async {
+        if discontinuity { flow.withLock { $0.discontinuity = true } }
+        stats.segmentStarts(segment)
+    }
+
+    func segmentBytes(_ bytes: Data) async {
+        // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
+        while !flow.withLock(\.hungry), !stopped.isTripped, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        guard !stopped.isTripped else { return }
+        let discont = flow.withLock { flow in defer { flow.discontinuity = false }; return flow.discontinuity }
+        bytes.withUnsafeBytes { raw in
+            _ = appsrc.push(raw, pts: nil, dts: nil, duration: nil, isDelta: false, discont: discont)
+        }
+    }
+
+    func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) async {
+        stats.segmentEnds(segment, fetch: fetch)
+        adapt()
+    }
+
+    func readerEvent(_ event: ReaderEvent) {
+        switch event {
+        case .reconnecting(let reason, let attempt, let retryIn):
+            context.connection(.reconnecting(reason: reason, attempt: attempt, delay: retryIn))
+            stats.reconnecting(true)
+        case .reconnected(let attempts):
+            context.connection(.reconnected(attempts: attempts))
+            stats.reconnecting(false)
+        case .skipped(let sequence, let reason):
+            context.events.emit(.warning("segment \(sequence) skipped: \(reason)"))
+        case .lost(let seconds):
+            context.events.emit(.warning(String(format: "about %.0f s of the stream went by unheard (it left the playlist's window); playing on from the live edge", seconds)))
+        case .liveEdge(let edge, let reference):
+            guard reference == start.sequence else { return }
+            flow.withLock { flow in
+                for (kind, pts) in start.firstPTS {
+                    let origin = Self.nanoseconds(ofTicks: pts)
+                    flow.pendingEdge[kind] = HistoryHandshake.LiveEdge(
+                        pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(start.holdBack * 1e9))
+                }
+            }
+        case .switched(let url):
+            if let variant = start.variants.first(where: { $0.uri == url }) {
+                context.events.emit(.renditionChanged(HLSRenditions.describe(variant)))
+            }
+        }
+    }
+
+    /// `rendition: auto`: moves to the rendition the measured throughput carries.
+    private func adapt() {
+        guard !start.variants.isEmpty, let throughput = stats.throughput,
+              let best = HLSRenditions.adapted(start.variants, throughput: throughput) else { return }
+        stats.switchIfNew(best.uri) { start.reader.switchPlaylist(to: $0) }
+    }
+
+    static func nanoseconds(ofTicks ticks: UInt64) -> UInt64 { ticks * 100_000 / 9 }
+
+    // MARK: Outlets
+
+    /// Watches a stream leaving the source: its first buffer is stream-started, and
+    /// is preceded by the history handshake's offer (see `HistoryHandshake`); live-edge
+    /// estimates go down before the next buffer after they come.
+    func watch(outlet pad: Pad, stream: StreamKind) {
+        let offered = OnceFlag()
+        pad.addProbe(.buffer) { [weak self] info in
+            guard let self else { return .ok }
+            let pts = info.buffer?.pts?.nanoseconds
+            if offered.trip() {
+                // The demuxer's time line against the stream's own (MPEG-TS PTS): a delay stage
+                // reports positions, and places live-edge estimates, in the stream's own.
+                let restamped = zip(pts, start.firstPTS[stream]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
+                let liveEdge = start.reader.options.timeLiveEdge && start.playlist.isLive && start.firstPTS[stream] != nil
+                if let event = HistoryHandshake.offered(startBack: UInt64(start.startBack * 1e9), restamped: restamped,
+                                                        liveEdge: liveEdge) {
+                    _ = info.pad?.pushEvent(event)
+                }
+                if streamStarted.trip() { context.events.emit(.streamStarted) }
+            }
+            if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = HistoryHandshake.liveEdge(edge) {
+                _ = info.pad?.pushEvent(event)
+            }
+            if let pts { stats.left(pts: pts, stream: stream) }
+            return .ok
+        }
+    }
+}
+
+/// `zip` for two optionals.
+private func zip<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HLS
+
+/// Which media playlist(s) of a multivariant playlist to play, and what
+/// streams a media playlist carries.
+enum HLSRenditions {
+    /// What to play: a variant (nil: adapt across all of them) and, for audio only,
+    /// an `EXT-X-MEDIA` audio rendition with its own playlist (no video fetched then).
+    struct Choice {
+        var variant: MultivariantPlaylist.Variant
+        var audioRendition: MultivariantPlaylist.Rendition?
+        var adaptive: Bool
+    }
+
+    /// `rendition`: auto, best, lowest, a bitrate (800k), or a name/resolution (720p).
+    static func choose(_ rendition: String, from playlist: MultivariantPlaylist, wantVideo: Bool,
+                       keyPath: String) throws -> Choice {
+        let byBandwidth = playlist.variants.sorted { $0.bandwidth < $1.bandwidth }
+        let withVideo = byBandwidth.filter { $0.hasVideo != false }
+        func audioGroup(_ variant: MultivariantPlaylist.Variant) -> MultivariantPlaylist.Rendition? {
+            guard !wantVideo, let group = variant.audioGroup else { return nil }
+            let renditions = playlist.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
+            return renditions.first(where: \.isDefault) ?? renditions.first
+        }
+        switch rendition.lowercased() {
+        case "auto":
+            if !wantVideo {
+                // Audio only: an audio-only variant, or an audio group's own playlist, never video segments.
+                if let audio = byBandwidth.last(where: \.isAudioOnly) { return Choice(variant: audio, adaptive: false) }
+                if let variant = byBandwidth.first(where: { audioGroup($0) != nil }) {
+                    return Choice(variant: variant, audioRendition: audioGroup(variant), adaptive: false)
+                }
+            }
+            // Players start on the first variant listed, then adapt to the measured throughput.
+            guard let first = playlist.variants.first(where: { !wantVideo || $0.hasVideo != false }) ?? playlist.variants.first
+            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
+            return Choice(variant: first, adaptive: wantVideo && withVideo.count > 1)
+        case "best":
+            guard let best = (wantVideo ? withVideo : byBandwidth).last ?? byBandwidth.last
+            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
+            return Choice(variant: best, audioRendition: audioGroup(best), adaptive: false)
+        case "lowest":
+            guard let lowest = (wantVideo ? withVideo : byBandwidth).first ?? byBandwidth.first
+            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
+            return Choice(variant: lowest, audioRendition: audioGroup(lowest), adaptive: false)
+        default:
+            let wanted = rendition.lowercased()
+            if let bitrate = Bitrate(configText: rendition),
+               let fitting = byBandwidth.last(where: { $0.bandwidth <= bitrate.bitsPerSecond }) {
+                return Choice(variant: fitting, audioRendition: audioGroup(fitting), adaptive: false)
+            }
+            if let match = playlist.variants.first(where: {
+                $0.name?.lowercased() == wanted || $0.resolution?.lowercased() == wanted
+                    || $0.resolution.map { "\($0.split(separator: "x").last ?? "")p" } == wanted
+            }) {
+                return Choice(variant: match, audioRendition: audioGroup(match), adaptive: false)
+            }
+            let known = byBandwidth.map(describe).joined(separator: "; ")
+            throw BuildError("no rendition \"\(rendition)\" in the playlist (it has: \(known))", at: "\(keyPath).rendition")
+        }
+    }
+
+    /// The variant to switch to for a measured throughput (bit/s): the best that
+    /// fits in 80 % of it, or the lowest.
+    static func adapted(_ variants: [MultivariantPlaylist.Variant], throughput: Double) -> MultivariantPlaylist.Variant? {
+        let usable = variants.filter { $0.hasVideo != false }.sorted { $0.bandwidth < $1.bandwidth }
+        return usable.last(where: { Double($0.bandwidth) <= throughput * 0.8 }) ?? usable.first
+    }
+
+    static func describe(_ variant: MultivariantPlaylist.Variant) -> String {
+        let size = variant.resolution ?? (variant.isAudioOnly ? "audio only" : "?")
+        return "\(variant.name.map { "\($0) " } ?? "")\(size) \(variant.bandwidth / 1000)k"
+    }
+
+    /// Each stream `CODECS` names, with its codec (nil: one castline does not know; decoded).
+    static func streams(named codecs: [String]) -> [StreamKind: Codec?]? {
+        guard !codecs.isEmpty else { return nil }
+        var streams: [StreamKind: Codec?] = [:]
+        for codec in codecs {
+            let name = codec.lowercased()
+            if MultivariantPlaylist.Variant.isAudioCodec(name) {
+                streams[.audio] = .some(name.hasPrefix("mp4a") ? .aac : name.hasPrefix("opus") ? .opus : nil)
+            } else {
+                streams[.video] = .some(name.hasPrefix("avc") ? .h264 : name.hasPrefix("hvc") || name.hasPrefix("hev") ? .h265 : nil)
+            }
+        }
+        return streams
+    }
+
+    /// The streams in a segment's first bytes (MPEG-TS program map, fMP4 init
+    /// section's track handlers, packed audio by name); nil when they do not say.
+    static func streams(in head: Data, segment: HLS.Segment) -> [StreamKind: Codec?]? {
+        if let packed = SegmentHead.packedAudio(named: segment.uri) { return convert(packed.streams) }
+        if segment.initSection != nil { return fragmentedMP4Streams([UInt8](head.prefix(64 * 1024))) }
+        return TransportStreamHead.read([UInt8](head.prefix(TransportStreamHead.headBytes))).map { convert($0.streams) }
+    }
+
+    static func convert(_ streams: [MediaKind: String?]) -> [StreamKind: Codec?] {
+        var result: [StreamKind: Codec?] = [:]
+        for (kind, codec) in streams {
+            result[kind == .audio ? .audio : .video] = .some(codec.flatMap(Codec.init(rawValue:)))
+        }
+        return result
+    }
+
+    /// An fMP4 init section's tracks: each `hdlr` box's handler (`soun`, `vide`),
+    /// and the sample entries (`mp4a`, `avc1`...) that name their codecs.
+    static func fragmentedMP4Streams(_ bytes: [UInt8]) -> [StreamKind: Codec?]? {
+        func contains(_ text: String) -> Bool {
+            let pattern = Array(text.utf8)
+            guard bytes.count >= pattern.count else { return false }
+            return (0...(bytes.count - pattern.count)).contains { bytes[$0..<$0 + pattern.count].elementsEqual(pattern) }
+        }
+        var streams: [StreamKind: Codec?] = [:]
+        if contains("soun") { streams[.audio] = .some(contains("mp4a") ? .aac : contains("Opus") ? .opus : nil) }
+        if contains("vide") {
+            streams[.video] = .some(contains("avc1") || contains("avc3") ? .h264 : contains("hvc1") || contains("hev1") ? .h265 : nil)
+        }
+        return streams.isEmpty ? nil : streams
+    }
+}

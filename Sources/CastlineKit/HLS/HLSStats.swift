@@ -1,0 +1,103 @@
+import Foundation
+import HLS
+import Synchronization
+
+/// An HLS source's own figures, sampled once a second: download throughput,
+/// the last segment's fetch time, media fetched but not yet out of the source,
+/// and, when the playlist carries `EXT-X-PROGRAM-DATE-TIME`, how far behind
+/// the wall clock the media leaving the source is.
+final class HLSStats: Sendable {
+    private let name: String
+    private let events: EventEmitter
+    private let ticking = Mutex<Task<Void, Never>?>(nil)
+
+    private struct State {
+        /// Bits per second, smoothed over segments (fetch time includes waiting for the server).
+        var throughput: Double?
+        var lastFetch: Double?
+        var fetchedSeconds = 0.0
+        /// The first PTS out of the source, and the newest, by stream (ns).
+        var firstPTS: [StreamKind: UInt64] = [:]
+        var newestPTS: [StreamKind: UInt64] = [:]
+        var pdtStart: Date?
+        var reconnecting = false
+        var switchedTo: URL?
+    }
+    private let state: Mutex<State>
+
+    init(name: String, events: EventEmitter, pdtStart: Date?) {
+        self.name = name
+        self.events = events
+        state = Mutex(State(pdtStart: pdtStart))
+    }
+
+    var throughput: Double? { state.withLock(\.throughput) }
+
+    func start() {
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard let self else { return }
+                self.emit()
+            }
+        }
+        ticking.withLock { $0 = task }
+    }
+
+    func stop() {
+        ticking.withLock { $0 }?.cancel()
+    }
+
+    func segmentStarts(_ segment: HLS.Segment) {}
+
+    func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) {
+        state.withLock { state in
+            state.fetchedSeconds += segment.duration
+            state.lastFetch = fetch.seconds
+            guard fetch.seconds > 0, fetch.bytes > 0 else { return }
+            let rate = Double(fetch.bytes) * 8 / fetch.seconds
+            state.throughput = state.throughput.map { 0.7 * $0 + 0.3 * rate } ?? rate
+        }
+    }
+
+    func reconnecting(_ now: Bool) {
+        state.withLock { $0.reconnecting = now }
+    }
+
+    /// Calls `switching` when `url` is not the rendition already chosen.
+    func switchIfNew(_ url: URL, switching: (URL) -> Void) {
+        let changed = state.withLock { state -> Bool in
+            defer { state.switchedTo = url }
+            return state.switchedTo != nil && state.switchedTo != url
+        }
+        if changed { switching(url) }
+    }
+
+    /// A buffer with this PTS left the source on `stream`.
+    func left(pts: UInt64, stream: StreamKind) {
+        state.withLock { state in
+            if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
+            state.newestPTS[stream] = pts
+        }
+    }
+
+    /// Seconds of media that have left the source (the furthest stream).
+    private static func played(_ state: State) -> Double? {
+        state.newestPTS.compactMap { kind, pts in state.firstPTS[kind].map { Double(pts &- $0) / 1e9 } }.max()
+    }
+
+    private func emit() {
+        let figures = state.withLock { state -> [String: Double] in
+            var figures: [String: Double] = [:]
+            if let throughput = state.throughput { figures[StatsFigure.downloadBitrate] = throughput / 1000 }
+            if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
+            let played = Self.played(state) ?? 0
+            figures[StatsFigure.hlsBuffered] = max(0, state.fetchedSeconds - played)
+            if let pdt = state.pdtStart, Self.played(state) != nil {
+                figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - played
+            }
+            return figures
+        }
+        events.emit(.stats(StatsSample(stage: name, stream: nil, figures: figures)))
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+import Synchronization
+
+/// What a reader tells its consumer besides the bytes.
+public enum ReaderEvent: Sendable, Equatable {
+    /// The playlist or its segments cannot be fetched; retrying in `retryIn`.
+    case reconnecting(reason: String, attempt: Int, retryIn: Duration)
+    case reconnected(attempts: Int)
+    /// A segment could not be played and was left out.
+    case skipped(sequence: Int, reason: String)
+    /// Media was lost: the reader fell out of the live window (an outage longer than it).
+    case lost(seconds: Double)
+    /// A new estimate of the live edge, counted from the start of segment `reference`.
+    case liveEdge(LiveEdgeEstimator.Edge, reference: Int)
+    /// The reader now follows another media playlist (a rendition switch).
+    case switched(to: URL)
+}
+
+/// How one segment's fetch went.
+public struct SegmentFetch: Sendable, Equatable {
+    public var bytes: Int
+    public var seconds: Double
+}
+
+/// Takes what a `SegmentReader` reads, in order.
+public protocol SegmentConsumer: Sendable {
+    /// A segment starts; its bytes follow. `discontinuity`: its timestamps need not follow on.
+    func segmentStarts(_ segment: Segment, discontinuity: Bool) async
+    /// Clear bytes of the segment (an init section first, when it changed). May wait: back-pressure.
+    func segmentBytes(_ bytes: Data) async
+    func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async
+    func readerEvent(_ event: ReaderEvent)
+}
+
+/// Why reading ended.
+public enum ReaderEnd: Sendable, Equatable {
+    /// `#EXT-X-ENDLIST` and every segment read.
+    case endList
+    /// A live playlist brought no new segment for `endAfter`.
+    case noNewMedia(Duration)
+}
+
+/// Follows one media playlist (RFC 8216 §6.3): hands its segments over in
+/// order from `start`, reloading a live playlist as §6.3.4 says (after a change
+/// wait a target duration, else half of one), timing when new segments appear
+/// for the live edge. Trouble is a state: failures are retried with backoff
+/// and reported, never thrown; only cancellation ends `run` early.
+public final class SegmentReader: Sendable {
+    public struct Options: Sendable {
+        /// A live playlist with no new segment for this long has ended.
+        public var endAfter: Duration = .seconds(30)
+        /// Poll every 50 ms until three new segments have been timed (for a live-edge estimate).
+        public var timeLiveEdge = false
+        public var backoff = Backoff()
+        public init() {}
+    }
+
+    public let fetcher: HTTPFetcher
+    public let options: Options
+    private let state: Mutex<State>
+    private let keys = KeyCache()
+
+    private struct State {
+        var playlistURL: URL
+        var pendingSwitch: URL?
+    }
+
+    /// `playlistURL` is where `playlist` came from.
+    public init(playlistURL: URL, fetcher: HTTPFetcher = .shared, options: Options = Options()) {
+        self.fetcher = fetcher
+        self.options = options
+        state = Mutex(State(playlistURL: playlistURL))
+    }
+
+    /// Switches to another media playlist at the next segment boundary.
+    public func switchPlaylist(to url: URL) {
+        state.withLock { $0.pendingSwitch = url }
+    }
+
+    /// Reads from segment `start` of `playlist` (fetched at `fetchedAt`, monotonic ns) until
+    /// the end or cancellation. `first` is that segment's bytes when already fetched.
+    public func run(playlist initial: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
+                    first: Data? = nil, consumer: some SegmentConsumer) async -> ReaderEnd? {
+        var playlist = initial
+        var next = start
+        var prefetched = first
+        var estimator = LiveEdgeEstimator()
+        estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
+                               sent: fetchedAt.sent, received: fetchedAt.received))
+        var lastNewSegment = ContinuousClock.now
+        var failures = 0
+        var discontinuity = false
+        var initSection: InitSection?
+        var changed = true
+        while !Task.isCancelled {
+            if let url = state.withLock({ state -> URL? in defer { state.pendingSwitch = nil }; return state.pendingSwitch }),
+               let switched = try? await fetchPlaylist(url) {
+                state.withLock { $0.playlistURL = url }
+                playlist = switched.playlist
+                estimator = LiveEdgeEstimator()
+                discontinuity = true
+                consumer.readerEvent(.switched(to: url))
+            }
+            if next < playlist.mediaSequence, let oldest = playlist.segments.first {
+                // An outage longer than the window: what fell out of it is gone.
+                let lost = Double(playlist.mediaSequence - next) * playlist.targetDuration
+                consumer.readerEvent(.lost(seconds: lost))
+                next = Self.playerStart(in: playlist) ?? oldest.sequence
+                discontinuity = true
+            }
+            if let segment = playlist.segments.first(where: { $0.sequence == next }) {
+                let outcome = await read(segment, prefetched: prefetched, discontinuity: discontinuity,
+                                         initSection: &initSection, consumer: consumer)
+                prefetched = nil
+                switch outcome {
+                case .read:
+                    if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
+                    failures = 0
+                    discontinuity = false
+                    next += 1
+                case .skip(let reason):
+                    consumer.readerEvent(.skipped(sequence: segment.sequence, reason: reason))
+                    discontinuity = true
+                    next += 1
+                case .retry(let reason):
+                    failures += 1
+                    guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
+                    // Reload: the segment may have left the window meanwhile.
+                    if let reloaded = try? await fetchPlaylist(currentURL) { playlist = reloaded.playlist }
+                case .cancelled:
+                    return nil
+                }
+                continue
+            }
+            if !playlist.isLive { return next >= playlist.endSequence ? .endList : nil }
+            if ContinuousClock.now - lastNewSegment > options.endAfter { return .noNewMedia(options.endAfter) }
+            // §6.3.4: a target duration after a change, half of one after none; fast while timing the edge.
+            let timing = options.timeLiveEdge && estimator.appearances.count < 3
+            let interval: Duration = timing ? .milliseconds(50)
+                : .seconds(max(0.1, playlist.targetDuration) * (changed ? 1 : 0.5))
+            try? await Task.sleep(for: interval)
+            guard !Task.isCancelled else { return nil }
+            do {
+                let reloaded = try await fetchPlaylist(currentURL)
+                changed = reloaded.playlist.endSequence != playlist.endSequence || reloaded.playlist.isEnded != playlist.isEnded
+                if reloaded.playlist.endSequence > playlist.endSequence { lastNewSegment = .now }
+                playlist = reloaded.playlist
+                if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
+                failures = 0
+                if estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
+                                          sent: reloaded.sent, received: reloaded.received)),
+                   let edge = estimator.edge(from: start) {
+                    consumer.readerEvent(.liveEdge(edge, reference: start))
+                }
+            } catch {
+                failures += 1
+                guard await wait(retry: failures, reason: "\(error)", consumer: consumer) else { return nil }
+                // Trouble is not the stream ending: the clock for `endAfter` starts again when it is back.
+                lastNewSegment = .now
+            }
+        }
+        return nil
+    }
+
+    /// Where a player starts in a live playlist: three target durations from its end
+    /// (§6.3.3), on a segment boundary; nil for an empty one.
+    public static func playerStart(in playlist: MediaPlaylist) -> Int? {
+        guard !playlist.segments.isEmpty else { return nil }
+        guard playlist.isLive else { return playlist.mediaSequence }
+        var held = 0.0
+        var index = playlist.segments.count
+        while index > 0, held < 3 * playlist.targetDuration - 0.001 {
+            index -= 1
+            held += playlist.segments[index].duration
+        }
+        return playlist.segments[index].sequence
+    }
+
+    /// The segment to start from so that `back` seconds more than a player holds are there;
+    /// and how many seconds earlier than a player's start that is.
+    public static func start(in playlist: MediaPlaylist, back: Double) -> (sequence: Int, startBack: Double)? {
+        guard let player = playerStart(in: playlist) else { return nil }
+        guard playlist.isLive, back > 0 else { return (player, 0) }
+        var index = player - playlist.mediaSequence
+        var gained = 0.0
+        while index > 0, gained < back - 0.001 {
+            index -= 1
+            gained += playlist.segments[index].duration
+        }
+        return (playlist.segments[index].sequence, gained)
+    }
+
+    private var currentURL: URL { state.withLock(\.playlistURL) }
+
+    /// One segment's clear bytes, whole (its init section first), as `run` would hand them over;
+    /// for a look at its head before anything is built.
+    public func fetchWhole(_ segment: Segment) async throws -> Data {
+        let collector = Collector()
+        var initSection: InitSection?
+        switch await read(segment, prefetched: nil, discontinuity: false, initSection: &initSection, consumer: collector) {
+        case .read: return collector.data
+        case .skip(let reason), .retry(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason)
+        case .cancelled: throw CancellationError()
+        }
+    }
+
+    public struct ReadFailure: Error, CustomStringConvertible {
+        public var sequence: Int
+        public var reason: String
+        public var description: String { "segment \(sequence): \(reason)" }
+    }
+
+    /// Reports trouble and waits out the backoff; false when cancelled meanwhile.
+    private func wait(retry attempt: Int, reason: String, consumer: some SegmentConsumer) async -> Bool {
+        let delay = options.backoff.delay(attempt: attempt, random: Double.random(in: 0..<1))
+        consumer.readerEvent(.reconnecting(reason: reason, attempt: attempt, retryIn: delay))
+        try? await Task.sleep(for: delay)
+        return !Task.isCancelled
+    }
+
+    public struct Fetched: Sendable {
+        public var playlist: MediaPlaylist
+        public var sent: Int64
+        public var received: Int64
+    }
+
+    /// Fetches and parses a media playlist, timed for the live edge.
+    public func fetchPlaylist(_ url: URL) async throws -> Fetched {
+        let sent = MonotonicTime.now()
+        let body = try await fetcher.data(url, limit: PlaylistParser.maxBytes)
+        let received = MonotonicTime.now()
+        guard case .media(let playlist) = try PlaylistParser.parse(body, base: url) else {
+            throw PlaylistError.malformed("\(url.absoluteString) is a multivariant playlist where a media playlist was expected")
+        }
+        return Fetched(playlist: playlist, sent: sent, received: received)
+    }
+
+    private enum Outcome {
+        case read, skip(String), retry(String), cancelled
+    }
+
+    /// One segment, streamed to the consumer. Nothing handed over yet: a transient failure is retried.
+    private func read(_ segment: Segment, prefetched: Data?, discontinuity: Bool, initSection: inout InitSection?,
+                      consumer: some SegmentConsumer) async -> Outcome {
+        let began = ContinuousClock.now
+        var decryptor: SegmentDecryptor?
+        var delivered = 0
+        do {
+            if let key = segment.key {
+                guard key.method == .aes128, let uri = key.uri else {
+                    return .skip("encrypted with a method castline cannot play")
+                }
+                let keyBytes = try await keys.key(uri, fetcher: fetcher)
+                decryptor = try SegmentDecryptor(key: keyBytes, iv: key.iv ?? SegmentDecryptor.iv(sequence: segment.sequence))
+            }
+            await consumer.segmentStarts(segment, discontinuity: discontinuity || segment.discontinuity)
+            if prefetched != nil { initSection = segment.initSection }  // the prefetched bytes hold it
+            if let map = segment.initSection, map != initSection {
+                let head = try await fetcher.data(map.uri, range: map.byteRange)
+                var clear = head
+                if var mapDecryptor = decryptor { clear = try mapDecryptor.update(head) + mapDecryptor.finish() }
+                await consumer.segmentBytes(clear)
+                initSection = map
+            }
+            let chunks: AsyncThrowingStream<Data, any Error>
+            if let prefetched {
+                chunks = AsyncThrowingStream { $0.yield(prefetched); $0.finish() }
+            } else {
+                chunks = fetcher.stream(segment.uri, range: segment.byteRange)
+            }
+            for try await chunk in chunks {
+                let clear = try decryptor?.update(chunk) ?? chunk
+                if delivered == 0, !clear.isEmpty, let refusal = Self.refusal(clear, segment: segment) { return .skip(refusal) }
+                delivered += clear.count
+                if !clear.isEmpty { await consumer.segmentBytes(clear) }
+            }
+            if let tail = try decryptor?.finish(), !tail.isEmpty { await consumer.segmentBytes(tail) }
+        } catch let error as FetchError {
+            if error == .cancelled || Task.isCancelled { return .cancelled }
+            if delivered > 0 { return .skip("cut off: \(error)") }
+            return error.isTransient ? .retry("\(error)") : .skip("\(error)")
+        } catch {
+            if Task.isCancelled { return .cancelled }
+            return .skip("\(error)")
+        }
+        let seconds = (ContinuousClock.now - began) / .seconds(1)
+        await consumer.segmentEnds(segment, fetch: SegmentFetch(bytes: delivered, seconds: seconds))
+        return .read
+    }
+
+    /// Why the first clear bytes of a segment cannot be media castline reads; nil when they can.
+    static func refusal(_ head: Data, segment: Segment) -> String? {
+        guard segment.initSection == nil, SegmentHead.packedAudio(named: segment.uri) == nil else { return nil }
+        // MPEG-TS starts with a sync byte; an HTML error page or garbage does not.
+        return head.first == 0x47 ? nil : "not MPEG-TS (it starts with \(head.prefix(4).map { String(format: "%02x", $0) }.joined()))"
+    }
+}
+
+/// Gathers one segment's bytes.
+final class Collector: SegmentConsumer {
+    private let bytes = Mutex(Data())
+    var data: Data { bytes.withLock { $0 } }
+    func segmentStarts(_ segment: Segment, discontinuity: Bool) async {}
+    func segmentBytes(_ chunk: Data) async { bytes.withLock { $0.append(chunk) } }
+    func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async {}
+    func readerEvent(_ event: ReaderEvent) {}
+}
+
+/// AES-128 keys, fetched once per URI.
+final class KeyCache: Sendable {
+    private let keys = Mutex<[URL: [UInt8]]>([:])
+
+    func key(_ uri: URL, fetcher: HTTPFetcher) async throws -> [UInt8] {
+        if let known = keys.withLock({ $0[uri] }) { return known }
+        let key = [UInt8](try await fetcher.data(uri, limit: 1024))
+        keys.withLock { $0[uri] = key }
+        return key
+    }
+}
