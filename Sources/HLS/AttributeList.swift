@@ -7,8 +7,10 @@ typealias Bytes = UnsafeBufferPointer<UInt8>
 extension UnsafeBufferPointer<UInt8> {
     /// Bytes `from..<to`, clamped to the buffer, indexed from 0.
     func sub(_ from: Int, _ to: Int) -> Bytes {
-        let start = Swift.max(0, Swift.min(from, count))
-        return Bytes(rebasing: self[start..<Swift.max(start, Swift.min(to, count))])
+        // Not Swift.min/max: generic, they are calls in a debug build, and this runs several times a line.
+        let start = from < 0 ? 0 : from > count ? count : from
+        let end = to < start ? start : to > count ? count : to
+        return Bytes(rebasing: self[start..<end])
     }
 
     /// The index of the first `byte` at or after `from` (memchr: the line scan's hot loop).
@@ -36,9 +38,9 @@ extension UnsafeBufferPointer<UInt8> {
     /// Without leading and trailing spaces, tabs and CRs (CRLF line ends, padded values).
     var trimmed: Bytes {
         var start = 0, end = count
-        while start < end, self[start].isBlank { start += 1 }
-        while end > start, self[end - 1].isBlank { end -= 1 }
-        return sub(start, end)
+        while start < end, self[start] == 0x20 || self[start] == 0x09 || self[start] == 0x0D { start += 1 }
+        while end > start, self[end - 1] == 0x20 || self[end - 1] == 0x09 || self[end - 1] == 0x0D { end -= 1 }
+        return start == 0 && end == count ? self : sub(start, end)
     }
 
     /// The body was checked to be UTF-8 and is only ever cut at ASCII bytes, so this never repairs.
@@ -79,8 +81,9 @@ struct AttributeList {
                 value = text.sub(i, comma).trimmed
                 i = comma + 1
             }
-            // §4.2: a name appears at most once; if not, the first one counts.
-            if !name.isEmpty, !entries.contains(where: { $0.name.equals(name) }) { entries.append((name, value)) }
+            // §4.2: a name appears at most once; if not, the first one counts (the subscript finds it first).
+            // Not checked here: on a 64 KiB line of `A=1,A=1,...` that check would be quadratic.
+            if !name.isEmpty { entries.append((name, value)) }
         }
     }
 
@@ -96,8 +99,11 @@ enum Value {
         let digits = text.sub(negative ? 1 : 0, text.count)
         guard !digits.isEmpty else { return nil }
         var n = 0
-        for byte in digits {
-            let digit = byte &- UInt8(ascii: "0")
+        // Index loops here, not `for in`/`enumerated()`: those cost several times more in a debug build.
+        var i = 0
+        while i < digits.count {
+            let digit = digits[i] &- UInt8(ascii: "0")
+            i += 1
             guard digit < 10 else { return nil }
             let (times10, o1) = n.multipliedReportingOverflow(by: 10)
             let (sum, o2) = times10.addingReportingOverflow(Int(digit))
@@ -110,7 +116,10 @@ enum Value {
     /// Not Double(String) alone: that also takes "nan", "inf", "0x1p4" and "1e9".
     static func decimal(_ text: Bytes) -> Double? {
         var sawDigit = false, sawPoint = false
-        for (i, byte) in text.enumerated() {
+        var i = 0
+        while i < text.count {
+            let byte = text[i]
+            defer { i += 1 }
             if byte &- UInt8(ascii: "0") < 10 {
                 sawDigit = true
             } else if byte == UInt8(ascii: "."), !sawPoint {
@@ -129,7 +138,8 @@ enum Value {
         let digits = text.sub(2, text.count)
         guard !digits.isEmpty, digits.count <= bytes * 2 else { return nil }
         var out = [UInt8](repeating: 0, count: bytes)
-        for (i, byte) in digits.reversed().enumerated() {
+        for i in 0..<digits.count {
+            let byte = digits[digits.count - 1 - i]
             let nibble: UInt8
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")

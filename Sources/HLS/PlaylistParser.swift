@@ -6,7 +6,7 @@ import Foundation
 /// strict where a wrong value would be played wrong (durations, sequence numbers, byte ranges).
 /// Never traps on any input: the fuzz harness in Fuzz/ holds it to that.
 public enum PlaylistParser {
-    /// A body larger than this is refused before it is read (a playlist of hours of 1 s segments is ~1 MB).
+    /// A body larger than this is refused before it is read (ten hours of 1 s segments make ~1 MB).
     public static let maxBytes = 32 * 1024 * 1024
     /// A line longer than this is refused (§4.1 sets no limit; real lines are under 1 KiB).
     public static let maxLineBytes = 64 * 1024
@@ -28,7 +28,7 @@ public enum PlaylistParser {
 
     static func parse(_ body: Bytes, base: URL) throws(PlaylistError) -> Playlist {
         // A UTF-8 BOM and blank lines before #EXTM3U are not the body's start.
-        var start = body.hasPrefix("\u{FEFF}") ? 3 : 0
+        var start = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF ? 3 : 0
         var lineNumber = 1
         while start < body.count, body[start].isBlank || body[start] == 0x0A {
             if body[start] == 0x0A { lineNumber += 1 }
@@ -70,7 +70,7 @@ public enum PlaylistParser {
             }
             if out.count >= 40 { break }
         }
-        return out.isEmpty ? "binary data" : String(String(out).prefix(40))
+        return out.isEmpty ? "binary data" : String(out).prefix(40).trimmingCharacters(in: .whitespaces)
     }
 }
 
@@ -95,6 +95,11 @@ private struct Reader {
     /// No segment since the last `#EXT-X-KEY`: the next one is the same key in another KEYFORMAT (§4.3.2.4).
     var keyTagsInARow = false
     var initSection: InitSection?
+    /// `#EXT-X-SKIP` (a delta update): segments left out before the first one listed, which still count.
+    var skipped = 0
+    /// MEDIA-SEQUENCE or SKIP came after a segment: the segments are numbered again at the end (once:
+    /// renumbering at each such tag would be quadratic in a hostile playlist).
+    var renumber = false
 
     /// Where each resource's last sub-range ended: a `#EXT-X-BYTERANGE` without an offset starts there.
     var rangeEnds: [URL: Int] = [:]
@@ -103,13 +108,13 @@ private struct Reader {
     /// The first URI line with no `#EXTINF` before it: an error unless this turns out to be a multivariant playlist.
     var strayURI: (text: String, line: Int)?
 
-    // What `fail` names.
-    var tag = ""
+    // What `fail` names. The tag stays bytes: a String per line would cost a tenth of the parse.
+    var tag = Bytes(tag: "EXTM3U")
     var line = 0
 
     init(base: URL) { resolver = URIResolver(base: base) }
 
-    func fail(_ what: String) -> PlaylistError { .malformed("#\(tag): \(what) (line \(line))") }
+    func fail(_ what: String) -> PlaylistError { .malformed("#\(tag.string): \(what) (line \(line))") }
 
     mutating func read(_ text: Bytes, line: Int) throws(PlaylistError) {
         guard let first = text.first else { return }
@@ -119,7 +124,7 @@ private struct Reader {
         guard text.hasPrefix("#EXT") else { return }
         let colon = text.find(UInt8(ascii: ":")) ?? text.count
         let value = text.sub(colon + 1, text.count).trimmed
-        tag = text.sub(1, colon).string
+        tag = text.sub(1, colon)
 
         switch tag {
         case "EXTINF":
@@ -151,19 +156,24 @@ private struct Reader {
         case "EXT-X-MEDIA-SEQUENCE":
             media.mediaSequence = try count(value, "the media sequence number", limit: Reader.sequenceLimit)
             // §4.3.3.2 puts it before the first segment; if it comes later, it still numbers them all.
-            for i in media.segments.indices { media.segments[i].sequence = media.mediaSequence + i }
+            renumber = renumber || !media.segments.isEmpty
         case "EXT-X-DISCONTINUITY-SEQUENCE":
             media.discontinuitySequence = try count(value, "the discontinuity sequence number", limit: Reader.sequenceLimit)
         case "EXT-X-PLAYLIST-TYPE":
             media.playlistType = MediaPlaylist.PlaylistType(rawValue: value.string)
         case "EXT-X-ENDLIST":
             media.isEnded = true
+        case "EXT-X-SKIP":
+            // Only a client asking for a delta update gets one; still, the segments listed keep their numbers.
+            guard let text = AttributeList(value)["SKIPPED-SEGMENTS"] else { throw fail("it has no SKIPPED-SEGMENTS") }
+            skipped = try count(text, "SKIPPED-SEGMENTS", limit: Reader.sequenceLimit)
+            renumber = renumber || !media.segments.isEmpty
         case "EXT-X-STREAM-INF":
             try readStreamInf(AttributeList(value))
         case "EXT-X-MEDIA":
             try readMedia(AttributeList(value))
         default:
-            // EXTM3U, EXT-X-VERSION, EXT-X-I-FRAME-STREAM-INF, the LL-HLS tags (EXT-X-PART, EXT-X-PRELOAD-HINT, ...),
+            // EXTM3U, EXT-X-VERSION, EXT-X-I-FRAME-STREAM-INF, the other LL-HLS tags (EXT-X-PART, EXT-X-PRELOAD-HINT, ...),
             // EXT-X-DATERANGE, EXT-X-GAP and any tag to come: nothing in them changes which segments play, or how.
             break
         }
@@ -173,14 +183,14 @@ private struct Reader {
     static let sequenceLimit = 1 << 53
 
     mutating func uriLine(_ text: Bytes) throws(PlaylistError) {
-        tag = "EXT-X-STREAM-INF"
+        tag = Bytes(tag: "EXT-X-STREAM-INF")
         if var variant {
             variant.uri = try resolve(text)
             variants.append(variant)
             self.variant = nil
             return
         }
-        tag = "EXTINF"
+        tag = Bytes(tag: "EXTINF")
         guard let duration else {
             if strayURI == nil { strayURI = (text.quoted, line) }
             return
@@ -194,14 +204,14 @@ private struct Reader {
         }
         var segmentRange: ByteRange?
         if let byteRange {
-            tag = "EXT-X-BYTERANGE"
+            tag = Bytes(tag: "EXT-X-BYTERANGE")
             // §4.3.2.2: without an offset, the range starts where the previous range of this resource ended.
             let range = try ByteRange(offset: byteRange.offset ?? rangeEnds[uri] ?? 0, length: byteRange.length, checked: self)
             rangeEnds[uri] = range.offset + range.length
             segmentRange = range
         }
         media.segments.append(Segment(
-            uri: uri, duration: duration, sequence: media.mediaSequence + media.segments.count,
+            uri: uri, duration: duration, sequence: media.mediaSequence + skipped + media.segments.count,
             discontinuity: discontinuity, byteRange: segmentRange, key: key, initSection: initSection,
             programDateTime: programDateTime))
         // §4.3.2.6: a date is carried on to the segments after it, advanced by their durations.
@@ -267,6 +277,11 @@ private struct Reader {
         if let variantLine { throw .malformed("#EXT-X-STREAM-INF: no URI line follows it (line \(variantLine))") }
         if let strayURI { throw .malformed("#EXTINF: none before the segment URI \(strayURI.text) (line \(strayURI.line))") }
         if media.isEnded, media.segments.isEmpty { throw .malformed("it lists no segments") }
+        var media = media
+        media.mediaSequence += skipped
+        if renumber {
+            for i in media.segments.indices { media.segments[i].sequence = media.mediaSequence + i }
+        }
         return .media(media)
     }
 
@@ -299,6 +314,14 @@ private struct Reader {
         guard let url = resolver.resolve(text) else { throw fail("the URI \(text.quoted) is not a URL") }
         return url
     }
+}
+
+private extension UnsafeBufferPointer<UInt8> {
+    /// A tag name in the program's own constants (valid for as long as the program runs).
+    init(tag: StaticString) { self.init(start: tag.utf8Start, count: tag.utf8CodeUnitCount) }
+
+    /// `switch tag { case "EXTINF": ... }` without making a String of it.
+    static func ~= (name: StaticString, tag: Bytes) -> Bool { tag.equals(name) }
 }
 
 private extension ByteRange {
@@ -348,7 +371,8 @@ struct URIResolver {
     /// RFC 3986 §3.1: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"` before any `/`, `?` or `#`.
     private func hasScheme(_ text: Bytes) -> Bool {
         guard let colon = text.find(UInt8(ascii: ":")), colon > 0 else { return false }
-        for (i, byte) in text.sub(0, colon).enumerated() {
+        for i in 0..<colon {
+            let byte = text[i]
             let letter = (byte | 0x20) &- UInt8(ascii: "a") < 26
             let other = byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
             guard letter || (i > 0 && other) else { return false }

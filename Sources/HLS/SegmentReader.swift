@@ -24,8 +24,10 @@ public struct SegmentFetch: Sendable, Equatable {
 
 /// Takes what a `SegmentReader` reads, in order.
 public protocol SegmentConsumer: Sendable {
-    /// A segment starts; its bytes follow. `discontinuity`: its timestamps need not follow on.
-    func segmentStarts(_ segment: Segment, discontinuity: Bool) async
+    /// A segment starts; its bytes follow. `position`: its place on the stream's one time line,
+    /// in seconds from the start segment (the playlist's durations added up, lost segments
+    /// included). `discontinuity`: its timestamps need not follow on from the last segment's.
+    func segmentStarts(_ segment: Segment, position: Double, discontinuity: Bool) async
     /// Clear bytes of the segment (an init section first, when it changed). May wait: back-pressure.
     func segmentBytes(_ bytes: Data) async
     func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async
@@ -84,6 +86,8 @@ public final class SegmentReader: Sendable {
         var playlist = initial
         var next = start
         var prefetched = first
+        /// Where segment `next` sits on the stream's time line (seconds from `start`).
+        var position = 0.0
         var estimator = LiveEdgeEstimator()
         estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
                                sent: fetchedAt.sent, received: fetchedAt.received))
@@ -103,13 +107,16 @@ public final class SegmentReader: Sendable {
             }
             if next < playlist.mediaSequence, let oldest = playlist.segments.first {
                 // An outage longer than the window: what fell out of it is gone.
+                let resume = Self.playerStart(in: playlist) ?? oldest.sequence
                 let lost = Double(playlist.mediaSequence - next) * playlist.targetDuration
+                    + playlist.segments.prefix { $0.sequence < resume }.reduce(0) { $0 + $1.duration }
                 consumer.readerEvent(.lost(seconds: lost))
-                next = Self.playerStart(in: playlist) ?? oldest.sequence
+                position += lost
+                next = resume
                 discontinuity = true
             }
             if let segment = playlist.segments.first(where: { $0.sequence == next }) {
-                let outcome = await read(segment, prefetched: prefetched, discontinuity: discontinuity,
+                let outcome = await read(segment, position: position, prefetched: prefetched, discontinuity: discontinuity,
                                          initSection: &initSection, consumer: consumer)
                 prefetched = nil
                 switch outcome {
@@ -118,10 +125,12 @@ public final class SegmentReader: Sendable {
                     failures = 0
                     discontinuity = false
                     next += 1
+                    position += segment.duration
                 case .skip(let reason):
                     consumer.readerEvent(.skipped(sequence: segment.sequence, reason: reason))
                     discontinuity = true
                     next += 1
+                    position += segment.duration
                 case .retry(let reason):
                     failures += 1
                     guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
@@ -197,7 +206,8 @@ public final class SegmentReader: Sendable {
     public func fetchWhole(_ segment: Segment) async throws -> Data {
         let collector = Collector()
         var initSection: InitSection?
-        switch await read(segment, prefetched: nil, discontinuity: false, initSection: &initSection, consumer: collector) {
+        switch await read(segment, position: 0, prefetched: nil, discontinuity: false, initSection: &initSection,
+                          consumer: collector) {
         case .read: return collector.data
         case .skip(let reason), .retry(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason)
         case .cancelled: throw CancellationError()
@@ -240,8 +250,8 @@ public final class SegmentReader: Sendable {
     }
 
     /// One segment, streamed to the consumer. Nothing handed over yet: a transient failure is retried.
-    private func read(_ segment: Segment, prefetched: Data?, discontinuity: Bool, initSection: inout InitSection?,
-                      consumer: some SegmentConsumer) async -> Outcome {
+    private func read(_ segment: Segment, position: Double, prefetched: Data?, discontinuity: Bool,
+                      initSection: inout InitSection?, consumer: some SegmentConsumer) async -> Outcome {
         let began = ContinuousClock.now
         var decryptor: SegmentDecryptor?
         var delivered = 0
@@ -253,7 +263,7 @@ public final class SegmentReader: Sendable {
                 let keyBytes = try await keys.key(uri, fetcher: fetcher)
                 decryptor = try SegmentDecryptor(key: keyBytes, iv: key.iv ?? SegmentDecryptor.iv(sequence: segment.sequence))
             }
-            await consumer.segmentStarts(segment, discontinuity: discontinuity || segment.discontinuity)
+            await consumer.segmentStarts(segment, position: position, discontinuity: discontinuity || segment.discontinuity)
             if prefetched != nil { initSection = segment.initSection }  // the prefetched bytes hold it
             if let map = segment.initSection, map != initSection {
                 let head = try await fetcher.data(map.uri, range: map.byteRange)
@@ -300,7 +310,7 @@ public final class SegmentReader: Sendable {
 final class Collector: SegmentConsumer {
     private let bytes = Mutex(Data())
     var data: Data { bytes.withLock { $0 } }
-    func segmentStarts(_ segment: Segment, discontinuity: Bool) async {}
+    func segmentStarts(_ segment: Segment, position: Double, discontinuity: Bool) async {}
     func segmentBytes(_ chunk: Data) async { bytes.withLock { $0.append(chunk) } }
     func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async {}
     func readerEvent(_ event: ReaderEvent) {}

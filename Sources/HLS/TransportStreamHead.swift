@@ -12,11 +12,18 @@ public enum MediaKind: String, Sendable, Hashable, CaseIterable {
 public struct SegmentHead: Equatable, Sendable {
     public var streams: [MediaKind: String?]
     public var firstPTS: [MediaKind: UInt64] = [:]
+    /// The first program clock reference's base (90 kHz): tsdemux times a segment's
+    /// PES against it, so a segment's PTS minus its PCR says where its media lands.
+    public var firstPCR: UInt64?
 
-    public init(streams: [MediaKind: String?], firstPTS: [MediaKind: UInt64] = [:]) {
+    public init(streams: [MediaKind: String?], firstPTS: [MediaKind: UInt64] = [:], firstPCR: UInt64? = nil) {
         self.streams = streams
         self.firstPTS = firstPTS
+        self.firstPCR = firstPCR
     }
+
+    /// The earliest first PTS of any stream (90 kHz).
+    public var earliestPTS: UInt64? { firstPTS.values.min() }
 
     /// Packed audio (RFC 8216 §3.4), known by the segment's name.
     public static func packedAudio(named segment: URL) -> SegmentHead? {
@@ -41,11 +48,14 @@ public enum TransportStreamHead {
         var mapPID: Int?
         var head: SegmentHead?
         var pids: [Int: MediaKind] = [:]
+        var firstPCR: UInt64?
         var offset = 0
         while offset + packetSize <= bytes.count {
-            guard bytes[offset] == 0x47 else { return head }
+            guard bytes[offset] == 0x47 else { break }
             let packet = bytes[offset..<offset + packetSize]
             offset += packetSize
+            if firstPCR == nil { firstPCR = programClockReference(packet) }
+            head?.firstPCR = firstPCR
             guard let header = PacketHeader(packet), header.startsSection else { continue }
             if header.pid == 0 {
                 if let section = section(in: packet, payloadAt: header.payloadStart) { mapPID = programMapPID(section) }
@@ -56,10 +66,18 @@ public enum TransportStreamHead {
             } else if let kind = pids[header.pid], head?.firstPTS[kind] == nil,
                       let pts = presentationTime(packet[header.payloadStart...]) {
                 head?.firstPTS[kind] = pts
-                if let head, head.firstPTS.count == pids.count { return head }
+                if let head, head.firstPTS.count == pids.count, head.firstPCR != nil { return head }
             }
         }
         return head
+    }
+
+    /// The PCR base (90 kHz) in a packet's adaptation field, if it carries one.
+    static func programClockReference(_ packet: ArraySlice<UInt8>) -> UInt64? {
+        let p = packet.startIndex
+        guard packet[p + 3] & 0x20 != 0, packet[p + 4] >= 7, packet[p + 5] & 0x10 != 0 else { return nil }
+        let b = packet[(p + 6)...(p + 10)].map(UInt64.init)
+        return b[0] << 25 | b[1] << 17 | b[2] << 9 | b[3] << 1 | b[4] >> 7
     }
 
     /// The PTS of a PES header at the start of `payload` (ISO 13818-1 §2.4.3.7).

@@ -115,13 +115,4 @@ struct LiveEdgeEstimatorTests {
         let truth = stream.instant(reference: 0, streamTime: edge.streamTime)
         #expect(abs(edge.at - truth) <= 50_000_000, "off by \(Double(edge.at - truth) / 1e6) ms")
     }
-
-    @Test("the playlist's media sequence and durations are parsed")
-    func playlistSequence() throws {
-        let text = "#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:11\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.006,\na-11.ts\n#EXTINF:2.005,\na-12.ts\n"
-        let playlist = try HLSPlaylist.parse(text, base: URL(fileURLWithPath: "/"))
-        guard case .media(let media) = playlist else { Issue.record("not a media playlist"); return }
-        #expect(media.mediaSequence == 11)
-        #expect(media.segmentDurations == [2.006, 2.005])
-    }
 }

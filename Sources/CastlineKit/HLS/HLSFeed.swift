@@ -4,7 +4,7 @@ import HLS
 import Synchronization
 
 /// Runs an HLS source's `SegmentReader` and hands what it reads to GStreamer:
-/// segment bytes into appsrc (waiting while appsrc holds `queuedBytes`), the
+/// segment bytes into appsrc (TIME format, so tsdemux times segments by the stamps below) (waiting while appsrc holds `queuedBytes`), the
 /// reader's trouble to the runner as `reconnecting`, and, on each stream's way
 /// out of the source, the history handshake a delay stage listens for.
 final class HLSFeed: SegmentConsumer {
@@ -22,7 +22,11 @@ final class HLSFeed: SegmentConsumer {
 
     private struct Flow {
         var hungry = true
-        var discontinuity = false
+        /// The next push starts a segment whose time must be given: its PTS on appsrc's
+        /// time line, or nil until its head has been read.
+        var stamp: Stamp?
+        /// The first segment's PTS minus its PCR (s): where tsdemux lands its media.
+        var referenceLead: Double?
         /// A live-edge estimate not yet sent down each outlet, by stream.
         var pendingEdge: [StreamKind: HistoryHandshake.LiveEdge] = [:]
     }
@@ -73,21 +77,54 @@ final class HLSFeed: SegmentConsumer {
 
     // MARK: SegmentConsumer
 
-    func segmentStarts(_ segment: HLS.Segment, discontinuity: Bool) async {
-        if discontinuity { flow.withLock { $0.discontinuity = true } }
+    /// Where a segment goes on appsrc's time line (see `segmentBytes`).
+    struct Stamp {
+        var position: Double
+        var first: Bool
+    }
+
+    func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) async {
+        flow.withLock { flow in
+            let first = flow.referenceLead == nil
+            if first || discontinuity { flow.stamp = Stamp(position: position, first: first) }
+        }
         stats.segmentStarts(segment)
     }
 
+    /// Time comes from the playlist: the first segment, and every one after a
+    /// discontinuity (a tag, a rendition switch, a skip, media lost in an outage),
+    /// is stamped with its place on the time line, and tsdemux times its media
+    /// against that (by the segment's PCR); segments that follow on carry no stamp,
+    /// so their own timestamps run on without drift. A new segment's PTS-PCR lead
+    /// is taken against the first's, so its media lands at its place too.
     func segmentBytes(_ bytes: Data) async {
         // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
         while !flow.withLock(\.hungry), !stopped.isTripped, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }
         guard !stopped.isTripped else { return }
-        let discont = flow.withLock { flow in defer { flow.discontinuity = false }; return flow.discontinuity }
-        bytes.withUnsafeBytes { raw in
-            _ = appsrc.push(raw, pts: nil, dts: nil, duration: nil, isDelta: false, discont: discont)
+        let lead = start.container == .transportStream ? Self.lead(of: bytes) : nil
+        let pts = flow.withLock { flow -> UInt64? in
+            guard let stamp = flow.stamp else { return nil }
+            flow.stamp = nil
+            if stamp.first { flow.referenceLead = lead ?? 0 }
+            let seconds = stamp.position + (flow.referenceLead ?? 0) - (lead ?? flow.referenceLead ?? 0)
+            return UInt64(max(0, seconds) * 1e9)
         }
+        bytes.withUnsafeBytes { raw in
+            _ = appsrc.push(raw, pts: pts.map { ClockTime(nanoseconds: $0) }, dts: nil, duration: nil, isDelta: false,
+                            discont: pts != nil)
+        }
+    }
+
+    /// A TS segment's first PTS minus its first PCR, in seconds, from its first bytes.
+    static func lead(of bytes: Data) -> Double? {
+        guard let head = TransportStreamHead.read([UInt8](bytes.prefix(TransportStreamHead.headBytes))),
+              let pts = head.earliestPTS, let pcr = head.firstPCR else { return nil }
+        // 33-bit clocks: the difference modulo 2^33, as a signed value.
+        let difference = Int64(bitPattern: (pts &- pcr) & 0x1_FFFF_FFFF)
+        let signed = difference >= 0x1_0000_0000 ? difference - 0x2_0000_0000 : difference
+        return Double(signed) / 90_000
     }
 
     func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) async {

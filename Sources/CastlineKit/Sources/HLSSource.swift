@@ -31,6 +31,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     private var historyWanted: Double?
     private var start: HLSStart?
     private var feed: HLSFeed?
+    private let ends = OutletEnds()
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let text = spec.options.string("url") ?? ""
@@ -76,8 +77,9 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
         let bin = Bin(name: name)
         let appsrc = try AppSrc.make(name: "\(name)-segments")
-        // Bytes as they arrive; decodebin3 finds the container (caps spare it the guess for MPEG-TS).
-        appsrc.configure(isLive: false, format: false, maxBytes: HLSFeed.queuedBytes)
+        // Bytes as they arrive, in a TIME segment: the feed stamps where segments go on the time
+        // line (see `HLSFeed.segmentBytes`). decodebin3 finds the container (caps spare it the guess for MPEG-TS).
+        appsrc.configure(isLive: false, format: true, maxBytes: HLSFeed.queuedBytes)
         try appsrc.element.set("stream-type", text: "stream")
         if start.container == .transportStream { appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188") }
         // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
@@ -97,6 +99,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             try bin.add(queue)
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
             outlets[stream] = queue
+            if let entering = queue.staticPad("sink") { ends.watch(entering, stream: stream) }
             if let leaving = queue.staticPad("src") { feed.watch(outlet: leaving, stream: stream) }
         }
         URISource.link(decoder, to: outlets)
@@ -107,8 +110,10 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         return bin
     }
 
-    /// Stops reading and ends every stream where it is.
+    /// Stops reading and ends every stream where it is: what is queued ahead of
+    /// the clock (seconds, behind a live edge) is not waited for.
     public func willStop() {
         feed?.stop()
+        ends.stop()
     }
 }

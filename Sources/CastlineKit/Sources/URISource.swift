@@ -23,9 +23,8 @@ public class URISource: SourceComponent {
     /// The decoder that runs, swapped for a fresh one on a restart or a loop's next pass.
     private let slot = DecoderSlot()
     /// Set by a stop: each stream then ends at the bin's outlet.
-    private let stopRequested = OnceFlag()
+    private let ends = OutletEnds()
     /// Each stream's outlet and whether its stream has been ended.
-    private let outletEnds = Mutex<[(stream: StreamKind, pad: Pad, ended: OnceFlag)]>([])
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         guard let uri = spec.options.string("uri"), URL(string: uri)?.scheme != nil else {
@@ -131,7 +130,7 @@ public class URISource: SourceComponent {
                 if let inlet = joint.staticPad("sink") { loop.watch(inlet: inlet, outlet: pad, stream: stream.rawValue) }
                 outlets[stream] = joint
             }
-            endOnStop(pad, stream: stream)
+            ends.watch(pad, stream: stream)
             outletMade(pad, stream: stream)
         }
         Self.link(decoder, to: outlets)
@@ -166,7 +165,7 @@ public class URISource: SourceComponent {
     }
 
     /// A stop was asked for.
-    var isStopping: Bool { stopRequested.isTripped }
+    var isStopping: Bool { ends.isStopping }
 
     /// Nothing to fetch for a plain URI; a playlist source overrides this.
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
@@ -182,32 +181,7 @@ public class URISource: SourceComponent {
     public func willStop() {
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
         let idle = fileLoop?.stop() ?? []
-        guard stopRequested.trip() else { return }
-        // A stream that brings no buffer is ended directly: with nothing flowing, nobody
-        // holds its stream lock. One the loop no longer feeds at once; any other (a stalled
-        // network) if it has not ended within a second.
-        let outlets = outletEnds.withLock { $0 }
-        for outlet in outlets where idle.contains(outlet.stream.rawValue) && outlet.ended.trip() {
-            outlet.pad.sendEvent(.endOfStream())
-        }
-        Task.detached {
-            try? await Task.sleep(for: .seconds(1))
-            for outlet in outlets where outlet.ended.trip() { outlet.pad.sendEvent(.endOfStream()) }
-        }
-    }
-
-    /// Ends the stream at `pad` on the first buffer after a stop. It is done from the
-    /// streaming thread: another thread would wait on the pad's stream lock, which the
-    /// demuxer's thread takes back the moment it lets go.
-    private func endOnStop(_ pad: Pad, stream: StreamKind) {
-        let stopRequested = stopRequested
-        let ended = OnceFlag()
-        outletEnds.withLock { $0.append((stream, pad, ended)) }
-        pad.addProbe(.buffer) { info in
-            guard stopRequested.isTripped else { return .ok }
-            if ended.trip() { info.pad?.sendEvent(.endOfStream()) }
-            return .drop
-        }
+        ends.stop(idle: idle)
     }
 
     /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
