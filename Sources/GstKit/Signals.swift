@@ -25,6 +25,7 @@ private let releaseArgumentHandler: GClosureNotify = { data, _ in CallbackBox<Ar
 
 private typealias OneArgumentTrampoline = @convention(c) (gpointer?, gpointer?, gpointer?) -> Void
 private typealias NoArgumentTrampoline = @convention(c) (gpointer?, gpointer?) -> Void
+private typealias TwoArgumentTrampoline = @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> Void
 
 private let padTrampoline: OneArgumentTrampoline = { _, pad, data in
     guard let pad, castline_is_a(pad, gst_pad_get_type()) != 0, let handler = CallbackBox<PadHandler>.from(data) else { return }
@@ -32,6 +33,12 @@ private let padTrampoline: OneArgumentTrampoline = { _, pad, data in
 }
 private let voidTrampoline: NoArgumentTrampoline = { _, data in
     CallbackBox<VoidHandler>.from(data)?()
+}
+/// "deep-element-added": `bin, sub_bin, element, user_data`; the element goes to the handler.
+private let deepElementTrampoline: TwoArgumentTrampoline = { _, _, element, data in
+    guard let element, castline_is_a(element, gst_element_get_type()) != 0,
+          let handler = CallbackBox<ArgumentHandler>.from(data) else { return }
+    handler(.element(Element.wrap(borrowing: element.assumingMemoryBound(to: GstElement.self))))
 }
 private let argumentTrampoline: OneArgumentTrampoline = { _, argument, data in
     guard let handler = CallbackBox<ArgumentHandler>.from(data) else { return }
@@ -74,6 +81,15 @@ extension Element {
     public func onNoMorePads(_ handler: @escaping @Sendable () -> Void) -> SignalHandler {
         connect("no-more-pads", unsafeBitCast(voidTrampoline, to: UnsafeRawPointer.self),
                 CallbackBox<VoidHandler>(handler).retainedPointer(), releaseVoidHandler)
+    }
+
+    /// A bin's "deep-element-added": every element added anywhere inside it (a demuxer a
+    /// decodebin3 plugs, say), on the thread that added it, before it is set up.
+    @discardableResult
+    public func onDeepElementAdded(_ handler: @escaping @Sendable (Element) -> Void) -> SignalHandler {
+        let wrapped: ArgumentHandler = { argument in if case .element(let element) = argument { handler(element) } }
+        return connect("deep-element-added", unsafeBitCast(deepElementTrampoline, to: UnsafeRawPointer.self),
+                       CallbackBox<ArgumentHandler>(wrapped).retainedPointer(), releaseArgumentHandler)
     }
 
     /// Any void signal with no argument or one object/pointer argument (e.g. a bin's "element-added").

@@ -25,8 +25,10 @@ final class HLSFeed: SegmentConsumer {
         /// The next push starts a segment whose time must be given: its PTS on appsrc's
         /// time line, or nil until its head has been read.
         var stamp: Stamp?
-        /// The first segment's PTS minus its PCR (s): where tsdemux lands its media.
-        var referenceLead: Double?
+        /// Nothing handed over yet: the first segment is stamped.
+        var first = true
+        /// The variant playing (`rendition: auto`).
+        var variant: URL?
         /// A live-edge estimate not yet sent down each outlet, by stream.
         var pendingEdge: [StreamKind: HistoryHandshake.LiveEdge] = [:]
     }
@@ -38,6 +40,7 @@ final class HLSFeed: SegmentConsumer {
         self.context = context
         stats = HLSStats(name: context.componentName, events: context.events,
                          pdtStart: start.playlist.segments.first(where: { $0.sequence == start.sequence })?.programDateTime)
+        flow.withLock { $0.variant = start.variant?.uri }
     }
 
     // MARK: appsrc
@@ -80,51 +83,37 @@ final class HLSFeed: SegmentConsumer {
     /// Where a segment goes on appsrc's time line (see `segmentBytes`).
     struct Stamp {
         var position: Double
-        var first: Bool
     }
 
     func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) async {
         flow.withLock { flow in
-            let first = flow.referenceLead == nil
-            if first || discontinuity { flow.stamp = Stamp(position: position, first: first) }
+            if flow.first || discontinuity { flow.stamp = Stamp(position: position) }
+            flow.first = false
         }
         stats.segmentStarts(segment)
     }
 
     /// Time comes from the playlist: the first segment, and every one after a
     /// discontinuity (a tag, a rendition switch, a skip, media lost in an outage),
-    /// is stamped with its place on the time line, and tsdemux times its media
-    /// against that (by the segment's PCR); segments that follow on carry no stamp,
-    /// so their own timestamps run on without drift. A new segment's PTS-PCR lead
-    /// is taken against the first's, so its media lands at its place too.
+    /// is stamped with its place on the time line; tsdemux (ignoring PCR) lands the
+    /// segment's earliest timestamp a fixed interval after its stamp and times the
+    /// rest by their own PTS. Segments that follow on carry no stamp, so their own
+    /// timestamps run on without drift.
     func segmentBytes(_ bytes: Data) async {
         // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
         while !flow.withLock(\.hungry), !stopped.isTripped, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }
         guard !stopped.isTripped else { return }
-        let lead = start.container == .transportStream ? Self.lead(of: bytes) : nil
         let pts = flow.withLock { flow -> UInt64? in
             guard let stamp = flow.stamp else { return nil }
             flow.stamp = nil
-            if stamp.first { flow.referenceLead = lead ?? 0 }
-            let seconds = stamp.position + (flow.referenceLead ?? 0) - (lead ?? flow.referenceLead ?? 0)
-            return UInt64(max(0, seconds) * 1e9)
+            return UInt64(max(0, stamp.position) * 1e9)
         }
         bytes.withUnsafeBytes { raw in
             _ = appsrc.push(raw, pts: pts.map { ClockTime(nanoseconds: $0) }, dts: nil, duration: nil, isDelta: false,
                             discont: pts != nil)
         }
-    }
-
-    /// A TS segment's first PTS minus its first PCR, in seconds, from its first bytes.
-    static func lead(of bytes: Data) -> Double? {
-        guard let head = TransportStreamHead.read([UInt8](bytes.prefix(TransportStreamHead.headBytes))),
-              let pts = head.earliestPTS, let pcr = head.firstPCR else { return nil }
-        // 33-bit clocks: the difference modulo 2^33, as a signed value.
-        let difference = Int64(bitPattern: (pts &- pcr) & 0x1_FFFF_FFFF)
-        let signed = difference >= 0x1_0000_0000 ? difference - 0x2_0000_0000 : difference
-        return Double(signed) / 90_000
     }
 
     func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) async {
@@ -164,7 +153,11 @@ final class HLSFeed: SegmentConsumer {
     private func adapt() {
         guard !start.variants.isEmpty, let throughput = stats.throughput,
               let best = HLSRenditions.adapted(start.variants, throughput: throughput) else { return }
-        stats.switchIfNew(best.uri) { start.reader.switchPlaylist(to: $0) }
+        let changed = flow.withLock { flow in
+            defer { flow.variant = best.uri }
+            return flow.variant != best.uri
+        }
+        if changed { start.reader.switchPlaylist(to: best.uri) }
     }
 
     static func nanoseconds(ofTicks ticks: UInt64) -> UInt64 { ticks * 100_000 / 9 }

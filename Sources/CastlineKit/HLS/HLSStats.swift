@@ -21,7 +21,6 @@ final class HLSStats: Sendable {
         var newestPTS: [StreamKind: UInt64] = [:]
         var pdtStart: Date?
         var reconnecting = false
-        var switchedTo: URL?
     }
     private let state: Mutex<State>
 
@@ -62,15 +61,6 @@ final class HLSStats: Sendable {
 
     func reconnecting(_ now: Bool) {
         state.withLock { $0.reconnecting = now }
-    }
-
-    /// Calls `switching` when `url` is not the rendition already chosen.
-    func switchIfNew(_ url: URL, switching: (URL) -> Void) {
-        let changed = state.withLock { state -> Bool in
-            defer { state.switchedTo = url }
-            return state.switchedTo != nil && state.switchedTo != url
-        }
-        if changed { switching(url) }
     }
 
     /// A buffer with this PTS left the source on `stream`.

@@ -89,6 +89,11 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             .map { URISource.stopCaps($0.key, $0.value) }.joined(separator: "; "))
         let decoder = try ElementCatalog.make("decodebin3")
         try decoder.set("caps", stops)
+        // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
+        // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
+        decoder.onDeepElementAdded { element in
+            if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
+        }
         try bin.add(appsrc.element, decoder)
         try appsrc.element.link(decoder)
         let feed = HLSFeed(start: start, appsrc: appsrc, context: context)
@@ -99,8 +104,10 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             try bin.add(queue)
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
             outlets[stream] = queue
-            if let entering = queue.staticPad("sink") { ends.watch(entering, stream: stream) }
-            if let leaving = queue.staticPad("src") { feed.watch(outlet: leaving, stream: stream) }
+            if let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src") {
+                ends.watch(entering, stream: stream)
+                feed.watch(outlet: leaving, stream: stream)
+            }
         }
         URISource.link(decoder, to: outlets)
         // The reader starts when appsrc first asks for data: the pipeline is starting.

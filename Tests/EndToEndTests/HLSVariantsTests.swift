@@ -1,0 +1,121 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// Every form of HLS castline's own client reads, made by ffmpeg's HLS muxer,
+/// served over loopback HTTP, played, and judged by what was recorded.
+@Suite("castline listen: HLS forms, end to end", .serialized, .timeLimit(.minutes(4)))
+struct HLSVariantsTests {
+    /// Plays `playlist` audio only into a WAV; checks its length and its tone.
+    private func expectTone(_ server: HTTPFolder, _ playlist: String, scratch: Scratch, seconds: Double,
+                            tone: Double = 1000, extra: [String] = []) async throws -> Castline.Result {
+        let wav = scratch.file("\(playlist).wav")
+        let result = try await Castline.run(["listen", server.url(playlist), "--audio-only", "--output", "null",
+                                             "--record", wav] + extra, timeout: .seconds(40))
+        #expect(result.status == 0, "\(playlist): \(result.stderr)")
+        guard result.status == 0 else { return result }
+        let media = try await ProbedMedia.probe(wav)
+        #expect(abs(media.duration - seconds) <= 0.2, "\(playlist): recorded \(media.duration) s of \(seconds) s")
+        let frequency = try await dominantFrequency(ofWAV: wav, scratch: scratch)
+        #expect(abs(frequency - tone) < 20, "\(playlist): dominant frequency \(frequency) Hz")
+        return result
+    }
+
+    @Test("MPEG-TS, fMP4, byte ranges, EVENT: each plays whole, the tone intact")
+    func containers() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.vod("ts", in: scratch.path, seconds: 3)
+        try await HLSFixtures.fragmentedMP4("fmp4", in: scratch.path, seconds: 3)
+        try await HLSFixtures.byteRanges("ranges", in: scratch.path, seconds: 3)
+        try await HLSFixtures.vod("event", in: scratch.path, seconds: 3)
+        // An EVENT playlist that has ended: ENDLIST closes it, as a finished event's does.
+        let event = try String(contentsOfFile: scratch.file("event.m3u8"), encoding: .utf8)
+            .replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "#EXT-X-PLAYLIST-TYPE:EVENT")
+        try event.write(toFile: scratch.file("event.m3u8"), atomically: true, encoding: .utf8)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        for playlist in ["ts.m3u8", "fmp4.m3u8", "ranges.m3u8", "event.m3u8"] {
+            _ = try await expectTone(server, playlist, scratch: scratch, seconds: 3)
+        }
+        // Byte ranges: one file, fetched in parts.
+        #expect(server.requests(of: "ranges.ts") >= 3, "\(server.requests(of: "ranges.ts")) ranged GETs")
+    }
+
+    @Test("AES-128: the key fetched once, the IV from the tag or from the sequence number")
+    func encrypted() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.encrypted("iv", in: scratch.path, withIV: true)
+        try await HLSFixtures.encrypted("seq", in: scratch.path, withIV: false)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        for name in ["iv", "seq"] {
+            _ = try await expectTone(server, "\(name).m3u8", scratch: scratch, seconds: 3)
+            #expect(server.requests(of: "\(name).key") == 1, "\(name): key fetched \(server.requests(of: "\(name).key")) times")
+        }
+    }
+
+    @Test("SAMPLE-AES: one clear line and exit 2")
+    func sampleAES() async throws {
+        let scratch = try Scratch()
+        _ = try scratch.write("drm.m3u8", """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery"
+            #EXTINF:2.0,
+            a.ts
+            #EXT-X-ENDLIST
+            """)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let result = try await Castline.run(["listen", server.url("drm.m3u8"), "--output", "null"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("SAMPLE-AES"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    @Test("a discontinuity between two unrelated encodes: 6 s recorded, no jump")
+    func discontinuity() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.discontinuity("joined", in: scratch.path)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        _ = try await expectTone(server, "joined.m3u8", scratch: scratch, seconds: 6)
+    }
+
+    @Test("a multivariant playlist with three variants: a chosen one is kept encoded; auto switches up by throughput")
+    func threeVariants() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.threeVariants(in: scratch.path)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let recording = scratch.file("mid.mkv")
+        let chosen = try await Castline.run(["listen", server.url("master.m3u8"), "--rendition", "640x360", "--output", "null",
+                                             "--record", recording], timeout: .seconds(40))
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        let media = try await ProbedMedia.probe(recording)
+        #expect(media.stream("video")?.fields["width"] == "640")
+        #expect(abs(media.duration - 6) <= 0.3, "recorded \(media.duration) s")
+        #expect(server.requests(of: "low-0.ts") == 0 && server.requests(of: "high-0.ts") == 0, "fetched only the chosen variant")
+        let auto = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--stats-json", "-"],
+                                          timeout: .seconds(40))
+        #expect(auto.status == 0, "\(auto.stderr)")
+        let renditions = auto.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }.filter { $0["event"] as? String == "rendition-changed" }.compactMap { $0["rendition"] as? String }
+        // Players start on the first variant listed; loopback carries the best, so it switches up.
+        #expect(renditions.first == "320x240 400k", "\(renditions)")
+        #expect(renditions.last == "960x540 1800k", "\(renditions)")
+    }
+
+    @Test("audio only from a separate EXT-X-MEDIA audio rendition: no video segment is fetched")
+    func separateAudio() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.separateAudio(in: scratch.path)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let result = try await expectTone(server, "master.m3u8", scratch: scratch, seconds: 3)
+        #expect(result.stderr.contains("audio English"), "\(result.stderr)")
+        #expect(server.requests(of: "video.m3u8") == 0 && server.requests(of: "video-0.ts") == 0,
+                "video fetched: \(server.requests(of: "video.m3u8")) playlist, \(server.requests(of: "video-0.ts")) segment")
+    }
+}
