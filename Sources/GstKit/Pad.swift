@@ -78,6 +78,13 @@ public class Pad: @unchecked Sendable, Hashable {  // holds one GstPad ref in an
         return gst_pad_push_event(pointer, raw) != 0
     }
 
+    /// Moves the running time of everything that leaves this pad by `nanoseconds`
+    /// (gst_pad_set_offset: its segment goes out again with the base moved; timestamps stay).
+    public var offset: Int64 {
+        get { Int64(gst_pad_get_offset(pointer)) }
+        set { gst_pad_set_offset(pointer, gint64(newValue)) }
+    }
+
     /// gst_pad_add_probe. The closure runs on a streaming thread and is released when the probe is
     /// removed (by `removeProbe`, by returning `.remove`) or when the pad is finalized.
     /// Returns nil if the probe could not be added, or if it was an IDLE probe that GStreamer ran at

@@ -121,6 +121,9 @@ final class Transfer: Sendable {
         var lastActivity = ContinuousClock.now
         var finished = false
         var redirects = 0
+        /// The server ignored the range and sends the whole body: bytes still to drop, and to keep.
+        var skip = 0
+        var take: Int?
     }
     private let state = Mutex(State())
 
@@ -146,9 +149,30 @@ final class Transfer: Sendable {
         }
     }
 
-    func yield(_ data: Data) {
-        touch()
-        continuation.yield(data)
+    /// The server answered a ranged request with the whole body (200): the range is cut out here.
+    func wholeBodyCame() {
+        guard let range else { return }
+        state.withLock { state in
+            state.skip = range.offset
+            state.take = range.length
+        }
+    }
+
+    /// Passes a chunk on; true once the range wanted has all come (the rest is not wanted).
+    @discardableResult
+    func yield(_ data: Data) -> Bool {
+        let (kept, complete) = state.withLock { state -> (Data, Bool) in
+            state.lastActivity = .now
+            guard let take = state.take else { return (data, false) }
+            let dropped = min(state.skip, data.count)
+            state.skip -= dropped
+            let kept = data.dropFirst(dropped).prefix(take)
+            state.take = take - kept.count
+            return (Data(kept), take - kept.count == 0)
+        }
+        if !kept.isEmpty { continuation.yield(kept) }
+        if complete { finish() }
+        return complete
     }
 
     func finish(throwing error: (any Error)? = nil) {
@@ -185,12 +209,15 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
             remove(dataTask)
             return completionHandler(.cancel)
         }
+        if transfer.range != nil, (response as? HTTPURLResponse)?.statusCode == 200 { transfer.wholeBodyCame() }
         transfer.touch()
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        transfer(dataTask)?.yield(data)
+        guard let transfer = transfer(dataTask), transfer.yield(data) else { return }
+        remove(dataTask)
+        dataTask.cancel()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

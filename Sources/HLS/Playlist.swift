@@ -206,3 +206,10 @@ public enum PlaylistError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension Playlist {
+    /// The media playlist, if that is what it is.
+    public var media: MediaPlaylist? {
+        if case .media(let media) = self { media } else { nil }
+    }
+}

@@ -57,6 +57,9 @@ public final class SegmentReader: Sendable {
         public init() {}
     }
 
+    /// Segments skipped in a row before the reader reports trouble (`reconnecting`).
+    static let skipsBeforeTrouble = 3
+
     public let fetcher: HTTPFetcher
     public let options: Options
     private let state: Mutex<State>
@@ -93,6 +96,9 @@ public final class SegmentReader: Sendable {
                                sent: fetchedAt.sent, received: fetchedAt.received))
         var lastNewSegment = ContinuousClock.now
         var failures = 0
+        /// The trouble is the playlist's: a reload that works again ends it (else a segment must).
+        var playlistTrouble = false
+        var skips = 0
         var discontinuity = false
         var initSection: InitSection?
         var changed = true
@@ -123,6 +129,7 @@ public final class SegmentReader: Sendable {
                 case .read:
                     if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
                     failures = 0
+                    skips = 0
                     discontinuity = false
                     next += 1
                     position += segment.duration
@@ -131,8 +138,16 @@ public final class SegmentReader: Sendable {
                     discontinuity = true
                     next += 1
                     position += segment.duration
+                    skips += 1
+                    // Several in a row is no bad segment but trouble at the far end.
+                    if skips >= Self.skipsBeforeTrouble {
+                        failures += 1
+                        playlistTrouble = false
+                        guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
+                    }
                 case .retry(let reason):
                     failures += 1
+                    playlistTrouble = false
                     guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
                     // Reload: the segment may have left the window meanwhile.
                     if let reloaded = try? await fetchPlaylist(currentURL) { playlist = reloaded.playlist }
@@ -154,8 +169,10 @@ public final class SegmentReader: Sendable {
                 changed = reloaded.playlist.endSequence != playlist.endSequence || reloaded.playlist.isEnded != playlist.isEnded
                 if reloaded.playlist.endSequence > playlist.endSequence { lastNewSegment = .now }
                 playlist = reloaded.playlist
-                if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
-                failures = 0
+                if failures > 0, playlistTrouble {
+                    consumer.readerEvent(.reconnected(attempts: failures))
+                    failures = 0
+                }
                 if estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
                                           sent: reloaded.sent, received: reloaded.received)),
                    let edge = estimator.edge(from: start) {
@@ -163,6 +180,7 @@ public final class SegmentReader: Sendable {
                 }
             } catch {
                 failures += 1
+                playlistTrouble = true
                 guard await wait(retry: failures, reason: "\(error)", consumer: consumer) else { return nil }
                 // Trouble is not the stream ending: the clock for `endAfter` starts again when it is back.
                 lastNewSegment = .now
@@ -209,7 +227,8 @@ public final class SegmentReader: Sendable {
         switch await read(segment, position: 0, prefetched: nil, discontinuity: false, initSection: &initSection,
                           consumer: collector) {
         case .read: return collector.data
-        case .skip(let reason), .retry(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason)
+        case .skip(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason, isTransient: false)
+        case .retry(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason, isTransient: true)
         case .cancelled: throw CancellationError()
         }
     }
@@ -217,6 +236,8 @@ public final class SegmentReader: Sendable {
     public struct ReadFailure: Error, CustomStringConvertible {
         public var sequence: Int
         public var reason: String
+        /// Network trouble, worth retrying (else the segment itself is bad).
+        public var isTransient: Bool
         public var description: String { "segment \(sequence): \(reason)" }
     }
 
@@ -228,10 +249,17 @@ public final class SegmentReader: Sendable {
         return !Task.isCancelled
     }
 
+    /// A media playlist and when it was fetched (monotonic ns), for the live edge.
     public struct Fetched: Sendable {
         public var playlist: MediaPlaylist
         public var sent: Int64
         public var received: Int64
+
+        public init(playlist: MediaPlaylist, sent: Int64, received: Int64) {
+            self.playlist = playlist
+            self.sent = sent
+            self.received = received
+        }
     }
 
     /// Fetches and parses a media playlist, timed for the live edge.
@@ -256,7 +284,8 @@ public final class SegmentReader: Sendable {
         var decryptor: SegmentDecryptor?
         var delivered = 0
         do {
-            if let key = segment.key {
+            // Prefetched bytes are clear already.
+            if let key = segment.key, prefetched == nil {
                 guard key.method == .aes128, let uri = key.uri else {
                     return .skip("encrypted with a method castline cannot play")
                 }

@@ -3,20 +3,24 @@ import GstKit
 import HLS
 import Synchronization
 
-/// Runs an HLS source's `SegmentReader` and hands what it reads to GStreamer:
-/// segment bytes into appsrc (TIME format, so tsdemux times segments by the stamps below) (waiting while appsrc holds `queuedBytes`), the
-/// reader's trouble to the runner as `reconnecting`, and, on each stream's way
-/// out of the source, the history handshake a delay stage listens for.
+/// Runs one HLS track's `SegmentReader` and hands what it reads to GStreamer:
+/// segment bytes into appsrc (TIME format: segments are stamped with their place
+/// on the time line, see `segmentBytes`; the reader waits while appsrc holds
+/// `queuedBytes`), the reader's trouble to the runner as `reconnecting`, and, on
+/// each stream's way out of the source, the history handshake a delay stage listens for.
 final class HLSFeed: SegmentConsumer {
     /// What appsrc may hold before the reader waits: a few segments of most streams.
     static let queuedBytes: UInt64 = 2 * 1024 * 1024
 
-    private let start: HLSStart
+    private let track: HLSTrack
+    /// The variants to adapt across (the main track, `rendition: auto`), and the one playing.
+    private let variants: [MultivariantPlaylist.Variant]
     private let appsrc: AppSrc
     private let context: ComponentContext
     private let started = OnceFlag()
     private let stopped = OnceFlag()
-    private let streamStarted = OnceFlag()
+    /// Shared by the source's tracks: the first buffer out of any is stream-started.
+    private let streamStarted: OnceFlag
     private let reading = Mutex<Task<Void, Never>?>(nil)
     private let stats: HLSStats
 
@@ -34,13 +38,15 @@ final class HLSFeed: SegmentConsumer {
     }
     private let flow = Mutex(Flow())
 
-    init(start: HLSStart, appsrc: AppSrc, context: ComponentContext) {
-        self.start = start
+    init(track: HLSTrack, variants: [MultivariantPlaylist.Variant], variant: URL?, appsrc: AppSrc, stats: HLSStats,
+         streamStarted: OnceFlag, context: ComponentContext) {
+        self.track = track
+        self.variants = variants
         self.appsrc = appsrc
+        self.stats = stats
+        self.streamStarted = streamStarted
         self.context = context
-        stats = HLSStats(name: context.componentName, events: context.events,
-                         pdtStart: start.playlist.segments.first(where: { $0.sequence == start.sequence })?.programDateTime)
-        flow.withLock { $0.variant = start.variant?.uri }
+        flow.withLock { $0.variant = variant }
     }
 
     // MARK: appsrc
@@ -50,8 +56,8 @@ final class HLSFeed: SegmentConsumer {
         flow.withLock { $0.hungry = true }
         guard started.trip() else { return }
         let task = Task.detached { [self] in
-            let end = await start.reader.run(playlist: start.playlist, fetchedAt: start.fetchedAt, start: start.sequence,
-                                             first: start.first, consumer: self)
+            let end = await track.reader.run(playlist: track.playlist, fetchedAt: track.fetchedAt, start: track.sequence,
+                                             first: track.first, consumer: self)
             switch end {
             case .endList?:
                 appsrc.endOfStream()
@@ -74,7 +80,6 @@ final class HLSFeed: SegmentConsumer {
     func stop() {
         guard stopped.trip() else { return }
         reading.withLock { $0 }?.cancel()
-        stats.stop()
         appsrc.endOfStream()
     }
 
@@ -90,7 +95,6 @@ final class HLSFeed: SegmentConsumer {
             if flow.first || discontinuity { flow.stamp = Stamp(position: position) }
             flow.first = false
         }
-        stats.segmentStarts(segment)
     }
 
     /// Time comes from the playlist: the first segment, and every one after a
@@ -134,16 +138,16 @@ final class HLSFeed: SegmentConsumer {
         case .lost(let seconds):
             context.events.emit(.warning(String(format: "about %.0f s of the stream went by unheard (it left the playlist's window); playing on from the live edge", seconds)))
         case .liveEdge(let edge, let reference):
-            guard reference == start.sequence else { return }
+            guard reference == track.sequence else { return }
             flow.withLock { flow in
-                for (kind, pts) in start.firstPTS {
+                for (kind, pts) in track.firstPTS where track.streams[kind] != nil {
                     let origin = Self.nanoseconds(ofTicks: pts)
                     flow.pendingEdge[kind] = HistoryHandshake.LiveEdge(
-                        pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(start.holdBack * 1e9))
+                        pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(track.holdBack * 1e9))
                 }
             }
         case .switched(let url):
-            if let variant = start.variants.first(where: { $0.uri == url }) {
+            if let variant = variants.first(where: { $0.uri == url }) {
                 context.events.emit(.renditionChanged(HLSRenditions.describe(variant)))
             }
         }
@@ -151,13 +155,13 @@ final class HLSFeed: SegmentConsumer {
 
     /// `rendition: auto`: moves to the rendition the measured throughput carries.
     private func adapt() {
-        guard !start.variants.isEmpty, let throughput = stats.throughput,
-              let best = HLSRenditions.adapted(start.variants, throughput: throughput) else { return }
+        guard !variants.isEmpty, let throughput = stats.throughput,
+              let best = HLSRenditions.adapted(variants, throughput: throughput) else { return }
         let changed = flow.withLock { flow in
             defer { flow.variant = best.uri }
             return flow.variant != best.uri
         }
-        if changed { start.reader.switchPlaylist(to: best.uri) }
+        if changed { track.reader.switchPlaylist(to: best.uri) }
     }
 
     static func nanoseconds(ofTicks ticks: UInt64) -> UInt64 { ticks * 100_000 / 9 }
@@ -175,9 +179,9 @@ final class HLSFeed: SegmentConsumer {
             if offered.trip() {
                 // The demuxer's time line against the stream's own (MPEG-TS PTS): a delay stage
                 // reports positions, and places live-edge estimates, in the stream's own.
-                let restamped = zip(pts, start.firstPTS[stream]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
-                let liveEdge = start.reader.options.timeLiveEdge && start.playlist.isLive && start.firstPTS[stream] != nil
-                if let event = HistoryHandshake.offered(startBack: UInt64(start.startBack * 1e9), restamped: restamped,
+                let restamped = zip(pts, track.firstPTS[stream]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
+                let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream] != nil
+                if let event = HistoryHandshake.offered(startBack: UInt64(track.startBack * 1e9), restamped: restamped,
                                                         liveEdge: liveEdge) {
                     _ = info.pad?.pushEvent(event)
                 }

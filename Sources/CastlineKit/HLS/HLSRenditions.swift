@@ -4,8 +4,9 @@ import HLS
 /// Which media playlist(s) of a multivariant playlist to play, and what
 /// streams a media playlist carries.
 enum HLSRenditions {
-    /// What to play: a variant (nil: adapt across all of them) and, for audio only,
-    /// an `EXT-X-MEDIA` audio rendition with its own playlist (no video fetched then).
+    /// What to play: a variant (`adaptive`: the first of several to adapt across) and
+    /// the `EXT-X-MEDIA` audio rendition with its own playlist that goes with it, if
+    /// any (audio only, that one alone is fetched).
     struct Choice {
         var variant: MultivariantPlaylist.Variant
         var audioRendition: MultivariantPlaylist.Rendition?
@@ -18,14 +19,14 @@ enum HLSRenditions {
         let byBandwidth = playlist.variants.sorted { $0.bandwidth < $1.bandwidth }
         let withVideo = byBandwidth.filter { $0.hasVideo != false }
         func audioGroup(_ variant: MultivariantPlaylist.Variant) -> MultivariantPlaylist.Rendition? {
-            guard !wantVideo, let group = variant.audioGroup else { return nil }
+            guard let group = variant.audioGroup else { return nil }
             let renditions = playlist.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
             return renditions.first(where: \.isDefault) ?? renditions.first
         }
         switch rendition.lowercased() {
         case "auto":
             if !wantVideo {
-                // Audio only: an audio-only variant, or an audio group's own playlist, never video segments.
+                // Audio only: an audio-only variant, or an audio group's own playlist; never video segments.
                 if let audio = byBandwidth.last(where: \.isAudioOnly) { return Choice(variant: audio, adaptive: false) }
                 if let variant = byBandwidth.first(where: { audioGroup($0) != nil }) {
                     return Choice(variant: variant, audioRendition: audioGroup(variant), adaptive: false)
@@ -34,7 +35,7 @@ enum HLSRenditions {
             // Players start on the first variant listed, then adapt to the measured throughput.
             guard let first = playlist.variants.first(where: { !wantVideo || $0.hasVideo != false }) ?? playlist.variants.first
             else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
-            return Choice(variant: first, adaptive: wantVideo && withVideo.count > 1)
+            return Choice(variant: first, audioRendition: audioGroup(first), adaptive: wantVideo && withVideo.count > 1)
         case "best":
             guard let best = (wantVideo ? withVideo : byBandwidth).last ?? byBandwidth.last
             else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }

@@ -10,6 +10,7 @@ final class HLSStats: Sendable {
     private let name: String
     private let events: EventEmitter
     private let ticking = Mutex<Task<Void, Never>?>(nil)
+    private let started = OnceFlag()
 
     private struct State {
         /// Bits per second, smoothed over segments (fetch time includes waiting for the server).
@@ -32,7 +33,9 @@ final class HLSStats: Sendable {
 
     var throughput: Double? { state.withLock(\.throughput) }
 
+    /// Starts sampling; a second call (another track) changes nothing.
     func start() {
+        guard started.trip() else { return }
         let task = Task.detached { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -46,8 +49,6 @@ final class HLSStats: Sendable {
     func stop() {
         ticking.withLock { $0 }?.cancel()
     }
-
-    func segmentStarts(_ segment: HLS.Segment) {}
 
     func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) {
         state.withLock { state in

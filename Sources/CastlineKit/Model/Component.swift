@@ -84,10 +84,13 @@ public enum ConnectionChange: Sendable, Equatable {
 public struct BuildError: Error, Sendable, CustomStringConvertible {
     public var keyPath: String?
     public var message: String
+    /// What was given cannot be played (exit 2), as against trouble in getting it (exit 1).
+    public var isBadInput: Bool
 
-    public init(_ message: String, at keyPath: String? = nil) {
+    public init(_ message: String, at keyPath: String? = nil, badInput: Bool = false) {
         self.keyPath = keyPath
         self.message = message
+        isBadInput = badInput
     }
 
     public var description: String {

@@ -80,7 +80,7 @@ public actor PipelineRunner {
             if outcome != nil { return }  // stopped while preparing
             // The caller reports a build error with the file's name; no failure event to print twice.
             finish(.failed(masker.mask("\(error)")), announce: false)
-            throw BuildError(masker.mask("\(error)"))
+            throw BuildError(masker.mask("\(error)"), badInput: (error as? BuildError)?.isBadInput ?? false)
         }
         self.built = built
         let bus = built.pipeline.bus

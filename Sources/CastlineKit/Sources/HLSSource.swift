@@ -30,7 +30,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     /// Seconds of history a delay stage wants at the start.
     private var historyWanted: Double?
     private var start: HLSStart?
-    private var feed: HLSFeed?
+    private var feeds: [HLSFeed] = []
+    private var stats: HLSStats?
     private let ends = OutletEnds()
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
@@ -76,12 +77,6 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
         let bin = Bin(name: name)
-        let appsrc = try AppSrc.make(name: "\(name)-segments")
-        // Bytes as they arrive, in a TIME segment: the feed stamps where segments go on the time
-        // line (see `HLSFeed.segmentBytes`). decodebin3 finds the container (caps spare it the guess for MPEG-TS).
-        appsrc.configure(isLive: false, format: true, maxBytes: HLSFeed.queuedBytes)
-        try appsrc.element.set("stream-type", text: "stream")
-        if start.container == .transportStream { appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188") }
         // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
         // a stream nobody wants stops encoded and ends in a discard, never decoded.
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
@@ -94,9 +89,32 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         decoder.onDeepElementAdded { element in
             if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
         }
-        try bin.add(appsrc.element, decoder)
-        try appsrc.element.link(decoder)
-        let feed = HLSFeed(start: start, appsrc: appsrc, context: context)
+        try bin.add(decoder)
+        let stats = HLSStats(name: context.componentName, events: context.events,
+                             pdtStart: start.tracks.first?.startSegment?.programDateTime)
+        let streamStarted = OnceFlag()
+        var feeds: [HLSFeed] = []
+        for (index, track) in start.tracks.enumerated() {
+            let appsrc = try AppSrc.make(name: "\(name)-segments\(index)")
+            // Bytes as they arrive, in a TIME segment: the feed stamps where segments go on the time
+            // line (see `HLSFeed.segmentBytes`). decodebin3 finds the container (caps spare it the guess for MPEG-TS).
+            appsrc.configure(isLive: false, format: true, maxBytes: HLSFeed.queuedBytes)
+            try appsrc.element.set("stream-type", text: "stream")
+            if track.container == .transportStream {
+                appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188")
+            }
+            try bin.add(appsrc.element)
+            try Self.link(appsrc.element, into: decoder, first: index == 0, through: track.container == .fragmentedMP4 ? bin : nil)
+            let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
+                               appsrc: appsrc, stats: stats, streamStarted: streamStarted, context: context)
+            // The reader starts when appsrc first asks for data: the pipeline is starting.
+            appsrc.onNeedData { [weak feed] _ in feed?.needData() }
+            appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
+            feeds.append(feed)
+        }
+        // Each track's media starts at running time 0; separate renditions are put back in
+        // step by their own timestamps (the first segments' PTS).
+        let earliest = start.tracks.compactMap(\.earliestPTS).min()
         var outlets: [StreamKind: Element] = [:]
         for stream in streams.keys.sorted() {
             // Short: a stop drains what is queued here, so little should wait.
@@ -104,23 +122,46 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             try bin.add(queue)
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
             outlets[stream] = queue
-            if let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src") {
-                ends.watch(entering, stream: stream)
-                feed.watch(outlet: leaving, stream: stream)
+            guard let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src"),
+                  let index = start.track(of: stream) else { continue }
+            ends.watch(entering, stream: stream)
+            feeds[index].watch(outlet: leaving, stream: stream)
+            if start.tracks.count > 1, let earliest, let own = start.tracks[index].earliestPTS {
+                leaving.offset = Int64(clamping: HLSFeed.nanoseconds(ofTicks: own - earliest))
             }
         }
         URISource.link(decoder, to: outlets)
-        // The reader starts when appsrc first asks for data: the pipeline is starting.
-        appsrc.onNeedData { [weak feed] _ in feed?.needData() }
-        appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
-        self.feed = feed
+        self.feeds = feeds
+        self.stats = stats
         return bin
+    }
+
+    /// Links a track's appsrc into decodebin3: its always pad for the first track, a
+    /// request pad for the next. fMP4 goes through a parsebin of its own (`bin` given):
+    /// decodebin3 (1.22) fed fMP4 bytes in push mode stops with not-linked.
+    private static func link(_ appsrc: Element, into decoder: Element, first: Bool, through bin: Bin?) throws {
+        @Sendable func inlet(_ first: Bool) -> Pad? { first ? decoder.staticPad("sink") : decoder.requestPad("sink_%u") }
+        guard let bin else {
+            guard let output = appsrc.staticPad("src"), let input = inlet(first) else {
+                throw BuildError("decodebin3 has no input pad to take another rendition")
+            }
+            return try output.link(input)
+        }
+        let parser = try ElementCatalog.make("parsebin")
+        try bin.add(parser)
+        try appsrc.link(parser)
+        let linked = OnceFlag()
+        parser.onPadAdded { pad in
+            guard let input = inlet(first && linked.trip()) else { return }
+            try? pad.link(input)
+        }
     }
 
     /// Stops reading and ends every stream where it is: what is queued ahead of
     /// the clock (seconds, behind a live edge) is not waited for.
     public func willStop() {
-        feed?.stop()
+        for feed in feeds { feed.stop() }
+        stats?.stop()
         ends.stop()
     }
 }

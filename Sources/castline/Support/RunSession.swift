@@ -101,12 +101,12 @@ enum RunSession {
         if startFailures.count == pipelines.count {
             watching?.stop()
             _ = await printing.value
-            for line in startFailures { Terminal.status(line) }
+            for failure in startFailures { Terminal.status(failure.line) }
             control?.stop()
             withExtendedLifetime(pumping) {}
-            return ExitStatus.failed
+            return startFailures.allSatisfy(\.isBadInput) ? ExitStatus.badInput : ExitStatus.failed
         }
-        for line in startFailures { Terminal.status(line) }
+        for failure in startFailures { Terminal.status(failure.line) }
 
         var failed = !startFailures.isEmpty
         for pipeline in pipelines {
@@ -133,8 +133,14 @@ enum RunSession {
 
     /// Starts every pipeline at once, each limited to `stopAfter` once started; returns a
     /// line for each that could not start, in order.
-    private static func start(_ pipelines: [ControlledPipeline], stopAfter: Duration?) async -> [String] {
-        await withTaskGroup(of: (Int, String?).self) { group in
+    /// A pipeline that did not start: its line, and whether what it was given is at fault (exit 2).
+    struct StartFailure {
+        var line: String
+        var isBadInput: Bool
+    }
+
+    private static func start(_ pipelines: [ControlledPipeline], stopAfter: Duration?) async -> [StartFailure] {
+        await withTaskGroup(of: (Int, StartFailure?).self) { group in
             for (index, pipeline) in pipelines.enumerated() {
                 group.addTask {
                     do {
@@ -142,13 +148,14 @@ enum RunSession {
                         if let stopAfter { await pipeline.runner.limit(to: stopAfter) }
                         return (index, nil)
                     } catch {
-                        return (index, "\(pipeline.name): \(error)")
+                        return (index, StartFailure(line: "\(pipeline.name): \(error)",
+                                                    isBadInput: (error as? BuildError)?.isBadInput ?? false))
                     }
                 }
             }
-            var failures: [(Int, String)] = []
-            for await (index, line) in group {
-                if let line { failures.append((index, line)) }
+            var failures: [(Int, StartFailure)] = []
+            for await (index, failure) in group {
+                if let failure { failures.append((index, failure)) }
             }
             return failures.sorted { $0.0 < $1.0 }.map(\.1)
         }

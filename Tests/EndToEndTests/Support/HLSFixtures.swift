@@ -88,12 +88,13 @@ enum HLSFixtures {
         try (master + [""]).joined(separator: "\n").write(toFile: "\(folder)/master.m3u8", atomically: true, encoding: .utf8)
     }
 
-    /// master.m3u8 whose video variant (video only) takes its sound from an `EXT-X-MEDIA` audio rendition.
-    static func separateAudio(in folder: String, seconds: Double = 3) async throws {
+    /// master.m3u8 whose video variant (video only) takes its sound from an `EXT-X-MEDIA` audio
+    /// rendition, whose timestamps run `audioLate` seconds after the picture's.
+    static func separateAudio(in folder: String, seconds: Double = 3, audioLate: Double = 0.5) async throws {
         try await ffmpeg(inputs(seconds: seconds, video: true) + ["-map", "0:v", "-c:v", "libx264", "-preset", "ultrafast",
                "-b:v", "300k", "-g", "30", "-pix_fmt", "yuv420p", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
                "-hls_segment_filename", "video-%d.ts", "video.m3u8"], in: folder)
-        try await vod("audio", in: folder, seconds: seconds, video: false)
+        try await vod("audio", in: folder, seconds: seconds, video: false, options: ["-output_ts_offset", "\(audioLate)"])
         try """
             #EXTM3U
             #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,URI="audio.m3u8"

@@ -1,0 +1,117 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// A server that misbehaves on purpose (Support/hostile_hls.py): castline says
+/// what is wrong in one line, rides out what may pass as `reconnecting`, never
+/// hangs and never crashes.
+@Suite("castline listen: hostile HLS servers", .serialized, .timeLimit(.minutes(3)))
+struct HLSBadInputTests {
+    /// The hostile server on a free port, serving a real 2 s MPEG-TS segment of a tone.
+    final class HostileServer: Sendable {
+        let port: Int
+        let process: ChildProcess
+
+        init(scratch: Scratch) async throws {
+            try await HLSFixtures.vod("tone", in: scratch.path, seconds: 2, video: false)
+            port = try FreePort.find()
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/hostile_hls.py").path
+            process = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
+                                   arguments: [script, "\(port)", scratch.file("tone-0.ts")])
+            try process.start()
+            guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)) else {
+                await process.terminate()
+                throw ProbeError(message: "the hostile server did not start: \(process.standardError)")
+            }
+        }
+
+        func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+        func stop() async { await process.terminate(grace: .milliseconds(200)) }
+    }
+
+    private func listen(_ url: String, _ extra: [String] = [], timeout: Duration = .seconds(30)) async throws -> Castline.Result {
+        try await Castline.run(["listen", url, "--audio-only", "--output", "null"] + extra, timeout: timeout)
+    }
+
+    @Test("a redirect loop, a 2 MB line, an empty live playlist: one line each, exit 2, promptly")
+    func refusedAtStart() async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let loop = try await listen(server.url("redirect-loop.m3u8"))
+        #expect(loop.status == 2 && loop.stderr.contains("more than 10 redirects"), "\(loop.stderr)")
+        let huge = try await listen(server.url("huge-line.m3u8"))
+        #expect(huge.status == 2 && huge.stderr.contains("too large"), "\(huge.stderr)")
+        let began = ContinuousClock.now
+        let empty = try await listen(server.url("empty.m3u8"), ["--end-after", "3s"])
+        #expect(empty.status == 2 && empty.stderr.contains("listed no segment within 3s"), "\(empty.stderr)")
+        #expect(ContinuousClock.now - began < .seconds(8))
+        for result in [loop, huge, empty] {
+            #expect(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("connecting") }.count == 1, "\(result.stderr)")
+        }
+    }
+
+    @Test("a server that never answers: a clear line within the timeout, not a hang")
+    func neverAnswers() async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let began = ContinuousClock.now
+        let silent = try await listen(server.url("silent.m3u8"), timeout: .seconds(30))
+        #expect(silent.status == 1 && silent.stderr.contains("no answer"), "\(silent.stderr)")
+        #expect(ContinuousClock.now - began < .seconds(15), "took \(ContinuousClock.now - began)")
+    }
+
+    @Test("a first segment that 404s or is garbage: one line naming it, exit 2")
+    func badFirstSegment() async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let missing = try await listen(server.url("live-404.m3u8"))
+        #expect(missing.status == 2 && missing.stderr.contains("HTTP 404"), "\(missing.stderr)")
+        let garbage = try await listen(server.url("garbage.m3u8"))
+        #expect(garbage.status == 2 && garbage.stderr.contains("not MPEG-TS"), "\(garbage.stderr)")
+    }
+
+    @Test("segments that start to 404 mid-stream: skipped with a warning, then reconnecting; Ctrl-C ends it at once, exit 0")
+    func segmentsGoMissing() async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let listener = try Castline.start(["listen", server.url("turns-404.m3u8"), "--audio-only", "--output", "null"])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, listener.exitStatus == nil, !listener.standardError.contains("\nreconnecting") {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let text = listener.standardError
+        #expect(text.contains("skipped: the server answered HTTP 404"), "\(text)")
+        #expect(text.contains("\nreconnecting"), "\(text)")
+        let stopping = ContinuousClock.now
+        let status = await Castline.interrupt(listener)
+        #expect(ContinuousClock.now - stopping < .seconds(3), "stopping took \(ContinuousClock.now - stopping)")
+        #expect(status == 0, "\(listener.standardError)")
+    }
+
+    @Test("100,000 segments: plays from the live edge in well under a second; BOM and CRLF read as usual")
+    func bigAndOdd() async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let big = try await listen(server.url("big.m3u8"), ["--duration", "1s", "--stats-json", scratch.file("big.jsonl")])
+        #expect(big.status == 0, "\(big.stderr)")
+        let events = try String(contentsOfFile: scratch.file("big.jsonl"), encoding: .utf8).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let times = events.compactMap { event -> (String, Date)? in
+            guard let kind = event["event"] as? String, let time = DelayListener.time(event) else { return nil }
+            return (kind == "state" ? "state-\(event["to"] as? String ?? "")" : kind, time)
+        }
+        let connecting = try #require(times.first { $0.0 == "state-connecting" }?.1)
+        let playing = try #require(times.first { $0.0 == "state-playing" }?.1, "\(big.stderr)")
+        #expect(playing.timeIntervalSince(connecting) < 1, "playing \(playing.timeIntervalSince(connecting)) s after connecting")
+        let bom = try await listen(server.url("bom-crlf.m3u8"), ["--record", scratch.file("bom.wav")])
+        #expect(bom.status == 0, "\(bom.stderr)")
+        let media = try await ProbedMedia.probe(scratch.file("bom.wav"))
+        #expect(media.duration > 3, "recorded \(media.duration) s of 2 segments")
+    }
+}

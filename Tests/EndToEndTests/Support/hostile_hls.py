@@ -1,0 +1,106 @@
+"""An HLS server that misbehaves on purpose, on a loopback port, for castline's bad-input tests.
+
+usage: hostile_hls.py PORT SEGMENT_TS
+Paths:
+  /redirect-loop.m3u8   302 to itself, forever
+  /silent.m3u8          accepts, reads the request, never answers
+  /live-404.m3u8        a live playlist whose segments all answer 404 (the window moves on)
+  /garbage.m3u8         a live playlist whose segments are random bytes
+  /turns-404.m3u8       a live playlist whose segments are real until 6 s after it was first asked for, then 404
+  /empty.m3u8           a live playlist that lists no segment
+  /huge-line.m3u8       a playlist with a 2 MB line
+  /big.m3u8             a live playlist of 100,000 segments (each one SEGMENT_TS); the window moves on
+  /bom-crlf.m3u8        a VOD with a byte-order mark and CRLF line ends (segments: SEGMENT_TS)
+  /seg/N.ts             SEGMENT_TS
+"""
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PORT = int(sys.argv[1])
+SEGMENT = open(sys.argv[2], "rb").read()
+START = time.time()
+TURNS = None
+
+
+def live_sequence():
+    """The media sequence of a live window that gains a 2 s segment every 2 s."""
+    return 1000 + int((time.time() - START) / 2)
+
+
+def live_playlist(prefix, count=5):
+    first = live_sequence()
+    lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:2", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
+    for n in range(first, first + count):
+        lines += ["#EXTINF:2.0,", f"{prefix}{n}.ts"]
+    return "\n".join(lines) + "\n"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        sys.stderr.write("%s\n" % (args[1] if len(args) > 1 else args))
+
+    def send(self, status, body, kind="application/vnd.apple.mpegurl"):
+        if isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        path = self.path.split("?")[0]
+        if path == "/redirect-loop.m3u8":
+            self.send_response(302)
+            self.send_header("Location", "/redirect-loop.m3u8")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/silent.m3u8":
+            time.sleep(3600)
+        elif path == "/live-404.m3u8":
+            self.send(200, live_playlist("missing/"))
+        elif path == "/turns-404.m3u8":
+            global TURNS
+            TURNS = TURNS or live_sequence() + 3
+            first = live_sequence()
+            lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:2", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
+            for n in range(first, first + 5):
+                lines += ["#EXTINF:2.0,", f"seg/{n}.ts" if n < TURNS else f"missing/{n}.ts"]
+            self.send(200, "\n".join(lines) + "\n")
+        elif path == "/garbage.m3u8":
+            self.send(200, live_playlist("junk/"))
+        elif path.startswith("/junk/"):
+            self.send(200, os.urandom(64 * 1024), "video/mp2t")
+        elif path == "/empty.m3u8":
+            self.send(200, "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:7\n")
+        elif path == "/huge-line.m3u8":
+            self.send(200, "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#" + "x" * (2 * 1024 * 1024) + "\n")
+        elif path == "/big.m3u8":
+            first = live_sequence()
+            parts = ["#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:%d\n" % first]
+            parts += ["#EXTINF:2.0,\nseg/%d.ts\n" % n for n in range(first, first + 100000)]
+            self.send(200, "".join(parts))
+        elif path == "/bom-crlf.m3u8":
+            text = "#EXTM3U\r\n#EXT-X-TARGETDURATION:2\r\n#EXT-X-PLAYLIST-TYPE:VOD\r\n"
+            text += "".join("#EXTINF:2.0,\r\nseg/%d.ts\r\n" % n for n in range(2)) + "#EXT-X-ENDLIST\r\n"
+            self.send(200, b"\xef\xbb\xbf" + text.encode())
+        elif path.startswith("/seg/"):
+            self.send(200, SEGMENT, "video/mp2t")
+        else:
+            self.send(404, "not found", "text/plain")
+
+
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+server.daemon_threads = True
+threading.Thread(target=server.serve_forever, daemon=True).start()
+print("ready", flush=True)
+try:
+    while True:
+        time.sleep(3600)
+except KeyboardInterrupt:
+    pass
