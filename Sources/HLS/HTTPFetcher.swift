@@ -69,7 +69,11 @@ public final class HTTPFetcher: Sendable {
         let task = session.dataTask(with: request)
         let transfer = Transfer(url: url, range: range, continuation: continuation)
         router.add(task, transfer)
-        continuation.onTermination = { [router] _ in
+        // Only a consumer that stops listening cancels: a transfer that finished has ended its
+        // task already, or is ending it (FoundationNetworking traps when a task is cancelled
+        // while a redirect is pending).
+        continuation.onTermination = { [router] termination in
+            guard case .cancelled = termination else { return }
             router.remove(task)
             task.cancel()
         }
@@ -224,9 +228,8 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         guard let transfer = transfer(task) else { return completionHandler(nil) }
         guard transfer.redirected() else {
+            // Not followed: the redirect response is the answer, and ends the task as any other.
             transfer.finish(throwing: FetchError.tooManyRedirects(url: transfer.url.absoluteString, limit: HTTPFetcher.maxRedirects))
-            remove(task)
-            task.cancel()
             return completionHandler(nil)
         }
         var next = request

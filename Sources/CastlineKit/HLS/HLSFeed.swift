@@ -110,7 +110,7 @@ final class HLSFeed: SegmentConsumer {
         }
         guard !stopped.isTripped else { return }
         let pts = flow.withLock { flow -> UInt64? in
-            guard let stamp = flow.stamp else { return nil }
+            guard let stamp = flow.stamp, track.container == .transportStream else { return nil }
             flow.stamp = nil
             return UInt64(max(0, stamp.position) * 1e9)
         }
@@ -190,7 +190,10 @@ final class HLSFeed: SegmentConsumer {
             if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = HistoryHandshake.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)
             }
-            if let pts { stats.left(pts: pts, stream: stream) }
+            if let pts {
+                let running = info.pad?.stickySegment?.runningTime(of: ClockTime(nanoseconds: pts))?.nanoseconds
+                stats.left(pts: pts, runningTime: running, stream: stream)
+            }
             return .ok
         }
     }

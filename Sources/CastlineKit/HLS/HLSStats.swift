@@ -5,7 +5,9 @@ import Synchronization
 /// An HLS source's own figures, sampled once a second: download throughput,
 /// the last segment's fetch time, media fetched but not yet out of the source,
 /// and, when the playlist carries `EXT-X-PROGRAM-DATE-TIME`, how far behind
-/// the wall clock the media leaving the source is.
+/// the wall clock the media that plays now is (its programme time against the
+/// wall clock; a delay stage after the source moves what plays, so the status
+/// line shows this only without one).
 final class HLSStats: Sendable {
     private let name: String
     private let events: EventEmitter
@@ -17,9 +19,12 @@ final class HLSStats: Sendable {
         var throughput: Double?
         var lastFetch: Double?
         var fetchedSeconds = 0.0
-        /// The first PTS out of the source, and the newest, by stream (ns).
+        /// The first PTS out of the source, and the newest with its running time, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
         var newestPTS: [StreamKind: UInt64] = [:]
+        var newestRunningTime: UInt64?
+        /// An element of the pipeline, for its running time now.
+        var clock: Element?
         var pdtStart: Date?
         var reconnecting = false
     }
@@ -64,11 +69,17 @@ final class HLSStats: Sendable {
         state.withLock { $0.reconnecting = now }
     }
 
-    /// A buffer with this PTS left the source on `stream`.
-    func left(pts: UInt64, stream: StreamKind) {
+    /// Where to read the pipeline's running time.
+    func timed(by element: Element) {
+        state.withLock { $0.clock = element }
+    }
+
+    /// A buffer with this PTS (and running time) left the source on `stream`.
+    func left(pts: UInt64, runningTime: UInt64?, stream: StreamKind) {
         state.withLock { state in
             if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
             state.newestPTS[stream] = pts
+            if let runningTime { state.newestRunningTime = runningTime }
         }
     }
 
@@ -84,8 +95,11 @@ final class HLSStats: Sendable {
             if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
             let played = Self.played(state) ?? 0
             figures[StatsFigure.hlsBuffered] = max(0, state.fetchedSeconds - played)
-            if let pdt = state.pdtStart, Self.played(state) != nil {
-                figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - played
+            // What plays now is what left the source that long ago in running time.
+            if let pdt = state.pdtStart, Self.played(state) != nil, let left = state.newestRunningTime,
+               let now = state.clock?.runningTime?.nanoseconds {
+                let ahead = left > now ? Double(left - now) / 1e9 : 0
+                figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - (played - ahead)
             }
             return figures
         }

@@ -82,39 +82,12 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
         let stops = try Caps(streams.merging(unwanted) { wanted, _ in wanted }
             .map { URISource.stopCaps($0.key, $0.value) }.joined(separator: "; "))
-        let decoder = try ElementCatalog.make("decodebin3")
-        try decoder.set("caps", stops)
         // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
         // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
-        decoder.onDeepElementAdded { element in
+        bin.onDeepElementAdded { element in
             if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
         }
-        try bin.add(decoder)
-        let stats = HLSStats(name: context.componentName, events: context.events,
-                             pdtStart: start.tracks.first?.startSegment?.programDateTime)
-        let streamStarted = OnceFlag()
-        var feeds: [HLSFeed] = []
-        for (index, track) in start.tracks.enumerated() {
-            let appsrc = try AppSrc.make(name: "\(name)-segments\(index)")
-            // Bytes as they arrive, in a TIME segment: the feed stamps where segments go on the time
-            // line (see `HLSFeed.segmentBytes`). decodebin3 finds the container (caps spare it the guess for MPEG-TS).
-            appsrc.configure(isLive: false, format: true, maxBytes: HLSFeed.queuedBytes)
-            try appsrc.element.set("stream-type", text: "stream")
-            if track.container == .transportStream {
-                appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188")
-            }
-            try bin.add(appsrc.element)
-            try Self.link(appsrc.element, into: decoder, first: index == 0, through: track.container == .fragmentedMP4 ? bin : nil)
-            let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
-                               appsrc: appsrc, stats: stats, streamStarted: streamStarted, context: context)
-            // The reader starts when appsrc first asks for data: the pipeline is starting.
-            appsrc.onNeedData { [weak feed] _ in feed?.needData() }
-            appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
-            feeds.append(feed)
-        }
-        // Each track's media starts at running time 0; separate renditions are put back in
-        // step by their own timestamps (the first segments' PTS).
-        let earliest = start.tracks.compactMap(\.earliestPTS).min()
+        // One queue per stream gives the bin fixed src pads before any media flows.
         var outlets: [StreamKind: Element] = [:]
         for stream in streams.keys.sorted() {
             // Short: a stop drains what is queued here, so little should wait.
@@ -122,38 +95,74 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             try bin.add(queue)
             try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
             outlets[stream] = queue
-            guard let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src"),
-                  let index = start.track(of: stream) else { continue }
-            ends.watch(entering, stream: stream)
-            feeds[index].watch(outlet: leaving, stream: stream)
-            if start.tracks.count > 1, let earliest, let own = start.tracks[index].earliestPTS {
-                leaving.offset = Int64(clamping: HLSFeed.nanoseconds(ofTicks: own - earliest))
+        }
+        let stats = HLSStats(name: context.componentName, events: context.events,
+                             pdtStart: start.tracks.first?.startSegment?.programDateTime)
+        let streamStarted = OnceFlag()
+        // Each track's media starts at running time 0; separate renditions are put back in
+        // step by their own timestamps (the first segments' PTS).
+        let earliest = start.tracks.compactMap(\.earliestPTS).min()
+        var feeds: [HLSFeed] = []
+        for (index, track) in start.tracks.enumerated() {
+            let appsrc = try AppSrc.make(name: "\(name)-segments\(index)")
+            // Bytes as they arrive. MPEG-TS in a TIME segment: the feed stamps where segments go on
+            // the time line (see `HLSFeed.segmentBytes`); fMP4 carries its own.
+            appsrc.configure(isLive: false, format: track.container == .transportStream, maxBytes: HLSFeed.queuedBytes)
+            try appsrc.element.set("stream-type", text: "stream")
+            if track.container == .transportStream {
+                appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188")
+            }
+            try bin.add(appsrc.element)
+            if index == 0 { stats.timed(by: appsrc.element) }
+            let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
+                               appsrc: appsrc, stats: stats, streamStarted: streamStarted, context: context)
+            // The reader starts when appsrc first asks for data: the pipeline is starting.
+            appsrc.onNeedData { [weak feed] _ in feed?.needData() }
+            appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
+            feeds.append(feed)
+            let own = outlets.filter { start.track(of: $0.key) == index }
+            try Self.decode(appsrc.element, container: track.container, stops: stops, in: bin, to: own)
+            for (stream, queue) in own {
+                guard let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src") else { continue }
+                ends.watch(entering, stream: stream)
+                feed.watch(outlet: leaving, stream: stream)
+                if start.tracks.count > 1, let earliest, let first = track.earliestPTS {
+                    leaving.offset = Int64(clamping: HLSFeed.nanoseconds(ofTicks: first - earliest))
+                }
             }
         }
-        URISource.link(decoder, to: outlets)
         self.feeds = feeds
         self.stats = stats
         return bin
     }
 
-    /// Links a track's appsrc into decodebin3: its always pad for the first track, a
-    /// request pad for the next. fMP4 goes through a parsebin of its own (`bin` given):
-    /// decodebin3 (1.22) fed fMP4 bytes in push mode stops with not-linked.
-    private static func link(_ appsrc: Element, into decoder: Element, first: Bool, through bin: Bin?) throws {
-        @Sendable func inlet(_ first: Bool) -> Pad? { first ? decoder.staticPad("sink") : decoder.requestPad("sink_%u") }
-        guard let bin else {
-            guard let output = appsrc.staticPad("src"), let input = inlet(first) else {
-                throw BuildError("decodebin3 has no input pad to take another rendition")
-            }
-            return try output.link(input)
+    /// A track's bytes into single-input decodebin3s, their streams into `outlets`:
+    /// MPEG-TS straight in (tsdemux inside); fMP4 through parsebin, a decodebin3 for
+    /// each of its streams (decodebin3 (1.22) fed fMP4 bytes in push mode stops with
+    /// not-linked, and given two inputs it kept the first one's streams only).
+    private static func decode(_ appsrc: Element, container: HLSTrack.Container, stops: Caps, in bin: Bin,
+                               to outlets: [StreamKind: Element]) throws {
+        @Sendable func decoder() throws -> Element {
+            let decoder = try ElementCatalog.make("decodebin3")
+            try decoder.set("caps", stops)
+            URISource.link(decoder, to: outlets)
+            return decoder
+        }
+        guard container == .fragmentedMP4 else {
+            let single = try decoder()
+            try bin.add(single)
+            return try appsrc.link(single)
         }
         let parser = try ElementCatalog.make("parsebin")
         try bin.add(parser)
         try appsrc.link(parser)
-        let linked = OnceFlag()
-        parser.onPadAdded { pad in
-            guard let input = inlet(first && linked.trip()) else { return }
-            try? pad.link(input)
+        parser.onPadAdded { [weak bin] pad in
+            guard let bin, let stream = try? decoder(), (try? bin.add(stream)) != nil,
+                  let input = stream.staticPad("sink"), (try? pad.link(input)) != nil else {
+                pad.discardData()
+                return
+            }
+            _ = stream.syncStateWithParent()
         }
     }
 

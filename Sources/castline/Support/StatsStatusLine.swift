@@ -11,12 +11,17 @@ struct StatsStatusLine {
     private var streams: [StreamKind: [String: Double]] = [:]
     /// A delay stage's figures: how far behind, and how much history it holds.
     private var delay: (seconds: Double, available: Double)?
+    /// An HLS source's wall clock minus the programme time of what leaves it (EXT-X-PROGRAM-DATE-TIME).
+    private var latency: Double?
 
     mutating func update(_ event: RunEvent) -> Bool {
         switch event.kind {
         case .stateChanged(_, let to):
             state = to
             return stage != nil
+        case .stats(let sample) where sample.stream == nil && sample.figures[StatsFigure.downloadBitrate] != nil:
+            latency = sample.figures[StatsFigure.latency]
+            return false
         case .stats(let sample) where sample.figures[StatsFigure.delaySeconds] != nil:
             delay = (sample.figures[StatsFigure.delaySeconds] ?? 0, sample.figures[StatsFigure.availableDelaySeconds] ?? 0)
             return stage != nil
@@ -47,6 +52,8 @@ struct StatsStatusLine {
             parts.append(part)
         }
         if let delay { parts.append(String(format: "delay %.1f s / %.1f s available", delay.seconds, delay.available)) }
+        // The source's figure is what plays only when no delay stage moves it.
+        if let latency, delay == nil { parts.append(String(format: "latency %.1f s", latency)) }
         return parts.joined(separator: "  ")
     }
 }
