@@ -1,30 +1,29 @@
 #!/usr/bin/env bash
-# Diagnostic: how many HLS outages in a row a listener survives.
+# Benchmark: how many HLS outages in a row a listener survives.
 #
 # One local ingest (`castline ingest`) with ffmpeg publishing a tone; its HLS folder
 # served by a plain HTTP server that is stopped and started again CYCLES times (each
 # outage lasts until the listener says it is reconnecting). Two listeners, one after
-# the other: `castline listen --audio-only --output null`, and the same restart done
-# without castline (bench/lib/gst-hls-restart.py: uridecodebin3 set to NULL and
-# replaced on an error, in Python through GObject introspection).
+# the other: `castline listen --audio-only --output null` (castline's own HLS
+# client), and, as the peer, the same restart done with GStreamer's own HLS stack
+# (bench/lib/gst-hls-restart.py: uridecodebin3 with hlsdemux2, set to NULL and
+# replaced on an error, in Python through GObject introspection; skipped when
+# python3-gi is missing).
 #
-# Why: castline crashed (SIGSEGV, heap corruption in malloc, on hlsdemux2's or
-# multiqueue's thread) in about one outage in ten. The Python listener crashes the
-# same way, so the fault is in GStreamer 1.22's hlsdemux2, not in castline; this
-# script shows whether a GStreamer upgrade fixes it. It reports, it does not assert.
+# Why: on hlsdemux2 (GStreamer 1.22), castline crashed (SIGSEGV, heap corruption
+# in hlsdemux2's failure path) in about one outage in 5-20, and the Python peer
+# still does. Target (issue): castline survives 50 of 50. It reports, it does not assert.
 #
-# Environment: CASTLINE (default .build/debug/castline), CYCLES (default 20),
+# Environment: CASTLINE (default .build/debug/castline), CYCLES (default 50),
 # BENCH_OUT (logs; default a new temp dir).
 set -euo pipefail
 
 source "$(dirname "$0")/lib/common.bash"
-cycles=${CYCLES:-20}
+cycles=${CYCLES:-50}
 out=${BENCH_OUT:-$(mktemp -d /tmp/castline-bench.XXXXXX)}
 mkdir -p "$out"
 die() { echo "hls-outage-cycles: $*" >&2; exit 2; }
 [[ -x $castline ]] || die "no castline binary at $castline (build it, or set CASTLINE)"
-/usr/bin/python3 -c 'import gi' 2>/dev/null ||
-    die "python3-gi is missing (apt-get install python3-gi gir1.2-gstreamer-1.0)"
 
 source "$here/lib/ingest.bash"
 start_ingest
@@ -80,5 +79,9 @@ run() {  # name command...
 
 echo "HLS outage cycles: $cycles outages per listener; logs in $out"
 run castline "$castline" listen --audio-only --output null
-run gst-python /usr/bin/python3 "$here/lib/gst-hls-restart.py"
+if /usr/bin/python3 -c 'import gi' 2>/dev/null; then
+    run gst-python /usr/bin/python3 "$here/lib/gst-hls-restart.py"
+else
+    echo "gst-python   skipped: python3-gi is missing (apt-get install python3-gi gir1.2-gstreamer-1.0)"
+fi
 exit 0

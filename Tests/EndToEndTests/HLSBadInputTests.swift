@@ -13,11 +13,12 @@ struct HLSBadInputTests {
         let process: ChildProcess
 
         init(scratch: Scratch) async throws {
-            try await HLSFixtures.vod("tone", in: scratch.path, seconds: 2, video: false)
+            // As long as the playlists say their segments are (2 s).
+            try await HLSFixtures.transportStream("tone.ts", in: scratch.path, seconds: 2)
             port = try FreePort.find()
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/hostile_hls.py").path
             process = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
-                                   arguments: [script, "\(port)", scratch.file("tone-0.ts")])
+                                   arguments: [script, "\(port)", scratch.file("tone.ts")])
             try process.start()
             guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)) else {
                 await process.terminate()

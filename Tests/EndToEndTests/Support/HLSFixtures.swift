@@ -33,6 +33,11 @@ enum HLSFixtures {
             in: folder)
     }
 
+    /// One MPEG-TS file of a tone, `seconds` long: a segment a test server hands out as it likes.
+    static func transportStream(_ name: String, in folder: String, seconds: Double = 2) async throws {
+        try await ffmpeg(inputs(seconds: seconds, video: false) + codecs(video: false) + ["-f", "mpegts", name], in: folder)
+    }
+
     /// fMP4 segments with an `EXT-X-MAP` init section.
     static func fragmentedMP4(_ name: String, in folder: String, seconds: Double = 3) async throws {
         try await vod(name, in: folder, seconds: seconds, options: ["-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "\(name)-init.mp4"])
