@@ -10,7 +10,7 @@ APT_PACKAGES := pkg-config libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev 
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
 	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 python3 time
 
-.PHONY: deps build demo test bench clean
+.PHONY: deps build demo test bench fuzz clean
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -33,6 +33,10 @@ test: build
 
 bench: build
 	./bench/run-all.sh
+
+# The HLS playlist parser under libFuzzer and AddressSanitizer, FUZZ_SECONDS (60) long.
+fuzz:
+	./Fuzz/run.sh
 
 clean:
 	rm -rf .build

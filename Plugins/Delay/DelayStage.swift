@@ -106,6 +106,8 @@ public final class DelayStage: Stage, DelayControlling {
 
     public var initialDelay: Duration { playout.requested }
 
+    public var maxDelay: Duration { playout.history.maxDuration }
+
     public func stepDelay(_ steps: Int) {
         playout.request(playout.requested + step * steps)
     }

@@ -107,6 +107,8 @@ extension SwapEndToEndTests {
             let process = try Castline.start(["run", pipeline, "--watch", "--stats-json", events])
             defer { process.signal(SIGKILL) }
             #expect(await Self.waitFor("delay 2.0 s", in: process, timeout: .seconds(20)), "\(process.standardError)")
+            // A stream younger than the hold-back plays once its media's time comes, a moment later.
+            #expect(await Self.waitFor("\nplaying", in: process, timeout: .seconds(10)), "\(process.standardError)")
             try await Task.sleep(for: .seconds(3))
             try Self.save(listening(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), to: pipeline)
             #expect(await Self.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")

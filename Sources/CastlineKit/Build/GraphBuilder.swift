@@ -25,8 +25,8 @@ extension PipelinePlan {
     nonisolated(nonsending) public func prepareSource() async throws {
         // A source that can start further back needs to know before it picks where to start.
         if let starting = source.component as? any HistoryStartingSource,
-           let initial = stages.compactMap({ ($0.component as? any DelayControlling)?.initialDelay }).max() {
-            starting.historyWanted(initial)
+           let history = stages.compactMap({ ($0.component as? any DelayControlling)?.maxDelay }).max() {
+            starting.historyWanted(history)
         }
         try await source.component.prepare(wanted: GraphBuilder.wantedStreams(self))
     }

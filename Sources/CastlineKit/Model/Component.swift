@@ -40,8 +40,10 @@ extension Stage {
 /// A stage whose delay behind live can be moved while it runs (the delay stage);
 /// keys and the control API reach it through the runner.
 public protocol DelayControlling: Sendable {
-    /// The delay it starts with: history a source may be able to give it at once.
+    /// The delay it starts with.
     var initialDelay: Duration { get }
+    /// The most history it keeps: what a source may be able to give it at once.
+    var maxDelay: Duration { get }
     /// Moves the delay by `steps` of the stage's step (negative: nearer live).
     func stepDelay(_ steps: Int)
     /// Sets the delay; out of range is clamped and reported, never fatal.
@@ -101,6 +103,8 @@ public struct BuildError: Error, Sendable, CustomStringConvertible {
 /// A source that can start further back in its stream when a stage wants history
 /// before it plays (HLS, within the playlist's live window).
 public protocol HistoryStartingSource: AnyObject {
-    /// Before the graph is built: the most history a stage will want at the start.
-    func historyWanted(_ initial: Duration)
+    /// Before the graph is built: the most history a stage can hold (it is given as much
+    /// of it as the source has at once, so the available delay at start is what the
+    /// source holds, not zero).
+    func historyWanted(_ history: Duration)
 }

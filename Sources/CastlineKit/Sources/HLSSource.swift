@@ -27,7 +27,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     let endAfter: Duration
     let keyPath: String
     let context: ComponentContext
-    /// Seconds of history a delay stage wants at the start.
+    /// Seconds of history a delay stage can hold: the live window is read from that far back.
     private var historyWanted: Double?
     private var start: HLSStart?
     private var feeds: [HLSFeed] = []
@@ -47,8 +47,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         self.context = context
     }
 
-    public func historyWanted(_ initial: Duration) {
-        historyWanted = initial.seconds
+    public func historyWanted(_ history: Duration) {
+        historyWanted = history.seconds
     }
 
     /// Fetches the playlists, chooses what to play, where to start, and its first
