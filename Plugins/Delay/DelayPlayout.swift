@@ -320,7 +320,7 @@ final class DelayPlayout: Sendable {
     }
 
     /// Once a second: the delay, what is available, and the media playing out now
-    /// as the stream's own PTS (`position_s`: for HLS what hlsdemux2 stamps, so two
+    /// as the stream's own PTS (`position_s`: for HLS the PTS its MPEG-TS segments carry, so two
     /// processes on one stream compare; the units leave re-timed, so a stats stage
     /// after this one sees running time + delay instead).
     private func reportStats() {

@@ -131,23 +131,6 @@ struct ListenTests {
         #expect(unknown.stderr.contains("640x360"), "lists what there is: \(unknown.stderr)")
     }
 
-    @Test("rendition auto: the switch up to the better rendition, by measured throughput, is reported as rendition-changed")
-    func reportsAdaptiveSwitch() async throws {
-        let scratch = try Scratch()
-        try await HTTPFolder.makeTwoRenditions(in: scratch, seconds: 6)
-        let server = try await HTTPFolder(scratch.path)
-        defer { Task { await server.stop() } }
-        let result = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--stats-json", "-"],
-                                           timeout: .seconds(40))
-        #expect(result.status == 0, "\(result.stderr)")
-        let renditions = result.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }.filter { $0["event"] as? String == "rendition-changed" }.compactMap { $0["rendition"] as? String }
-        // Players start on the first rendition listed and, loopback sustaining it, switch up.
-        #expect(renditions.first == "320x240 400k", "\(renditions)")
-        #expect(renditions.last == "640x360 1000k", "\(renditions)")
-    }
-
     @Test("a playlist that appears 6 s late is waited for with --wait-for-live")
     func waitsForLive() async throws {
         let scratch = try Scratch()

@@ -23,9 +23,9 @@ final class HLSFeed: SegmentConsumer {
     private let streamStarted: OnceFlag
     private let reading = Mutex<Task<Void, Never>?>(nil)
     private let stats: HLSStats
+    private let demand = DemandGate()
 
     private struct Flow {
-        var hungry = true
         /// The next push starts a segment whose time must be given: its PTS on appsrc's
         /// time line, or nil until its head has been read.
         var stamp: Stamp?
@@ -53,7 +53,7 @@ final class HLSFeed: SegmentConsumer {
 
     /// appsrc wants data: the first time, the reader starts.
     func needData() {
-        flow.withLock { $0.hungry = true }
+        demand.need()
         guard started.trip() else { return }
         let task = Task.detached { [self] in
             let end = await track.reader.run(playlist: track.playlist, fetchedAt: track.fetchedAt, start: track.sequence,
@@ -73,13 +73,14 @@ final class HLSFeed: SegmentConsumer {
     }
 
     func enoughData() {
-        flow.withLock { $0.hungry = false }
+        demand.enough()
     }
 
     /// Stops reading; what appsrc holds still plays, then every stream ends.
     func stop() {
         guard stopped.trip() else { return }
         reading.withLock { $0 }?.cancel()
+        demand.open()
         appsrc.endOfStream()
     }
 
@@ -105,9 +106,7 @@ final class HLSFeed: SegmentConsumer {
     /// timestamps run on without drift.
     func segmentBytes(_ bytes: Data) async {
         // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
-        while !flow.withLock(\.hungry), !stopped.isTripped, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        await demand.wait()
         guard !stopped.isTripped else { return }
         let pts = flow.withLock { flow -> UInt64? in
             guard let stamp = flow.stamp, track.container == .transportStream else { return nil }
@@ -190,10 +189,7 @@ final class HLSFeed: SegmentConsumer {
             if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = HistoryHandshake.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)
             }
-            if let pts {
-                let running = info.pad?.stickySegment?.runningTime(of: ClockTime(nanoseconds: pts))?.nanoseconds
-                stats.left(pts: pts, runningTime: running, stream: stream)
-            }
+            if let pts { stats.left(pts: pts, through: pad, stream: stream) }
             return .ok
         }
     }

@@ -22,7 +22,8 @@ final class HLSStats: Sendable {
         /// The first PTS out of the source, and the newest with its running time, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
         var newestPTS: [StreamKind: UInt64] = [:]
-        var newestRunningTime: UInt64?
+        /// The outlet the newest buffer left through: its segment gives that buffer's running time.
+        var newestOutlet: (pad: Pad, pts: UInt64)?
         /// An element of the pipeline, for its running time now.
         var clock: Element?
         var pdtStart: Date?
@@ -74,12 +75,12 @@ final class HLSStats: Sendable {
         state.withLock { $0.clock = element }
     }
 
-    /// A buffer with this PTS (and running time) left the source on `stream`.
-    func left(pts: UInt64, runningTime: UInt64?, stream: StreamKind) {
+    /// A buffer with this PTS left the source on `stream`, through `outlet`.
+    func left(pts: UInt64, through outlet: Pad, stream: StreamKind) {
         state.withLock { state in
             if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
             state.newestPTS[stream] = pts
-            if let runningTime { state.newestRunningTime = runningTime }
+            state.newestOutlet = (outlet, pts)
         }
     }
 
@@ -96,7 +97,8 @@ final class HLSStats: Sendable {
             let played = Self.played(state) ?? 0
             figures[StatsFigure.hlsBuffered] = max(0, state.fetchedSeconds - played)
             // What plays now is what left the source that long ago in running time.
-            if let pdt = state.pdtStart, Self.played(state) != nil, let left = state.newestRunningTime,
+            if let pdt = state.pdtStart, Self.played(state) != nil, let newest = state.newestOutlet,
+               let left = newest.pad.stickySegment?.runningTime(of: ClockTime(nanoseconds: newest.pts))?.nanoseconds,
                let now = state.clock?.runningTime?.nanoseconds {
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
                 figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - (played - ahead)

@@ -282,11 +282,9 @@ public actor PipelineRunner {
             // and the stage says how full that is (its live-edge play-out takes the source's media
             // early, so the source's own level dips at every segment without anything to hear).
             guard delays.isEmpty else { return }
-            // A stream with no known end (live HLS) once playing: hlsdemux2 (1.22) reports its
-            // level falling to 0 % before every new segment while the queues after it still hold
-            // seconds. Pausing there added latency at each segment, and pausing and resuming it
-            // while the network failed crashed inside hlsdemux2 (heap corruption, about one
-            // outage in ten). A stream that stops coming is `reconnecting` or ends (end-after).
+            // A stream with no known end (live) once playing does not pause for its buffer: it is
+            // held back by the live edge and would pause all the time; a live stream that stops
+            // coming is `reconnecting` or ends (end-after).
             guard !hasPlayed || hasKnownEnd else { return }
             emitter.emit(.buffering(percent: percent))
             guard !isLive, !stopRequested, state != .paused, state != .reconnecting else { return }

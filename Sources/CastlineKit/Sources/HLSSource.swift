@@ -87,15 +87,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         bin.onDeepElementAdded { element in
             if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
         }
-        // One queue per stream gives the bin fixed src pads before any media flows.
-        var outlets: [StreamKind: Element] = [:]
-        for stream in streams.keys.sorted() {
-            // Short: a stop drains what is queued here, so little should wait.
-            let queue = try BinChain.queue(maxTime: .milliseconds(500))
-            try bin.add(queue)
-            try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
-            outlets[stream] = queue
-        }
+        // decodebin3's multiqueue holds each stream's media already.
+        let outlets = try URISource.outletQueues(streams.keys, in: bin, threaded: false)
         let stats = HLSStats(name: context.componentName, events: context.events,
                              pdtStart: start.tracks.first?.startSegment?.programDateTime)
         let streamStarted = OnceFlag()

@@ -113,15 +113,10 @@ public class URISource: SourceComponent {
             }
         } : nil
         fileLoop = loop
-        // One queue per stream gives the bin fixed src pads before any media flows; the
-        // decoder links to it, or to the loop's joint before it.
-        var outlets: [StreamKind: Element] = [:]
-        for stream in streams.keys.sorted() {
-            // Short: a stop drains what is queued here, so little should wait.
-            let queue = try BinChain.queue(maxTime: .milliseconds(500))
-            try bin.add(queue)
-            try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
-            outlets[stream] = queue
+        // The decoder links to each stream's outlet queue, or to the loop's joint before it.
+        let queues = try Self.outletQueues(streams.keys, in: bin)
+        var outlets = queues
+        for (stream, queue) in queues.sorted(by: { $0.key < $1.key }) {
             guard let pad = queue.staticPad("sink") else { continue }
             if let loop {
                 let joint = try FileLoop.makeJoint()
@@ -151,6 +146,22 @@ public class URISource: SourceComponent {
         return decoder
     }
 
+    /// One outlet per stream, ghosted as the bin's src pad of that name: fixed src pads
+    /// before any media flows. A queue (short: a stop drains what is queued there), or,
+    /// behind a decoder that queues already (`threaded: false`), an identity: a queue's
+    /// thread is one more wake-up for every buffer.
+    static func outletQueues(_ streams: some Collection<StreamKind>, in bin: Bin,
+                             threaded: Bool = true) throws -> [StreamKind: Element] {
+        var outlets: [StreamKind: Element] = [:]
+        for stream in streams.sorted() {
+            let queue = threaded ? try BinChain.queue(maxTime: .milliseconds(500)) : try ElementCatalog.make("identity")
+            try bin.add(queue)
+            try bin.ghost(queue.staticPad("src"), as: stream.rawValue)
+            outlets[stream] = queue
+        }
+        return outlets
+    }
+
     /// Links each stream the decoder brings to its outlet (queue, or a loop's joint) as it appears.
     static func link(_ decoder: Element, to outlets: [StreamKind: Element]) {
         decoder.onPadAdded { pad in
@@ -163,9 +174,6 @@ public class URISource: SourceComponent {
             try? pad.link(sink)
         }
     }
-
-    /// A stop was asked for.
-    var isStopping: Bool { ends.isStopping }
 
     /// Nothing to fetch for a plain URI; a playlist source overrides this.
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
