@@ -84,12 +84,9 @@ public final class DelayStage: Stage, DelayControlling {
     /// not answer is taken as fast as it comes. A live HLS source then sends its
     /// live-edge estimates (see `DelayPlayout`).
     private static func askForHistory(at pad: Pad, playout: DelayPlayout) {
-        let initial = playout.requested
         pad.addProbe(.eventDownstream) { info in
             guard let event = info.event else { return .ok }
-            if event.kind == .streamStart, let wanted = HistoryHandshake.wanted(initial) {
-                info.pad?.pushEvent(wanted)
-            } else if let offer = HistoryHandshake.offer(in: event) {
+            if let offer = HistoryHandshake.offer(in: event) {
                 if let appsink = info.pad?.parentElement {
                     try? appsink.set("ts-offset", -Int64(clamping: offer.startBack))
                     try? appsink.set("sync", true)

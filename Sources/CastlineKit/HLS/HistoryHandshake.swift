@@ -1,11 +1,10 @@
 import GstKit
 
-/// The two custom events a stage that keeps history (the delay stage) and the
-/// HLS source use to agree on where the stream starts.
+/// The two custom events an HLS source sends a stage that keeps history (the
+/// delay stage) to agree on where the stream starts. (How much history the
+/// stage can hold reaches the source before the build: `HistoryStartingSource`.)
 ///
-/// - `wanted` goes upstream from the stage when its stream starts: how much
-///   history it wants to hold before it plays (its initial delay).
-/// - `offered` comes back downstream from the HLS source, before the first
+/// - `offered` comes downstream from the HLS source, before the first
 ///   buffer: the media is paced by the live edge (so the stage takes it on the
 ///   pipeline clock, as a player would, and the source's own buffering stays
 ///   meaningful), and it starts `start-back` earlier than a player would start,
@@ -20,7 +19,6 @@ import GstKit
 ///
 /// A source that does not answer (a file, a test signal) is taken as fast as it comes.
 public enum HistoryHandshake {
-    public static let wantedName = "castline/history-wanted"
     public static let offeredName = "castline/history-offered"
     public static let liveEdgeName = "castline/live-edge"
 
@@ -37,10 +35,6 @@ public enum HistoryHandshake {
         }
     }
 
-    public static func wanted(_ initial: Duration) -> Event? {
-        (try? Structure("\(wantedName), initial=(guint64)\(ClockTime(initial).nanoseconds)")).map(Event.customUpstream)
-    }
-
     public static func offered(startBack: UInt64, restamped: Int64, liveEdge: Bool) -> Event? {
         (try? Structure("\(offeredName), start-back=(guint64)\(startBack), restamped=(gint64)\(restamped), live-edge=(boolean)\(liveEdge)"))
             .map(Event.customDownstream)
@@ -49,12 +43,6 @@ public enum HistoryHandshake {
     public static func liveEdge(_ edge: LiveEdge) -> Event? {
         (try? Structure("\(liveEdgeName), pts=(guint64)\(edge.pts), at=(guint64)\(max(0, edge.at)), hold-back=(guint64)\(edge.holdBack)"))
             .map(Event.customDownstream)
-    }
-
-    /// The initial delay a `wanted` event asks for; nil for any other event.
-    public static func wantedInitial(_ event: EventView) -> UInt64? {
-        guard event.kind == .customUpstream, event.structureName == wantedName else { return nil }
-        return event.structure?.uint64("initial")
     }
 
     /// What an `offered` event announces, in ns; nil for any other event.

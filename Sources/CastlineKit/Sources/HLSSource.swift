@@ -54,15 +54,16 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     /// Fetches the playlists, chooses what to play, where to start, and its first
     /// segment (whose head says which streams there are).
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        // HLS audio is AAC nearly always: its decoder's plugin (gst-libav: libavcodec and
+        // about 170 libraries, 70-110 ms) loads while the playlist and first segment come.
+        if wanted.contains(.audio) { Task.detached(priority: .userInitiated) { _ = try? ElementCatalog.make("avdec_aac") } }
         start = try await HLSStart.prepare(
             url: playlistURL, rendition: rendition, wantVideo: wanted.contains(.video), historyWanted: historyWanted,
             waitForLive: waitForLive, endAfter: endAfter, keyPath: keyPath, events: context.events)
     }
 
-    /// Parsed, still encoded, for a codec castline knows (the builder decodes where raw is
-    /// wanted: no decodebin3, no multiqueue thread); decoded here for one it does not.
     public func streams() throws -> [StreamKind: StreamForm] {
-        let streams = try knownStreams().mapValues { codec in codec.map { StreamForm.encoded($0) } ?? .raw }
+        let streams = try knownStreams().mapValues { _ in StreamForm.raw }
         guard !streams.isEmpty else { throw BuildError("\(playlistURL) has no audio or video stream castline can use", at: keyPath) }
         return streams
     }
@@ -79,12 +80,17 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
         let bin = Bin(name: name)
+        // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
+        // a stream nobody wants stops encoded and ends in a discard, never decoded.
+        let unwanted = try encodedForms().filter { streams[$0.key] == nil }
+        let stops = try Caps(streams.merging(unwanted) { wanted, _ in wanted }
+            .map { URISource.stopCaps($0.key, $0.value) }.joined(separator: "; "))
         // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
         // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
         bin.onDeepElementAdded { element in
             if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
         }
-        // Every stream leaves through an identity: what comes after queues (a sink's input, a stage).
+        // decodebin3's multiqueue holds each stream's media already.
         let outlets = try URISource.outletQueues(streams.keys, in: bin, threaded: false)
         let stats = HLSStats(name: context.componentName, events: context.events,
                              pdtStart: start.tracks.first?.startSegment?.programDateTime)
@@ -111,7 +117,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
             feeds.append(feed)
             let own = outlets.filter { start.track(of: $0.key) == index }
-            try Self.demux(appsrc.element, container: track.container, in: bin, to: own, forms: streams)
+            try Self.decode(appsrc.element, container: track.container, stops: stops, in: bin, to: own)
             for (stream, queue) in own {
                 guard let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src") else { continue }
                 ends.watch(entering, stream: stream)
@@ -126,43 +132,33 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         return bin
     }
 
-    /// A track's bytes into its demuxer (MPEG-TS: tsdemux itself, so a stream nobody wants
-    /// is dropped as it leaves it, never parsed; fMP4 and packed audio: parsebin, which
-    /// finds the container), each wanted stream into its outlet as it comes: through its
-    /// parser, or, for a codec castline does not know (wanted raw), through a decodebin3
-    /// of its own (one input each: given two, 1.22's kept the first one's streams only).
-    private static func demux(_ appsrc: Element, container: HLSTrack.Container, in bin: Bin,
-                              to outlets: [StreamKind: Element], forms: [StreamKind: StreamForm]) throws {
-        let demuxer = try ElementCatalog.make(container == .transportStream ? "tsdemux" : "parsebin")
-        try bin.add(demuxer)
-        try appsrc.link(demuxer)
-        demuxer.onPadAdded { [weak bin] pad in
-            guard let bin, let stream = URISource.streamKind(of: pad), let outlet = outlets[stream],
-                  let inlet = outlet.staticPad("sink"), !inlet.isLinked, let form = forms[stream],
-                  let chain = try? Self.chain(for: form, stream: stream, parsed: container != .transportStream),
-                  (try? bin.add(chain)) != nil, let input = chain.staticPad("sink") else {
+    /// A track's bytes into single-input decodebin3s, their streams into `outlets`:
+    /// MPEG-TS straight in (tsdemux inside); fMP4 through parsebin, a decodebin3 for
+    /// each of its streams (decodebin3 (1.22) fed fMP4 bytes in push mode stops with
+    /// not-linked, and given two inputs it kept the first one's streams only).
+    private static func decode(_ appsrc: Element, container: HLSTrack.Container, stops: Caps, in bin: Bin,
+                               to outlets: [StreamKind: Element]) throws {
+        @Sendable func decoder() throws -> Element {
+            let decoder = try ElementCatalog.make("decodebin3")
+            try decoder.set("caps", stops)
+            URISource.link(decoder, to: outlets)
+            return decoder
+        }
+        guard container == .fragmentedMP4 else {
+            let single = try decoder()
+            try bin.add(single)
+            return try appsrc.link(single)
+        }
+        let parser = try ElementCatalog.make("parsebin")
+        try bin.add(parser)
+        try appsrc.link(parser)
+        parser.onPadAdded { [weak bin] pad in
+            guard let bin, let stream = try? decoder(), (try? bin.add(stream)) != nil,
+                  let input = stream.staticPad("sink"), (try? pad.link(input)) != nil else {
                 pad.discardData()
                 return
             }
-            // decodebin3's src pad comes later; the others link now.
-            if form == .raw { URISource.link(chain, to: [stream: outlet]) } else { try? chain.link(outlet) }
-            _ = chain.syncStateWithParent()
-            if (try? pad.link(input)) == nil { pad.discardData() }
-        }
-    }
-
-    /// What a demuxed stream goes through to be `form`: its parser (none after parsebin, an
-    /// identity then), or decodebin3 for a codec castline does not know.
-    private static func chain(for form: StreamForm, stream: StreamKind, parsed: Bool) throws -> Element {
-        switch form {
-        case .encoded(let codec?) where !parsed:
-            return try ElementCatalog.make(Conversion.parserFactories[codec] ?? "identity")
-        case .encoded:
-            return try ElementCatalog.make("identity")
-        case .raw:
-            let decoder = try ElementCatalog.make("decodebin3")
-            try decoder.set("caps", Caps(URISource.stopCaps(stream, .raw)))
-            return decoder
+            _ = stream.syncStateWithParent()
         }
     }
 
