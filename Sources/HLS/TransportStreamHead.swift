@@ -22,6 +22,12 @@ public struct SegmentHead: Equatable, Sendable {
         self.firstPCR = firstPCR
     }
 
+    /// The streams that carry media in what was read: a program map may list a stream
+    /// that never comes (nginx-rtmp lists video for an audio-only publish).
+    public var carried: [MediaKind: String?] {
+        firstPTS.isEmpty ? streams : streams.filter { firstPTS[$0.key] != nil }
+    }
+
     /// The earliest first PTS of any stream (90 kHz).
     public var earliestPTS: UInt64? { firstPTS.values.min() }
 

@@ -105,7 +105,7 @@ struct HLSStart: Sendable {
         let first = try await located(keyPath) { try await reader.fetchWhole(segment) }
         let container: HLSTrack.Container = segment.initSection != nil ? .fragmentedMP4
             : SegmentHead.packedAudio(named: segment.uri) != nil ? .packedAudio : .transportStream
-        let head = container == .transportStream ? TransportStreamHead.read([UInt8](first.prefix(TransportStreamHead.headBytes))) : nil
+        let head = container == .transportStream ? TransportStreamHead.read([UInt8](first)) : nil
         guard let streams = declared ?? HLSRenditions.streams(in: first, segment: segment) else {
             throw BuildError("cannot tell what \(segment.uri.lastPathComponent) holds (not MPEG-TS, fMP4 or packed audio)",
                              at: "\(keyPath).url", badInput: true)
