@@ -6,8 +6,9 @@ import Foundation
 /// strict where a wrong value would be played wrong (durations, sequence numbers, byte ranges).
 /// Never traps on any input: the fuzz harness in Fuzz/ holds it to that.
 public enum PlaylistParser {
-    /// A body larger than this is refused before it is read (ten hours of 1 s segments make ~1 MB).
-    public static let maxBytes = 32 * 1024 * 1024
+    /// A body larger than this is refused before it is read (ten hours of 1 s segments make
+    /// ~1 MB). Parsed, a playlist costs about 25 times its text, so this bounds it near 200 MB.
+    public static let maxBytes = 8 * 1024 * 1024
     /// A line longer than this is refused (§4.1 sets no limit; real lines are under 1 KiB).
     public static let maxLineBytes = 64 * 1024
 

@@ -484,7 +484,7 @@ private let html = #"""
     @Test func bodyOverTheLimit() {
         var data = Data("#EXTM3U\n".utf8)
         data.append(Data(count: PlaylistParser.maxBytes + 1 - data.count))
-        #expect(failure(data) == .tooLarge("the body is 33554433 bytes, over the limit of 33554432 bytes"))
+        #expect(failure(data) == .tooLarge("the body is 8388609 bytes, over the limit of 8388608 bytes"))
     }
 
     // MARK: malformed
