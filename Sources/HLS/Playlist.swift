@@ -192,6 +192,8 @@ public struct InitSection: Equatable, Sendable {
 public enum PlaylistError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not a playlist at all (an HTML page, an error body): `starts` is how it begins.
     case notAPlaylist(starts: String)
+    /// It starts as a playlist but is not UTF-8 text (§4.1), e.g. Latin-1.
+    case notUTF8
     /// Too large, or a line too long: refused before it costs memory.
     case tooLarge(String)
     /// A media playlist with a tag whose value makes no sense (`tag: what`).
@@ -201,6 +203,7 @@ public enum PlaylistError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .notAPlaylist(let starts):
             "not an HLS playlist: it does not start with #EXTM3U (it starts with \"\(starts)\"); check the URL, it should end in .m3u8"
+        case .notUTF8: "the playlist is not UTF-8 text, as HLS requires (§4.1); check how the server writes it"
         case .tooLarge(let what): "the playlist is too large: \(what)"
         case .malformed(let what): "the playlist is malformed: \(what)"
         }

@@ -38,9 +38,8 @@ public enum PlaylistParser {
         let text = body.sub(start, body.count)
         guard !text.isEmpty else { throw .notAPlaylist(starts: "an empty body") }
         // §4.1: "Playlist files MUST be encoded in UTF-8"; an HTML page in Latin-1 is not one either.
-        guard text.hasPrefix("#EXTM3U"), String(validating: text, as: UTF8.self) != nil else {
-            throw .notAPlaylist(starts: opening(text))
-        }
+        guard text.hasPrefix("#EXTM3U") else { throw .notAPlaylist(starts: opening(text)) }
+        guard String(validating: text, as: UTF8.self) != nil else { throw .notUTF8 }
         var reader = Reader(base: base)
         var position = 0
         while position < text.count {
