@@ -26,9 +26,10 @@ struct TestSignalTests {
         let flashes = try await flashTimes(recording).filter { $0 < audioLength - 0.15 }
         #expect(flashes.count >= 4, "flashes at \(flashes)")
         #expect(beeps.count >= 4, "beeps at \(beeps)")
-        // One mark a second.
+        // One mark a second: to a frame, or two when the live source drops one under a full
+        // test run's load (seen: 1.067 s, one run in four).
         for (later, earlier) in zip(flashes.dropFirst(), flashes) {
-            #expect(abs(later - earlier - 1) < 0.04, "flashes at \(flashes)")
+            #expect(abs(later - earlier - 1) < 0.07, "flashes at \(flashes)")
         }
         for flash in flashes {
             let nearest = beeps.min { abs($0 - flash) < abs($1 - flash) } ?? .infinity
