@@ -26,11 +26,8 @@ final class HLSFeed: SegmentConsumer {
     private let demand = DemandGate()
 
     private struct Flow {
-        /// The next push starts a segment whose time must be given: its PTS on appsrc's
-        /// time line, or nil until its head has been read.
-        var stamp: Stamp?
-        /// Nothing handed over yet: the first segment is stamped.
-        var first = true
+        /// The next push starts a segment whose place on the time line (seconds) must be given.
+        var stamp: Double? = 0
         /// The variant playing (`rendition: auto`).
         var variant: URL?
         /// A live-edge estimate not yet sent down each outlet, by stream.
@@ -86,15 +83,10 @@ final class HLSFeed: SegmentConsumer {
 
     // MARK: SegmentConsumer
 
-    /// Where a segment goes on appsrc's time line (see `segmentBytes`).
-    struct Stamp {
-        var position: Double
-    }
-
     func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) async {
         flow.withLock { flow in
-            if flow.first || discontinuity { flow.stamp = Stamp(position: position) }
-            flow.first = false
+            // The first segment keeps the stamp it starts with; later ones get one after a discontinuity.
+            if discontinuity { flow.stamp = position }
         }
     }
 
@@ -111,7 +103,7 @@ final class HLSFeed: SegmentConsumer {
         let pts = flow.withLock { flow -> UInt64? in
             guard let stamp = flow.stamp, track.container == .transportStream else { return nil }
             flow.stamp = nil
-            return UInt64(max(0, stamp.position) * 1e9)
+            return UInt64(max(0, stamp) * 1e9)
         }
         bytes.withUnsafeBytes { raw in
             _ = appsrc.push(raw, pts: pts.map { ClockTime(nanoseconds: $0) }, dts: nil, duration: nil, isDelta: false,
@@ -128,10 +120,8 @@ final class HLSFeed: SegmentConsumer {
         switch event {
         case .reconnecting(let reason, let attempt, let retryIn):
             context.connection(.reconnecting(reason: reason, attempt: attempt, delay: retryIn))
-            stats.reconnecting(true)
         case .reconnected(let attempts):
             context.connection(.reconnected(attempts: attempts))
-            stats.reconnecting(false)
         case .skipped(let sequence, let reason):
             context.events.emit(.warning("segment \(sequence) skipped: \(reason)"))
         case .lost(let seconds):

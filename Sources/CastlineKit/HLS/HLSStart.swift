@@ -106,7 +106,7 @@ struct HLSStart: Sendable {
         let container: HLSTrack.Container = segment.initSection != nil ? .fragmentedMP4
             : SegmentHead.packedAudio(named: segment.uri) != nil ? .packedAudio : .transportStream
         let head = container == .transportStream ? TransportStreamHead.read([UInt8](first)) : nil
-        guard let streams = declared ?? HLSRenditions.streams(in: first, segment: segment) else {
+        guard let streams = declared ?? HLSRenditions.streams(in: first, segment: segment, transportStream: head) else {
             throw BuildError("cannot tell what \(segment.uri.lastPathComponent) holds (not MPEG-TS, fMP4 or packed audio)",
                              at: "\(keyPath).url", badInput: true)
         }

@@ -27,7 +27,6 @@ final class HLSStats: Sendable {
         /// An element of the pipeline, for its running time now.
         var clock: Element?
         var pdtStart: Date?
-        var reconnecting = false
     }
     private let state: Mutex<State>
 
@@ -64,10 +63,6 @@ final class HLSStats: Sendable {
             let rate = Double(fetch.bytes) * 8 / fetch.seconds
             state.throughput = state.throughput.map { 0.7 * $0 + 0.3 * rate } ?? rate
         }
-    }
-
-    func reconnecting(_ now: Bool) {
-        state.withLock { $0.reconnecting = now }
     }
 
     /// Where to read the pipeline's running time.
