@@ -1,5 +1,15 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+// Stage plugins: each folder under Plugins/ is a target `<Folder>Plugin` that depends on
+// CastlineKit only; StagePlugins lists them for castline. Adding a plugin is adding its folder
+// and its line in Sources/StagePlugins/BuiltinStages.swift.
+let pluginNames = ((try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Plugins")) ?? [])
+    .filter { !$0.hasPrefix(".") }.sorted()
+let pluginTargets: [Target] = pluginNames.map {
+    .target(name: "\($0)Plugin", dependencies: ["CastlineKit"], path: "Plugins/\($0)")
+}
 
 let package = Package(
     name: "castline",
@@ -33,24 +43,25 @@ let package = Package(
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest"),
         .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig", "HLS"]),
-        // Stage plugins: normal targets under Plugins/, each depending only on CastlineKit.
-        .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
-        .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
-        .target(name: "AudioOnlyPlugin", dependencies: ["CastlineKit"], path: "Plugins/AudioOnly"),
-        .target(name: "StatsPlugin", dependencies: ["CastlineKit"], path: "Plugins/Stats"),
-        // The `delay` stage: its history buffer is pure Swift; the stage around it moves media in and out.
-        .target(name: "DelayPlugin", dependencies: ["CastlineKit", "GstKit"], path: "Plugins/Delay"),
         // The one list of built-in stages.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit", "EncodePlugin", "GstPlugin", "AudioOnlyPlugin", "StatsPlugin", "DelayPlugin"]),
-        .executableTarget(
-            name: "castline",
+        .target(name: "StagePlugins", dependencies: ["CastlineKit"] + pluginNames.map { .byName(name: "\($0)Plugin") }),
+        // What a run does around its pipelines: the session and its lifecycle, the control API,
+        // stats outputs and the terminal. The executable parses flags and calls it.
+        .target(
+            name: "CastlineApp",
             dependencies: [
-                "CastlineKit", "StagePlugins", "LocalIngest",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CastlineKit", "StagePlugins",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "castline",
+            dependencies: [
+                "CastlineApp", "LocalIngest",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
@@ -62,6 +73,6 @@ let package = Package(
         .testTarget(name: "StatsPluginTests", dependencies: ["StatsPlugin", "StagePlugins"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"]),
-    ],
+    ] + pluginTargets,
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import ArgumentParser
+import CastlineApp
 import CastlineKit
-import Foundation
 
 struct BroadcastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -60,7 +60,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     var name = "broadcast"
 
     @OptionGroup
-    var shortcut: ShortcutOptions
+    var printing: ShortcutOptions
 
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
@@ -68,54 +68,22 @@ struct BroadcastCommand: AsyncParsableCommand {
     @OptionGroup(title: "Control")
     var control: ControlOptions
 
-    func validate() throws {
-        if keyEnv == nil, keyFile == nil {
-            throw ValidationError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
-        }
-        if keyEnv != nil, keyFile != nil { throw ValidationError("give --key-env or --key-file, not both") }
-        guard parsedSize != nil else { throw ValidationError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
-        if let maxReconnects, maxReconnects < 0 { throw ValidationError("--max-reconnects must be 0 or more") }
-        if source != nil, audioOnly { throw ValidationError("--audio-only goes with the test signal, not with --source") }
+    var shortcut: BroadcastShortcut {
+        var made = BroadcastShortcut(url: url)
+        (made.keyEnv, made.keyFile, made.caFile, made.fingerprint, made.insecure) = (keyEnv, keyFile, caFile, fingerprint, insecure)
+        (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
+        (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
+        (made.maxReconnects, made.name, made.stats) = (maxReconnects, name, stats.settings)
+        return made
     }
 
-    var parsedSize: (Int, Int)? {
-        let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
-        return parts.count == 2 ? (parts[0], parts[1]) : nil
-    }
-
-    /// The pipeline the flags describe, in the shape of a pipeline file.
-    var document: [String: Any] {
-        let (width, height) = parsedSize ?? (1280, 720)
-        var test: [String: Any] = ["audio": ["tone": 1000]]
-        var encode: [String: Any] = ["audio": ["codec": "aac", "bitrate": audioBitrate]]
-        if source != nil { encode["when"] = "needed" }
-        if !audioOnly {
-            test["video"] = ["width": width, "height": height, "fps": fps]
-            encode["video"] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval]
-        }
-        var rtmp: [String: Any] = ["url": url]
-        if let keyEnv { rtmp["key"] = "${\(keyEnv)}" }
-        if let keyFile { rtmp["key-file"] = keyFile }
-        if let caFile { rtmp["ca-file"] = caFile }
-        if let fingerprint { rtmp["fingerprint"] = fingerprint }
-        if insecure { rtmp["insecure"] = true }
-        if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
-        let origin: [String: Any] = source.map { ["file": ["path": $0, "loop": true]] } ?? ["test": test]
-        if source != nil {
-            encode["video"] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval]
-        }
-        return [
-            "version": 1, "name": name,
-            "source": origin,
-            "stages": [["encode": encode]] + stats.stages,
-            "sinks": [["rtmp": rtmp]],
-        ]
-    }
+    func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
 
     func run() async throws {
-        let plan = PipelineFiles.load(document: document, origin: "castline broadcast").orExit()
-        if shortcut.printedPipeline(plan) { return }
-        let status = await RunSession.run(plan, options: .init(stopAfter: shortcut.stopAfter, stats: stats, control: control))
+        let plan = PipelineFiles.load(document: shortcut.document, origin: "castline broadcast").orExit()
+        if printing.printedPipeline(plan) { return }
+        let options = RunSession.Options(stopAfter: printing.stopAfter, stats: stats.settings, control: try control.settings)
+        let status = await RunSession.run(plan, options: options)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 import CastlineKit
 import Foundation
 
@@ -51,6 +52,8 @@ struct CtlDelayCommand: AsyncParsableCommand {
         case .seconds(let seconds): ["seconds": seconds]
         }
         let data = try JSONSerialization.data(withJSONObject: body)
-        CtlOptions.printReadably(try await options.send("POST", "/delay", body: data, contentType: "application/json"))
+        try await options.run { call throws(ControlCall.Failure) in
+            try await call.send("POST", "/delay", body: data, contentType: "application/json")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 import Foundation
 
 struct CtlEventsCommand: AsyncParsableCommand {
@@ -10,17 +11,6 @@ struct CtlEventsCommand: AsyncParsableCommand {
     var options: CtlOptions
 
     func run() async throws {
-        let client = try options.client()
-        do {
-            let refusal = try await client.stream(options.target("/events")) { line in
-                guard line.hasPrefix("data:") else { return }  // comments and blank separators
-                let json = line.dropFirst("data:".count).drop { $0 == " " }
-                FileHandle.standardOutput.write(Data((json + "\n").utf8))
-            }
-            if let refusal { try CtlOptions.check(refusal) }
-        } catch let failure as ControlClient.Failure {
-            Terminal.status("\(failure)")
-            throw ExitCode(ExitStatus.failed)
-        }
+        try await options.run { call throws(ControlCall.Failure) in try await call.streamEvents() }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 
 struct CtlPauseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,6 +10,6 @@ struct CtlPauseCommand: AsyncParsableCommand {
     var options: CtlOptions
 
     func run() async throws {
-        CtlOptions.printReadably(try await options.send("POST", "/pause"))
+        try await options.run { call throws(ControlCall.Failure) in try await call.send("POST", "/pause") }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 
 struct CtlPipelineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,7 +10,6 @@ struct CtlPipelineCommand: AsyncParsableCommand {
     var options: CtlOptions
 
     func run() async throws {
-        let reply = try await options.send("GET", "/pipeline")
-        print(reply.text, terminator: "")
+        try await options.run { call throws(ControlCall.Failure) in try await call.send("GET", "/pipeline") }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 
 struct CtlStatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,6 +10,6 @@ struct CtlStatusCommand: AsyncParsableCommand {
     var options: CtlOptions
 
     func run() async throws {
-        CtlOptions.printReadably(try await options.send("GET", "/status"))
+        try await options.run { call throws(ControlCall.Failure) in try await call.send("GET", "/status") }
     }
 }

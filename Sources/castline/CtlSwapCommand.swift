@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 import Foundation
 
 struct CtlSwapCommand: AsyncParsableCommand {
@@ -29,7 +30,6 @@ struct CtlSwapCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let reply: ControlClient.Reply
         if inline {
             guard let text = FileManager.default.contents(atPath: file) else {
                 Terminal.status("\(file): cannot read the file (check its permissions)")
@@ -37,13 +37,16 @@ struct CtlSwapCommand: AsyncParsableCommand {
             }
             // The file's name names the text in errors, and the pipeline when the text has no name:.
             let origin = URL(fileURLWithPath: file).lastPathComponent
-            reply = try await options.send("POST", "/swap", query: [URLQueryItem(name: "origin", value: origin)],
-                                           body: text, contentType: "application/yaml")
+            try await options.run { call throws(ControlCall.Failure) in
+                try await call.send("POST", "/swap", query: [URLQueryItem(name: "origin", value: origin)],
+                                    body: text, contentType: "application/yaml")
+            }
         } else {
             let path = URL(fileURLWithPath: file).standardizedFileURL.path
             let body = try JSONSerialization.data(withJSONObject: ["path": path], options: [.withoutEscapingSlashes])
-            reply = try await options.send("POST", "/swap", body: body, contentType: "application/json")
+            try await options.run { call throws(ControlCall.Failure) in
+                try await call.send("POST", "/swap", body: body, contentType: "application/json")
+            }
         }
-        CtlOptions.printReadably(reply)
     }
 }

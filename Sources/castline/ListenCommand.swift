@@ -1,6 +1,6 @@
 import ArgumentParser
+import CastlineApp
 import CastlineKit
-import Foundation
 
 struct ListenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,7 +45,7 @@ struct ListenCommand: AsyncParsableCommand {
     var name = "listen"
 
     @OptionGroup
-    var shortcut: ShortcutOptions
+    var printing: ShortcutOptions
 
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
@@ -53,44 +53,21 @@ struct ListenCommand: AsyncParsableCommand {
     @OptionGroup(title: "Control")
     var control: ControlOptions
 
-    func validate() throws {
-        guard ["audio", "null"].contains(output) else { throw ValidationError("--output: use audio or null, not \"\(output)\"") }
-        if Duration(configText: endAfter) == nil {
-            throw ValidationError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
-        }
-        for (flag, value) in [("--delay", delay), ("--max-delay", maxDelay)] {
-            guard let value else { continue }
-            guard let duration = Duration(configText: value), duration >= .zero else {
-                throw ValidationError("\(flag): \"\(value)\" is not a duration of 0 or more (try 10s)")
-            }
-        }
+    var shortcut: ListenShortcut {
+        var made = ListenShortcut(url: url)
+        (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
+        (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
+        (made.name, made.stats) = (name, stats.settings)
+        return made
     }
 
-    var document: [String: Any] {
-        // Headless monitoring costs what playing does: every stream is decoded, then dropped.
-        var sinks: [[String: Any]] = [output == "null" ? ["null": ["decode": true]] : [output: [String: Any]()]]
-        if let record { sinks.append(["file": ["path": record, "sync": true]]) }
-        return [
-            "version": 1, "name": name,
-            "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
-            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + stats.stages,
-            "sinks": sinks,
-        ]
-    }
-
-    /// The delay stage, when --delay or --max-delay asks for one.
-    var delayStages: [[String: Any]] {
-        guard delay != nil || maxDelay != nil else { return [] }
-        var options: [String: Any] = [:]
-        if let delay { options["initial"] = delay }
-        if let maxDelay { options["max"] = maxDelay }
-        return [["delay": options]]
-    }
+    func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
 
     func run() async throws {
-        let plan = PipelineFiles.load(document: document, origin: "castline listen").orExit()
-        if shortcut.printedPipeline(plan) { return }
-        let status = await RunSession.run(plan, options: .init(stopAfter: shortcut.stopAfter, stats: stats, control: control, keys: true))
+        let plan = PipelineFiles.load(document: shortcut.document, origin: "castline listen").orExit()
+        if printing.printedPipeline(plan) { return }
+        let options = RunSession.Options(stopAfter: printing.stopAfter, stats: stats.settings, control: try control.settings, keys: true)
+        let status = await RunSession.run(plan, options: options)
         if status != 0 { throw ExitCode(status) }
     }
 }

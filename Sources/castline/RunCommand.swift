@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 import CastlineKit
 import Foundation
 
@@ -48,8 +49,8 @@ struct RunCommand: AsyncParsableCommand {
             Terminal.status("\(clash.0) and \(clash.1) both name their pipeline \"\(clash.name)\" (give each file its own name:)")
             throw ExitCode(ExitStatus.badInput)
         }
-        let options = RunSession.Options(stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats,
-                                          control: control, watch: watch)
+        let options = RunSession.Options(stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats.settings,
+                                          control: try control.settings, watch: watch)
         let status = await RunSession.run(entries, options: options)
         if status != 0 { throw ExitCode(status) }
     }

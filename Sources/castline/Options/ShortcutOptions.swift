@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 import CastlineKit
 import Foundation
 

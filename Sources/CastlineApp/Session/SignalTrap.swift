@@ -4,11 +4,11 @@ import Synchronization
 
 /// SIGINT and SIGTERM: the first asks for a clean stop, the second stops at once.
 // @unchecked: the sources are set once in init and only cancelled in deinit.
-final class SignalTrap: @unchecked Sendable {
+public final class SignalTrap: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
     private let count = SignalCount()
 
-    init(first: @escaping @Sendable () -> Void, second: @escaping @Sendable () -> Void) {
+    public init(first: @escaping @Sendable () -> Void, second: @escaping @Sendable () -> Void) {
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)

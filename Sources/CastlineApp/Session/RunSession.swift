@@ -5,30 +5,45 @@ import Foundation
 /// stats outputs and the control API; Ctrl-C for a clean stop of every one, a
 /// second Ctrl-C to stop at once. Returns the exit status: 0 when every
 /// pipeline ended well, 1 when any failed.
-enum RunSession {
+public enum RunSession {
     /// What a run does besides running; shared by `run`, `listen` and `broadcast`.
-    struct Options {
-        var stopAfter: Duration?
-        var stats = StatsOptions()
-        var control = ControlOptions()
-        /// Keys from the terminal (space, q, + and -), with a single pipeline: `listen`.
-        var keys = false
+    public struct Options {
+        public var stopAfter: Duration?
+        public var stats: StatsSettings
+        public var control: ControlSettings
+        /// Keys from the terminal (space, q, and the stages' own), with a single pipeline: `listen`.
+        public var keys: Bool
         /// Apply each file again when it changes, and on SIGHUP: `run --watch`.
-        var watch = false
+        public var watch: Bool
+
+        public init(stopAfter: Duration? = nil, stats: StatsSettings = .init(), control: ControlSettings = .init(),
+                    keys: Bool = false, watch: Bool = false) {
+            self.stopAfter = stopAfter
+            self.stats = stats
+            self.control = control
+            self.keys = keys
+            self.watch = watch
+        }
     }
 
     /// One pipeline to run, and the file it came from with its `--set` overrides (for reloads).
-    struct Entry {
-        let plan: PipelinePlan
-        var file: String?
-        var overrides: [String] = []
+    public struct Entry {
+        public let plan: PipelinePlan
+        public var file: String?
+        public var overrides: [String]
+
+        public init(plan: PipelinePlan, file: String? = nil, overrides: [String] = []) {
+            self.plan = plan
+            self.file = file
+            self.overrides = overrides
+        }
     }
 
-    static func run(_ plan: PipelinePlan, options: Options) async -> Int32 {
+    public static func run(_ plan: PipelinePlan, options: Options) async -> Int32 {
         await run([Entry(plan: plan)], options: options)
     }
 
-    static func run(_ entries: [Entry], options: Options) async -> Int32 {
+    public static func run(_ entries: [Entry], options: Options) async -> Int32 {
         let pipelines = entries.map { entry in
             ControlledPipeline(runner: PipelineRunner(spec: entry.plan.spec, registry: PipelineFiles.registry),
                                file: entry.file, overrides: entry.overrides)
@@ -121,13 +136,13 @@ enum RunSession {
     }
 
     /// The control API, when `--control` asks for it; throws a printable line when it cannot start.
-    private static func startControl(_ options: ControlOptions, pipelines: [ControlledPipeline]) async throws -> ControlServer? {
-        guard let (host, port) = options.endpoint else { return nil }
-        let token = try options.token()
+    private static func startControl(_ settings: ControlSettings, pipelines: [ControlledPipeline]) async throws -> ControlServer? {
+        guard let endpoint = settings.endpoint else { return nil }
+        let token = try settings.token?.read()
         do {
-            return try await ControlServer.start(host: host, port: port, token: token, pipelines: pipelines)
+            return try await ControlServer.start(host: endpoint.host, port: endpoint.port, token: token, pipelines: pipelines)
         } catch {
-            throw StatsOutputError("--control: cannot listen on \(options.address ?? "\(host):\(port)"): \(error) (is the port in use?)")
+            throw StatsOutputError("--control: cannot listen on \(endpoint.host):\(endpoint.port): \(error) (is the port in use?)")
         }
     }
 

@@ -3,18 +3,18 @@ import Foundation
 import StagePlugins
 
 /// Loading and checking pipeline files the same way for every subcommand.
-enum PipelineFiles {
-    static let registry = ComponentRegistry.builtin
+public enum PipelineFiles {
+    public static let registry = ComponentRegistry.builtin
 
     /// Loads, validates and makes every component; errors come back as printable lines.
-    static func load(_ path: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+    public static func load(_ path: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
         plan(path) { () throws(ConfigErrors) in
             try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides)
         }
     }
 
     /// The same for a spec that a command built from its flags (`document` is JSON, which YAML reads).
-    static func load(document: [String: Any], origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+    public static func load(document: [String: Any], origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
         let text: String
         do {
             let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
@@ -29,7 +29,7 @@ enum PipelineFiles {
 
     /// The same for pipeline YAML that did not come from a file (a control API request);
     /// `origin` names it in errors, and names the pipeline when the text does not.
-    static func load(yaml: String, origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+    public static func load(yaml: String, origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
         plan(origin) { () throws(ConfigErrors) in
             try PipelineLoader(catalog: registry).load(yaml: yaml, file: origin, overrides: overrides)
         }
@@ -50,10 +50,10 @@ enum PipelineFiles {
         }
     }
 
-    struct LoadFailure: Error {
-        let lines: [String]
+    public struct LoadFailure: Error {
+        public let lines: [String]
 
-        func report() {
+        public func report() {
             for line in lines { Terminal.status(line) }
         }
     }
@@ -61,7 +61,7 @@ enum PipelineFiles {
 
 extension Result where Failure == PipelineFiles.LoadFailure {
     /// The plan, or the errors printed and the process ended with the bad-input status.
-    func orExit() -> Success {
+    public func orExit() -> Success {
         switch self {
         case .success(let plan):
             return plan

@@ -26,7 +26,7 @@ final class StatsOutputs {
 
     /// Opens the JSON file and starts the metrics server before the run, so a
     /// bad path or a taken port stops it before any media flows.
-    static func open(_ options: StatsOptions, pipeline: String) async throws -> StatsOutputs {
+    static func open(_ options: StatsSettings, pipeline: String) async throws -> StatsOutputs {
         var json: FileHandle?
         var closeJSON = false
         if let path = options.json {
@@ -43,10 +43,10 @@ final class StatsOutputs {
         }
         var recorder: MetricsRecorder?
         var server: MetricsServer?
-        if let text = options.metrics, let (host, port) = StatsOptions.endpoint(text) {
+        if let text = options.metrics, let endpoint = Endpoint(text) {
             let made = MetricsRecorder()
             do {
-                server = try await MetricsServer.start(host: host, port: port, recorder: made)
+                server = try await MetricsServer.start(host: endpoint.host, port: endpoint.port, recorder: made)
             } catch {
                 throw StatsOutputError("--metrics: cannot listen on \(text): \(error) (is the port in use?)")
             }

@@ -1,0 +1,85 @@
+import Foundation
+
+/// One `castline ctl` request: where the control API is, its token, which
+/// pipeline; replies judged and printed the same way for every subcommand.
+public struct ControlCall: Sendable {
+    public static let defaultAddress = "127.0.0.1:7070"
+
+    /// A refused or failed request: its lines for stderr; exit status 1.
+    public struct Failure: Error {
+        public let lines: [String]
+    }
+
+    let client: ControlClient
+    let pipeline: String?
+
+    /// `address` nil: $CASTLINE_CONTROL, else the default.
+    public init(address: String?, token: TokenSource?, pipeline: String?) throws(SettingsError) {
+        let resolved = address ?? ProcessInfo.processInfo.environment["CASTLINE_CONTROL"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? Self.defaultAddress
+        guard let endpoint = Endpoint(resolved) else {
+            let from = address == nil ? "CASTLINE_CONTROL" : "--control"
+            throw SettingsError("\(from): \"\(resolved)\" is not HOST:PORT with a port from 1 to 65535 (try \(Self.defaultAddress))")
+        }
+        if let pipeline, pipeline.isEmpty { throw SettingsError("--pipeline: give the pipeline's name") }
+        client = ControlClient(host: endpoint.host, port: endpoint.port, token: try token?.read())
+        self.pipeline = pipeline
+    }
+
+    /// The request target: `path`, with `?pipeline=NAME` when one was named, and any further query items.
+    func target(_ path: String, query: [URLQueryItem] = []) -> String {
+        var components = URLComponents()
+        components.path = path
+        let items = (pipeline.map { [URLQueryItem(name: "pipeline", value: $0)] } ?? []) + query
+        if !items.isEmpty { components.queryItems = items }
+        return components.string ?? path
+    }
+
+    /// Sends a request and prints a successful reply readably on stdout.
+    public func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: Data? = nil,
+                     contentType: String? = nil) async throws(Failure) {
+        let reply: ControlClient.Reply
+        do {
+            reply = try await client.send(method, target(path, query: query), body: body, contentType: contentType)
+        } catch {
+            throw Failure(lines: ["\(error)"])
+        }
+        try Self.check(reply)
+        Self.printReadably(reply)
+    }
+
+    /// Prints each server-sent event's JSON as a line on stdout until the run ends.
+    public func streamEvents() async throws(Failure) {
+        let refusal: ControlClient.Reply?
+        do {
+            refusal = try await client.stream(target("/events")) { line in
+                guard line.hasPrefix("data:") else { return }  // comments and blank separators
+                let json = line.dropFirst("data:".count).drop { $0 == " " }
+                FileHandle.standardOutput.write(Data((json + "\n").utf8))
+            }
+        } catch {
+            throw Failure(lines: ["\(error)"])
+        }
+        if let refusal { try Self.check(refusal) }
+    }
+
+    /// The API's error line (and its error lines, for a refused swap) unless the reply is a success.
+    static func check(_ reply: ControlClient.Reply) throws(Failure) {
+        guard !(200..<300).contains(reply.status) else { return }
+        let object = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Any]
+        let message = object?["error"] as? String ?? reply.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        throw Failure(lines: ["HTTP \(reply.status): \(message.isEmpty ? "no reason given" : message)"]
+            + (object?["errors"] as? [String] ?? []).map { "  \($0)" })
+    }
+
+    /// A JSON reply, indented for people; other replies as they came.
+    static func printReadably(_ reply: ControlClient.Reply) {
+        guard let object = try? JSONSerialization.jsonObject(with: reply.body),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else {
+            print(reply.text, terminator: reply.text.hasSuffix("\n") ? "" : "\n")
+            return
+        }
+        print(String(decoding: data, as: UTF8.self))
+    }
+}

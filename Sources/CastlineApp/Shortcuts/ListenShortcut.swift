@@ -1,0 +1,55 @@
+import CastlineKit
+
+/// `castline listen`'s flags as the pipeline file they stand for.
+public struct ListenShortcut: Sendable {
+    public var url: String
+    public var audioOnly = false
+    public var record: String?
+    /// `audio` (the default device) or `null` (headless monitoring).
+    public var output = "audio"
+    public var rendition = "auto"
+    public var waitForLive = false
+    public var endAfter = "30s"
+    public var delay: String?
+    public var maxDelay: String?
+    public var name = "listen"
+    public var stats = StatsSettings()
+
+    public init(url: String) {
+        self.url = url
+    }
+
+    public func validate() throws(SettingsError) {
+        guard ["audio", "null"].contains(output) else { throw SettingsError("--output: use audio or null, not \"\(output)\"") }
+        if Duration(configText: endAfter) == nil {
+            throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
+        }
+        for (flag, value) in [("--delay", delay), ("--max-delay", maxDelay)] {
+            guard let value else { continue }
+            guard let duration = Duration(configText: value), duration >= .zero else {
+                throw SettingsError("\(flag): \"\(value)\" is not a duration of 0 or more (try 10s)")
+            }
+        }
+    }
+
+    public var document: [String: Any] {
+        // Headless monitoring costs what playing does: every stream is decoded, then dropped.
+        var sinks: [[String: Any]] = [output == "null" ? ["null": ["decode": true]] : [output: [String: Any]()]]
+        if let record { sinks.append(["file": ["path": record, "sync": true]]) }
+        return [
+            "version": 1, "name": name,
+            "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
+            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + stats.stages,
+            "sinks": sinks,
+        ]
+    }
+
+    /// The delay stage, when --delay or --max-delay asks for one.
+    private var delayStages: [[String: Any]] {
+        guard delay != nil || maxDelay != nil else { return [] }
+        var options: [String: Any] = [:]
+        if let delay { options["initial"] = delay }
+        if let maxDelay { options["max"] = maxDelay }
+        return [["delay": options]]
+    }
+}
