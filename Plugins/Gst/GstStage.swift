@@ -1,4 +1,5 @@
 import CastlineKit
+import Synchronization
 
 /// Any GStreamer element or bin description as a stage, e.g.
 /// `- gst: "audioecho delay=500000000 intensity=0.3"`. Which stream it works on,
@@ -16,6 +17,8 @@ public final class GstStage: Stage {
     let stream: StreamKind?
     let takes: FormRequirement
     let gives: StreamForm?
+    /// The bin parsed to check the description, used for the first build: it is parsed once per plan.
+    private let checked: Mutex<Bin?>
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).description"
@@ -44,6 +47,7 @@ public final class GstStage: Stage {
         }
         takes = Self.form(of: inCaps).map(Self.requirement) ?? .any
         gives = Self.form(of: outCaps)
+        checked = Mutex(probe)
     }
 
     public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
@@ -55,7 +59,7 @@ public final class GstStage: Stage {
     }
 
     public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
-        let inner = try Gst.parseBin(description)
+        let inner = try checked.withLock { $0.take() } ?? Gst.parseBin(description)
         return try BinChain.make(name, [inner])
     }
 

@@ -29,7 +29,7 @@ struct GraphCommand: AsyncParsableCommand {
         let built: BuiltPipeline
         do {
             try await plan.prepareSource()
-            built = try GraphBuilder(registry: PipelineFiles.registry).build(plan)
+            built = try GraphBuilder().build(plan)
         } catch {
             Terminal.status("\(file): \(error)")
             throw ExitCode(ExitStatus.badInput)

@@ -71,7 +71,7 @@ struct FileLoopTests {
 
     /// Runs `yaml` for `seconds`, then stops it as Ctrl-C does.
     func run(_ yaml: String, for seconds: Double) async throws -> Outcome {
-        let runner = PipelineRunner(spec: try loadSpec(yaml), registry: .builtin)
+        let runner = try PipelineRunner(spec: try loadSpec(yaml), registry: .builtin)
         let events = Task {
             var seen: [RunEvent] = []
             for await event in runner.events { seen.append(event) }

@@ -6,15 +6,15 @@ import Testing
 
 @Suite("GraphBuilder: the converters, encoders and branches it inserts")
 struct GraphBuilderTests {
-    let builder = GraphBuilder(registry: .builtin)
+    let builder = GraphBuilder()
 
     @Test("raw audio to a WAV file: converted, not encoded")
     func wavTakesRaw() throws {
-        let built = try builder.build(loadSpec("""
+        let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
             version: 1
             source: { test: { audio: {} } }
             sinks: [ { file: /tmp/castline-never-written.wav } ]
-            """))
+            """)))
         let made = factories(in: built.pipeline)
         #expect(made.contains("wavenc"))
         #expect(made.contains("audioconvert"))
@@ -23,11 +23,11 @@ struct GraphBuilderTests {
 
     @Test("raw audio and video to Matroska with no encode stage: h264 and aac are inserted")
     func matroskaGetsEncoders() throws {
-        let built = try builder.build(loadSpec("""
+        let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
             version: 1
             source: { test: {} }
             sinks: [ { file: /tmp/castline-never-written.mkv } ]
-            """))
+            """)))
         let made = factories(in: built.pipeline)
         #expect(made.contains("x264enc"))
         #expect(made.contains("voaacenc"))
@@ -35,40 +35,40 @@ struct GraphBuilderTests {
     }
 
     @Test("a stream no sink takes is discarded, and said so")
-    func unusedStreamIsDiscarded() throws {
-        let notices = Mutex<[String]>([])
-        let events = EventEmitter(pipeline: "t", masker: SecretMasker(secrets: [])) { event in
-            if case .notice(let text) = event.kind { notices.withLock { $0.append(text) } }
-        }
-        let built = try GraphBuilder(registry: .builtin, events: events).build(loadSpec("""
+    func unusedStreamIsDiscarded() async throws {
+        let plan = try ComponentRegistry.builtin.plan(loadSpec("""
             version: 1
             source: { test: {} }
             sinks: [ { audio: {} } ]
             """))
+        let built = try builder.build(plan)
+        plan.channel.finish()
+        var notices: [String] = []
+        for await event in plan.channel.events { if case .notice(let text) = event.kind { notices.append(text) } }
         // No video branch is built at all: nothing encodes or converts video.
         let made = factories(in: built.pipeline)
         #expect(!made.contains("videoconvert") && !made.contains("x264enc"))
-        #expect(notices.withLock { $0 }.contains { $0.contains("video is not taken by any sink") })
+        #expect(notices.contains { $0.contains("video is not taken by any sink") })
     }
 
     @Test("two sinks share a stream through a tee")
     func twoSinksTee() throws {
-        let built = try builder.build(loadSpec("""
+        let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
             version: 1
             source: { test: { audio: {} } }
             sinks: [ { null: {} }, { audio: {} } ]
-            """))
+            """)))
         #expect(factories(in: built.pipeline).contains("tee"))
     }
 
     @Test("a gst stage works on the stream its caps name, and no other")
     func gstStagePicksItsStream() throws {
-        let built = try builder.build(loadSpec("""
+        let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
             version: 1
             source: { test: {} }
             stages: [ { gst: "audioecho delay=100000000" } ]
             sinks: [ { null: {} } ]
-            """))
+            """)))
         #expect(built.pipeline.element(named: "stage-gst0-audio") != nil)
         #expect(built.pipeline.element(named: "stage-gst0-video") == nil)
     }
@@ -76,7 +76,7 @@ struct GraphBuilderTests {
     @Test("a gst element that does not exist is an error at its key path")
     func gstStageUnknownElement() throws {
         #expect {
-            try builder.plan(loadSpec("""
+            try ComponentRegistry.builtin.plan(loadSpec("""
                 version: 1
                 source: { test: {} }
                 stages: [ { gst: "nosuchelement" } ]
@@ -99,7 +99,7 @@ struct GraphBuilderTests {
         for (options, keyPath) in cases {
             #expect(throws: (any Error).self, "\(options)") {
                 do {
-                    _ = try builder.plan(loadSpec("""
+                    _ = try ComponentRegistry.builtin.plan(loadSpec("""
                         version: 1
                         source: { test: {} }
                         sinks: [ { rtmp: \(options) } ]

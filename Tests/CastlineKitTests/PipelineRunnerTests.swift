@@ -23,7 +23,7 @@ struct PipelineRunnerTests {
 
     @Test("a live run stopped on request drains and walks connecting → playing → stopping → stopped")
     func stopOnRequest() async throws {
-        let runner = PipelineRunner(spec: try loadSpec("""
+        let runner = try PipelineRunner(spec: try loadSpec("""
             version: 1
             source: { test: { audio: {} } }
             sinks: [ { null: {} } ]
@@ -41,7 +41,7 @@ struct PipelineRunnerTests {
     func endOfMedia() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("castline-\(UUID().uuidString).wav").path
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let recorder = PipelineRunner(spec: try loadSpec("""
+        let recorder = try PipelineRunner(spec: try loadSpec("""
             version: 1
             source: { test: { audio: {} } }
             sinks: [ { file: \(scratch) } ]
@@ -52,7 +52,7 @@ struct PipelineRunnerTests {
         #expect(await recorder.wait() == .stopped)
         #expect(FileManager.default.fileExists(atPath: scratch))
 
-        let player = PipelineRunner(spec: try loadSpec("""
+        let player = try PipelineRunner(spec: try loadSpec("""
             version: 1
             source: { file: \(scratch) }
             sinks: [ { null: { sync: false } } ]
@@ -65,7 +65,7 @@ struct PipelineRunnerTests {
 
     @Test("an element failing while running fails the run, naming the stage it belongs to")
     func failureNamesTheStage() async throws {
-        let runner = PipelineRunner(spec: try loadSpec("""
+        let runner = try PipelineRunner(spec: try loadSpec("""
             version: 1
             source: { test: { audio: {} } }
             stages: [ { gst: { description: "identity error-after=20", stream: audio } } ]

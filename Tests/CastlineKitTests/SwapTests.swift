@@ -62,7 +62,7 @@ struct SwapTests {
     func sourceSwap() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).mkv").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let runner = PipelineRunner(spec: try spec(pattern: "smpte", tone: 440, path: path), registry: .builtin)
+        let runner = try PipelineRunner(spec: try spec(pattern: "smpte", tone: 440, path: path), registry: .builtin)
         let events = Task {
             var seen: [RunEvent] = []
             for await event in runner.events { seen.append(event) }
@@ -70,7 +70,7 @@ struct SwapTests {
         }
         try await runner.start()
         try await Task.sleep(for: .milliseconds(1500))
-        let report = try await runner.swap(to: try spec(pattern: "ball", tone: 880, path: path), origin: "new.yaml")
+        let report = try await runner.swap(to: try spec(pattern: "ball", tone: 880, path: path), registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["source test changed"])
         #expect(report.took < .seconds(1))
         try await Task.sleep(for: .milliseconds(1500))
@@ -101,7 +101,7 @@ extension SwapTests {
                 sinks: [ { file: \(path) } ]
                 """)
         }
-        let runner = PipelineRunner(spec: try spec(""), registry: .builtin)
+        let runner = try PipelineRunner(spec: try spec(""), registry: .builtin)
         let events = Task {
             var seen: [(ContinuousClock.Instant, RunEvent)] = []
             for await event in runner.events { seen.append((ContinuousClock.now, event)) }
@@ -110,7 +110,7 @@ extension SwapTests {
         try await runner.start()
         try await Task.sleep(for: .milliseconds(2500))
         let report = try await runner.swap(
-            to: try spec(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), origin: "new.yaml")
+            to: try spec(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["stages[1] gst added"])
         try await Task.sleep(for: .milliseconds(1500))
         await runner.stop()
@@ -144,7 +144,7 @@ extension SwapTests {
                 sinks: [ { null: {} }, { file: \(folder.appendingPathComponent(file).path) } ]
                 """)
         }
-        let runner = PipelineRunner(spec: try spec("first.wav"), registry: .builtin)
+        let runner = try PipelineRunner(spec: try spec("first.wav"), registry: .builtin)
         let events = Task {
             var seen: [RunEvent] = []
             for await event in runner.events { seen.append(event) }
@@ -153,10 +153,10 @@ extension SwapTests {
         try await runner.start()
         try await Task.sleep(for: .milliseconds(1200))
         await #expect(throws: SwapRefused.self) {
-            try await runner.swap(to: try spec("first.wav", stage: "{ gst: { description: \"no-such-element\" } }"), origin: "bad.yaml")
+            try await runner.swap(to: try spec("first.wav", stage: "{ gst: { description: \"no-such-element\" } }"), registry: .builtin, origin: "bad.yaml")
         }
         #expect(await runner.state == .playing)
-        let report = try await runner.swap(to: try spec("second.wav"), origin: "new.yaml")
+        let report = try await runner.swap(to: try spec("second.wav"), registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["sinks[1] file changed (reconnects)"])
         try await Task.sleep(for: .milliseconds(1200))
         await runner.stop()

@@ -25,8 +25,7 @@ struct DelayStagePipelineTests {
             sinks:
               - null: { decode: true }
             """, file: "delay-test.yaml")
-        let builder = GraphBuilder(registry: .builtin)
-        let built = try builder.build(spec)
+        let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(spec))
         let delay = try #require(built.plan.stages.first?.component as? any DelayControlling)
         let going = OnsetDetector(), coming = OnsetDetector()
         let source = try #require(built.pipeline.element(named: "source-test")?.staticPad("audio"))

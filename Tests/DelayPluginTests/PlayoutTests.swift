@@ -89,7 +89,7 @@ struct FastSourceTests {
             sinks:
               - null: {}
             """, file: "delay-fast.yaml")
-        let built = try GraphBuilder(registry: .builtin).build(spec)
+        let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(spec))
         let stage = try #require(built.plan.stages.first?.component as? DelayStage)
         let appsrc = try #require(built.pipeline.element(named: "stage-delay0-audio-playout"))
         built.pipeline.setState(.playing)

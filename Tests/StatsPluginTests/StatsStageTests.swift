@@ -34,7 +34,7 @@ final class EventLog: Sendable {
 struct StatsStageTests {
     @Test("test audio and video through stats: samples every interval, exact raw-audio bitrate, rising position, 30 fps")
     func figuresOfKnownStreams() async throws {
-        let runner = PipelineRunner(spec: try loadSpec("""
+        let runner = try PipelineRunner(spec: try loadSpec("""
             version: 1
             name: figures
             source: { test: { video: { width: 160, height: 120, fps: 30 }, audio: {} } }

@@ -20,15 +20,15 @@ struct ControlSwap {
 
     func swap(_ request: Request, body: Data) async throws -> Response {
         let source = try Self.source(body: body, contentType: request.headers[.contentType])
-        let loaded: Result<PipelinePlan, PipelineFiles.LoadFailure>
+        let loaded: Result<PipelineSpec, PipelineFiles.LoadFailure>
         let origin: String
         switch source {
         case .path(let path):
             origin = path
-            loaded = PipelineFiles.load(path)
+            loaded = PipelineFiles.spec(path)
         case .yaml(let text):
             origin = request.uri.queryParameters["origin"].map(String.init) ?? "POST /swap"
-            loaded = PipelineFiles.load(yaml: text, origin: origin)
+            loaded = PipelineFiles.spec(yaml: text, origin: origin)
         }
         let target = try target(request, loaded: loaded)
         switch await target.apply(loaded, origin: origin) {
@@ -47,7 +47,7 @@ struct ControlSwap {
 
     /// The pipeline to swap: the one `?pipeline=` names, the only one, or the
     /// one whose name the new file carries.
-    private func target(_ request: Request, loaded: Result<PipelinePlan, PipelineFiles.LoadFailure>) throws -> ControlledPipeline {
+    private func target(_ request: Request, loaded: Result<PipelineSpec, PipelineFiles.LoadFailure>) throws -> ControlledPipeline {
         if let name = request.uri.queryParameters["pipeline"].map(String.init) {
             guard let named = pipelines.first(where: { $0.name == name }) else {
                 throw ControlRefusal(status: .notFound, message: "no pipeline \"\(name)\"")
@@ -55,7 +55,7 @@ struct ControlSwap {
             return named
         }
         if pipelines.count == 1, let only = pipelines.first { return only }
-        if case .success(let plan) = loaded, let named = pipelines.first(where: { $0.name == plan.spec.name }) {
+        if case .success(let spec) = loaded, let named = pipelines.first(where: { $0.name == spec.name }) {
             return named
         }
         throw ControlRefusal(status: .badRequest, message: """

@@ -22,14 +22,14 @@ final class ControlledPipeline: Sendable {
     /// does: a file that did not load is refused with its errors (the running
     /// pipeline stays untouched); one that did is handed to the runner's swap,
     /// which reports `reloaded` or `reload-failed` itself.
-    func apply(_ loaded: Result<PipelinePlan, PipelineFiles.LoadFailure>, origin: String) async -> Result<SwapReport, SwapRefused> {
+    func apply(_ loaded: Result<PipelineSpec, PipelineFiles.LoadFailure>, origin: String) async -> Result<SwapReport, SwapRefused> {
         switch loaded {
         case .failure(let failure):
             await runner.refuseReload(origin: origin, errors: failure.lines)
             return .failure(SwapRefused(lines: failure.lines))
-        case .success(let plan):
+        case .success(let spec):
             do throws(SwapRefused) {
-                return .success(try await runner.swap(to: plan.spec, origin: origin))
+                return .success(try await runner.swap(to: spec, registry: PipelineFiles.registry, origin: origin))
             } catch {
                 return .failure(error)
             }
@@ -39,7 +39,7 @@ final class ControlledPipeline: Sendable {
     /// Loads this pipeline's file again and applies it (`--watch`, SIGHUP).
     func reloadFile() async {
         guard let file else { return }
-        _ = await apply(PipelineFiles.load(file, overrides: overrides), origin: file)
+        _ = await apply(PipelineFiles.spec(file, overrides: overrides), origin: file)
     }
 
     /// True when the running pipeline has a stage of this kind (`stats`, `delay`).

@@ -6,15 +6,13 @@ import StagePlugins
 public enum PipelineFiles {
     public static let registry = ComponentRegistry.builtin
 
-    /// Loads, validates and makes every component; errors come back as printable lines.
+    /// Loads, validates and plans (makes every component); errors come back as printable lines.
     public static func load(_ path: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
-        plan(path) { () throws(ConfigErrors) in
-            try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides)
-        }
+        spec(path, overrides: overrides).flatMap { plan($0, origin: path) }
     }
 
     /// The same for a spec that a command built from its flags (`document` is JSON, which YAML reads).
-    public static func load(document: [String: Any], origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
+    public static func load(document: [String: Any], origin: String) -> Result<PipelinePlan, LoadFailure> {
         let text: String
         do {
             let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
@@ -22,31 +20,34 @@ public enum PipelineFiles {
         } catch {
             return .failure(LoadFailure(lines: ["\(origin): \(error)"]))
         }
-        return plan(origin) { () throws(ConfigErrors) in
-            try PipelineLoader(catalog: registry).load(yaml: text, file: origin, overrides: overrides)
-        }
+        return spec(yaml: text, origin: origin).flatMap { plan($0, origin: origin) }
+    }
+
+    /// Loads and validates a pipeline file, without making its components (a reload plans into the running pipeline).
+    static func spec(_ path: String, overrides: [String] = []) -> Result<PipelineSpec, LoadFailure> {
+        loaded { () throws(ConfigErrors) in try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides) }
     }
 
     /// The same for pipeline YAML that did not come from a file (a control API request);
     /// `origin` names it in errors, and names the pipeline when the text does not.
-    public static func load(yaml: String, origin: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
-        plan(origin) { () throws(ConfigErrors) in
-            try PipelineLoader(catalog: registry).load(yaml: yaml, file: origin, overrides: overrides)
+    static func spec(yaml: String, origin: String) -> Result<PipelineSpec, LoadFailure> {
+        loaded { () throws(ConfigErrors) in try PipelineLoader(catalog: registry).load(yaml: yaml, file: origin) }
+    }
+
+    /// Makes every component of `spec`.
+    static func plan(_ spec: PipelineSpec, origin: String) -> Result<PipelinePlan, LoadFailure> {
+        do {
+            return .success(try registry.plan(spec))
+        } catch {
+            return .failure(LoadFailure(lines: ["\(origin): \(SecretMasker(secrets: spec.allSecrets).mask("\(error)"))"]))
         }
     }
 
-    private static func plan(_ origin: String, _ load: () throws(ConfigErrors) -> PipelineSpec) -> Result<PipelinePlan, LoadFailure> {
-        let spec: PipelineSpec
+    private static func loaded(_ load: () throws(ConfigErrors) -> PipelineSpec) -> Result<PipelineSpec, LoadFailure> {
         do {
-            spec = try load()
+            return .success(try load())
         } catch {
             return .failure(LoadFailure(lines: error.errors.map(\.description)))
-        }
-        let path = origin
-        do {
-            return .success(try GraphBuilder(registry: registry).plan(spec))
-        } catch {
-            return .failure(LoadFailure(lines: ["\(path): \(SecretMasker(secrets: spec.allSecrets).mask("\(error)"))"]))
         }
     }
 

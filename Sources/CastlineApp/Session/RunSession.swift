@@ -43,10 +43,10 @@ public enum RunSession {
         await run([Entry(plan: plan)], options: options)
     }
 
+    /// The plans are handed over to their runners (nothing else uses them after).
     public static func run(_ entries: [Entry], options: Options) async -> Int32 {
         let pipelines = entries.map { entry in
-            ControlledPipeline(runner: PipelineRunner(spec: entry.plan.spec, registry: PipelineFiles.registry),
-                               file: entry.file, overrides: entry.overrides)
+            ControlledPipeline(runner: PipelineRunner(plan: entry.plan), file: entry.file, overrides: entry.overrides)
         }
         let names = pipelines.map(\.name)
         let control: ControlServer?

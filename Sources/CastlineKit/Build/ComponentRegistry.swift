@@ -30,6 +30,40 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         descriptions(for: role).map { $0.kind }.sorted()
     }
 
+    /// Makes every component, once, which checks what the schema cannot (paths, URIs,
+    /// descriptions). `channel` is where they will report: a new one for a new run,
+    /// the running one's for a swap (`PipelineRunner.channel`).
+    public func plan(_ spec: PipelineSpec, channel: RunChannel? = nil) throws -> PipelinePlan {
+        Gst.initialize()
+        let channel = channel ?? RunChannel(pipeline: spec.name, secrets: spec.allSecrets)
+        for secret in spec.allSecrets { channel.masker.add(secret) }
+        func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
+            ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
+                             events: channel.emitter, connection: { channel.connection($0) })
+        }
+        let source = try located(spec.source.keyPath) {
+            try self.source(spec.source, context: context(spec, spec.source, name: "source"))
+        }
+        let stages = try spec.stages.enumerated().map { index, stageSpec in
+            let name = stageSpec.name ?? "\(stageSpec.kind)\(index)"
+            let stage = try located(stageSpec.keyPath) {
+                try self.stage(stageSpec, context: context(spec, stageSpec, name: name))
+            }
+            return PipelinePlan.Part<any Stage>(spec: stageSpec, component: stage, binName: "stage-\(name)")
+        }
+        let sinks = try spec.sinks.enumerated().map { index, sinkSpec in
+            let name = sinkSpec.name ?? "\(sinkSpec.kind)\(index)"
+            let sink = try located(sinkSpec.keyPath) {
+                try self.sink(sinkSpec, context: context(spec, sinkSpec, name: name))
+            }
+            return PipelinePlan.Part<any SinkComponent>(spec: sinkSpec, component: sink, binName: "sink-\(name)")
+        }
+        return PipelinePlan(
+            spec: spec, channel: channel,
+            source: .init(spec: spec.source, component: source, binName: "source-\(spec.source.kind)"),
+            stages: stages, sinks: sinks)
+    }
+
     func source(_ spec: ComponentSpec, context: ComponentContext) throws -> any SourceComponent {
         guard let type = sources.first(where: { $0.kind == spec.kind }) else {
             throw BuildError("unknown source kind \(spec.kind)", at: spec.keyPath)

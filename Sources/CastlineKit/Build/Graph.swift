@@ -38,6 +38,8 @@ struct SinkEntry {
 /// The graph under construction, in a new pipeline or (for a swap) a running one.
 struct Graph {
     let pipeline: Pipeline
+    /// Where notices about the build go (the plan's channel).
+    let events: EventEmitter
     var cursors: [StreamKind: Cursor] = [:]
     var owners: [String: String] = [:]
     let limit: MediaLimit
@@ -47,8 +49,9 @@ struct Graph {
     /// Links made only when a swap joins the new parts to the running ones.
     var deferredLinks: [(from: Pad, to: Pad)] = []
 
-    init(pipeline: Pipeline, limit: MediaLimit = MediaLimit()) {
+    init(pipeline: Pipeline, events: EventEmitter, limit: MediaLimit = MediaLimit()) {
         self.pipeline = pipeline
+        self.events = events
         self.limit = limit
     }
 

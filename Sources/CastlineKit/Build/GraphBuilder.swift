@@ -1,22 +1,36 @@
 import GstKit
 import PipelineConfig
 
-/// The components of a spec, made and checked, before any GStreamer element exists.
-public struct PipelinePlan {
+/// The components of a spec, made and checked once, before any GStreamer element exists.
+// @unchecked: a plan is made by the planner and handed to one runner, which alone uses its
+// components from then on (what they start on GStreamer's threads guards itself).
+public struct PipelinePlan: @unchecked Sendable {
     public struct Part<Component> {
         public let spec: ComponentSpec
         public let component: Component
         /// The bin's name in the graph, unique in the pipeline.
         public let binName: String
+
+        func suffixed(_ suffix: String) -> Part {
+            Part(spec: spec, component: component, binName: binName + suffix)
+        }
     }
 
     public let spec: PipelineSpec
+    /// Where the components report (see `RunChannel`).
+    public let channel: RunChannel
     public let source: Part<any SourceComponent>
     public let stages: [Part<any Stage>]
     public let sinks: [Part<any SinkComponent>]
 }
 
 extension PipelinePlan {
+    /// The same plan with `suffix` on every bin name: a swap's new parts need names the running ones do not have.
+    func suffixed(_ suffix: String) -> PipelinePlan {
+        PipelinePlan(spec: spec, channel: channel, source: source.suffixed(suffix),
+                     stages: stages.map { $0.suffixed(suffix) }, sinks: sinks.map { $0.suffixed(suffix) })
+    }
+
     /// Lets the source fetch what it must know before the graph is built (a
     /// playlist), and tells it how much history a stage wants at the start. Told
     /// here, not only by the stage's own request: that goes upstream when the
@@ -44,66 +58,22 @@ public struct BuiltPipeline {
     let layout: GraphLayout
 }
 
-/// Turns a spec into a GStreamer graph: source → stages → sinks over a bundle
+/// Turns a plan into a GStreamer graph: source → stages → sinks over a bundle
 /// of streams, converting between forms where one part gives what the next
 /// does not take.
 public struct GraphBuilder {
-    public let registry: ComponentRegistry
-    public let events: EventEmitter
-    let connection: @Sendable (ConnectionChange) -> Void
     /// Counts swaps: the parts a swap builds get names the running ones do not have.
     let generation: Int
 
-    public init(
-        registry: ComponentRegistry, events: EventEmitter = .discarding, generation: Int = 0,
-        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }
-    ) {
-        self.registry = registry
-        self.events = events
+    public init(generation: Int = 0) {
         self.generation = generation
-        self.connection = connection
     }
 
     /// Appended to the names of a swap's new parts.
     var nameSuffix: String { generation == 0 ? "" : "-g\(generation)" }
 
-    private func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
-        ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
-                         events: events, connection: connection)
-    }
-
-    /// Makes every component, which checks what the schema cannot (paths, URIs, descriptions).
-    public func plan(_ spec: PipelineSpec) throws -> PipelinePlan {
-        Gst.initialize()
-        let source = try located(spec.source.keyPath) {
-            try registry.source(spec.source, context: context(spec, spec.source, name: "source"))
-        }
-        let stages = try spec.stages.enumerated().map { index, stageSpec in
-            let name = stageSpec.name ?? "\(stageSpec.kind)\(index)"
-            let stage = try located(stageSpec.keyPath) {
-                try registry.stage(stageSpec, context: context(spec, stageSpec, name: name))
-            }
-            return PipelinePlan.Part<any Stage>(spec: stageSpec, component: stage, binName: "stage-\(name)\(nameSuffix)")
-        }
-        let sinks = try spec.sinks.enumerated().map { index, sinkSpec in
-            let name = sinkSpec.name ?? "\(sinkSpec.kind)\(index)"
-            let sink = try located(sinkSpec.keyPath) {
-                try registry.sink(sinkSpec, context: context(spec, sinkSpec, name: name))
-            }
-            return PipelinePlan.Part<any SinkComponent>(spec: sinkSpec, component: sink, binName: "sink-\(name)\(nameSuffix)")
-        }
-        return PipelinePlan(
-            spec: spec,
-            source: .init(spec: spec.source, component: source, binName: "source-\(spec.source.kind)\(nameSuffix)"),
-            stages: stages, sinks: sinks)
-    }
-
-    public func build(_ spec: PipelineSpec) throws -> BuiltPipeline {
-        try build(plan(spec))
-    }
-
     public func build(_ plan: PipelinePlan) throws -> BuiltPipeline {
-        var graph = Graph(pipeline: Pipeline(name: plan.spec.name))
+        var graph = Graph(pipeline: Pipeline(name: plan.spec.name), events: plan.channel.emitter)
         try addSource(plan, to: &graph)
         for cursor in graph.cursors.values { graph.layout.sourceTimeline.follow(cursor.pad) }
         try addStages(plan.stages, to: &graph)
@@ -204,7 +174,7 @@ public struct GraphBuilder {
         for (stream, cursor) in graph.cursors {
             let takers = sinks.filter { $0.component.requirement(for: stream) != nil }
             if takers.isEmpty {
-                events.emit(.notice("\(stream) is not taken by any sink; it is discarded"))
+                graph.events.emit(.notice("\(stream) is not taken by any sink; it is discarded"))
                 graph.discard(cursor)
             } else if takers.count == 1 {
                 branches[stream] = [cursor]

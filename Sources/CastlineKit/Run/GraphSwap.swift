@@ -26,9 +26,9 @@ struct GraphSwap {
     static let drainTimeout = Duration.seconds(2)
 
     /// Plans and builds the new parts. Throws with the running pipeline untouched.
-    nonisolated(nonsending) static func prepare(_ old: BuiltPipeline, to spec: PipelineSpec, diff: SpecDiff, builder: GraphBuilder) async throws -> GraphSwap {
+    nonisolated(nonsending) static func prepare(_ old: BuiltPipeline, to planned: PipelinePlan, diff: SpecDiff, builder: GraphBuilder) async throws -> GraphSwap {
         if let refusal = diff.refusal { throw BuildError(refusal) }
-        let fresh = try builder.plan(spec)
+        let fresh = planned.suffixed(builder.nameSuffix)
         var keptChain = diff.keptChain
         var changes = diff.changes
         var plan = merge(old.plan, fresh, keptChain: keptChain, keptSinks: diff.keptSinks)
@@ -44,7 +44,7 @@ struct GraphSwap {
         if keptChain == 0 {
             try await plan.prepareSource()
         }
-        var graph = Graph(pipeline: old.pipeline, limit: old.limit)
+        var graph = Graph(pipeline: old.pipeline, events: fresh.channel.emitter, limit: old.limit)
         graph.owners = old.owners
         graph.layout.chainElements = Array(old.layout.chainElements.prefix(keptChain))
         graph.layout.cursors = Array(old.layout.cursors.prefix(keptChain))
@@ -85,7 +85,7 @@ struct GraphSwap {
     /// The new plan with the running components kept where the parts are kept.
     private static func merge(_ old: PipelinePlan, _ fresh: PipelinePlan, keptChain: Int, keptSinks: Set<Int>) -> PipelinePlan {
         PipelinePlan(
-            spec: fresh.spec,
+            spec: fresh.spec, channel: fresh.channel,
             source: keptChain > 0 ? old.source : fresh.source,
             stages: fresh.stages.indices.map { $0 + 1 < keptChain ? old.stages[$0] : fresh.stages[$0] },
             sinks: fresh.sinks.indices.map { keptSinks.contains($0) ? old.sinks[$0] : fresh.sinks[$0] })

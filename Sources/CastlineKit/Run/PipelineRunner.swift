@@ -15,19 +15,21 @@ public actor PipelineRunner {
     }
 
     public nonisolated let name: String
-    public nonisolated let events: AsyncStream<RunEvent>
+    /// Where the plan's components report; a swap's plan is made into it.
+    public nonisolated let channel: RunChannel
+    public nonisolated var events: AsyncStream<RunEvent> { channel.events }
     public private(set) var state: RunState = .initialising
 
     /// The pipeline file running now; a swap replaces it.
     public private(set) var spec: PipelineSpec
-    private let registry: ComponentRegistry
     private let emitter: EventEmitter
     private let masker: SecretMasker
-    private let eventSink: AsyncStream<RunEvent>.Continuation
     private let drainTimeout: Duration
-    private var planned: PipelinePlan?
+    private let planned: PipelinePlan
+    private var started = false
     private var built: BuiltPipeline?
-    private var busTask: Task<Void, Never>?
+    /// Every task the runner starts (bus, connection changes, drain timer): cancelled when it finishes.
+    private var tasks: [Task<Void, Never>] = []
     private var outcome: Outcome?
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
     private var stopRequested = false
@@ -45,34 +47,38 @@ public actor PipelineRunner {
     /// Elements swapped out: what they say while going away is not about the run.
     private var retiredNames: Set<String> = []
 
-    public init(spec: PipelineSpec, registry: ComponentRegistry, drainTimeout: Duration = .seconds(10)) {
-        self.spec = spec
-        self.registry = registry
+    /// Runs a plan (made once, by `ComponentRegistry.plan`).
+    public init(plan: PipelinePlan, drainTimeout: Duration = .seconds(10)) {
+        planned = plan
+        spec = plan.spec
+        channel = plan.channel
         self.drainTimeout = drainTimeout
-        name = spec.name
-        masker = SecretMasker(secrets: spec.allSecrets)
-        let (stream, continuation) = AsyncStream.makeStream(of: RunEvent.self, bufferingPolicy: .unbounded)
-        events = stream
-        eventSink = continuation
-        emitter = EventEmitter(pipeline: spec.name, masker: masker) { continuation.yield($0) }
+        name = plan.spec.name
+        masker = plan.channel.masker
+        emitter = plan.channel.emitter
+    }
+
+    /// Plans `spec` and runs it.
+    public init(spec: PipelineSpec, registry: ComponentRegistry, drainTimeout: Duration = .seconds(10)) throws {
+        self.init(plan: try registry.plan(spec), drainTimeout: drainTimeout)
     }
 
     /// Builds the graph, checks what its sinks connect to, and sets it playing.
     /// Throws when it cannot be built or started.
     public func start() async throws {
-        guard built == nil, planned == nil, outcome == nil else { return }
+        guard !started, outcome == nil else { return }
+        started = true
+        let changes = channel.connectionChanges
+        tasks.append(Task { [weak self] in
+            for await change in changes { await self?.connectionChanged(change) }
+        })
         let built: BuiltPipeline
         do {
-            let builder = GraphBuilder(registry: registry, events: emitter) { [weak self] change in
-                Task { await self?.connectionChanged(change) }
-            }
-            let plan = try builder.plan(spec)
-            planned = plan
             transition(to: .connecting)
-            try await plan.prepareSource()
+            try await planned.prepareSource()
             // Stopped while preparing (waiting for a stream to go live): nothing to start.
             guard outcome == nil else { return }
-            built = try builder.build(plan)
+            built = try GraphBuilder().build(planned)
             for part in built.plan.sinks {
                 try await located(part.spec.keyPath) { try await part.component.preflight() }
             }
@@ -84,13 +90,13 @@ public actor PipelineRunner {
         }
         self.built = built
         let bus = built.pipeline.bus
-        busTask = Task { [weak self] in
+        tasks.append(Task { [weak self] in
             for await message in bus.messages() {
                 guard let self else { return }
                 await self.handle(message)
                 if await self.outcome != nil { return }
             }
-        }
+        })
         transition(to: .connecting)
         switch built.pipeline.setState(.playing) {
         case .failure:
@@ -109,7 +115,7 @@ public actor PipelineRunner {
     /// to reach the sinks (at most the drain timeout) before tearing down.
     public func stop() {
         guard outcome == nil, let built else {
-            planned?.source.component.willStop()
+            planned.source.component.willStop()
             if outcome == nil { finish(.stopped) }
             return
         }
@@ -126,10 +132,10 @@ public actor PipelineRunner {
         built.plan.source.component.willStop()
         built.pipeline.sendEvent(.endOfStream())
         let timeout = drainTimeout
-        Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+        tasks.append(Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             await self?.drainTimedOut(after: timeout)
-        }
+        })
     }
 
     /// Ends the run cleanly once every sink has taken `duration` of media.
@@ -171,10 +177,24 @@ public actor PipelineRunner {
     }
 
     /// Applies `newSpec` to the running pipeline, rebuilding only what changed
-    /// (see `GraphSwap`); reports `reloaded` on success. When it cannot be applied
-    /// the running pipeline is left as it was, `reload-failed` is reported, and the
-    /// errors are thrown. `origin` names where the spec came from, for messages.
-    public func swap(to newSpec: PipelineSpec, origin: String) async throws(SwapRefused) -> SwapReport {
+    /// (see `GraphSwap`); reports `reloaded` on success. Its components are made
+    /// here, once, into this run's channel. When it cannot be applied the running
+    /// pipeline is left as it was, `reload-failed` is reported, and the errors are
+    /// thrown. `origin` names where the spec came from, for messages.
+    public func swap(to newSpec: PipelineSpec, registry: ComponentRegistry, origin: String) async throws(SwapRefused) -> SwapReport {
+        let plan: PipelinePlan
+        do {
+            plan = try registry.plan(newSpec, channel: channel)
+        } catch {
+            let line = masker.mask("\(origin): \(error)")
+            refuseReload(origin: origin, errors: [line])
+            throw SwapRefused(lines: [line])
+        }
+        return try await swap(to: plan, origin: origin)
+    }
+
+    private func swap(to plan: PipelinePlan, origin: String) async throws(SwapRefused) -> SwapReport {
+        let newSpec = plan.spec
         let started = ContinuousClock.now
         func refuse(_ lines: [String]) -> SwapRefused {
             let lines = lines.map(masker.mask)
@@ -195,14 +215,10 @@ public actor PipelineRunner {
             swapping = false
             if stopAfterSwap { stop() }
         }
-        for secret in newSpec.allSecrets { masker.add(secret) }
         generation += 1
-        let builder = GraphBuilder(registry: registry, events: emitter, generation: generation) { [weak self] change in
-            Task { await self?.connectionChanged(change) }
-        }
         let swap: GraphSwap
         do {
-            swap = try await GraphSwap.prepare(built, to: newSpec, diff: diff, builder: builder)
+            swap = try await GraphSwap.prepare(built, to: plan, diff: diff, builder: GraphBuilder(generation: generation))
         } catch {
             throw refuse(["\(origin): \(error)"])
         }
@@ -262,7 +278,7 @@ public actor PipelineRunner {
             return
         case .warning(let source, _, _) where retiredNames.contains(source):
             return
-        case .error(let source, let text, _):
+        case .error:
             if let text = failureText(message) { finish(.failed(text)) }
         case .warning(let source, let text, _):
             emitter.emit(.warning("\(owner(of: source)): \(text)"))
@@ -361,8 +377,8 @@ public actor PipelineRunner {
         } else {
             transition(to: .stopped)
         }
-        busTask?.cancel()
-        eventSink.finish()
+        for task in tasks { task.cancel() }
+        channel.finish()
         for waiter in waiters { waiter.resume(returning: result) }
         waiters.removeAll()
     }
