@@ -1,6 +1,5 @@
 import CastlineKit
 import Foundation
-import GstKit
 import Synchronization
 
 /// The play-out of a delay stage: units go into the history as they arrive
@@ -180,7 +179,8 @@ final class DelayPlayout: Sendable {
             return (.nanoseconds(max(0, newApplied)), history.available)
         }
         if let report {
-            events.emit(.delayChanged(requested: wanted, applied: report.applied, available: report.available))
+            events.emit(.stage(DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
+                                                   available: report.available, answering: true)))
             playDue()
         }
     }
@@ -288,7 +288,8 @@ final class DelayPlayout: Sendable {
         var cursor = HistoryCursor(delay: .zero, position: nil)
         history.seek(&cursor, toPosition: UInt64(max(0, first)))
         state.cursor = cursor
-        events.emit(.delayChanged(requested: state.requested, applied: state.requested, available: available))
+        events.emit(.stage(DelayReport.changed(stage: name, requested: state.requested, applied: state.requested,
+                                               available: available, answering: false)))
         return true
     }
 
@@ -316,7 +317,7 @@ final class DelayPlayout: Sendable {
             state.reportedAt = now
             return true
         }
-        if grew { events.emit(.availableDelayChanged(available)) }
+        if grew { events.emit(.stage(DelayReport.availableChanged(stage: name, available: available))) }
     }
 
     /// Once a second: the delay, what is available, and the media playing out now
@@ -337,8 +338,7 @@ final class DelayPlayout: Sendable {
             return (applied, (played.stream, min(UInt64(playing), played.end)))
         }
         guard let report else { return }
-        var figures = [StatsFigure.delaySeconds: report.applied.seconds,
-                       StatsFigure.availableDelaySeconds: history.available.seconds]
+        var figures = [DelayReport.delay: report.applied.seconds, DelayReport.available: history.available.seconds]
         if let playing = report.playing, let pts = timeline.streamPTS(stream: playing.stream, runningTime: playing.time) {
             figures[StatsFigure.position] = Double(pts) / 1e9
         }

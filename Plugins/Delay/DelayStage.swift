@@ -1,6 +1,5 @@
 import CastlineKit
 import Foundation
-import GstKit
 
 /// Plays the stream a chosen time behind the newest media, and moves that delay
 /// while it runs: further back replays history at once, nearer skips ahead.
@@ -9,7 +8,7 @@ import GstKit
 ///
 /// Each stream's bin is an appsink into the shared history and an appsrc out
 /// of it; one play-out serves every stream, so audio and video jump together.
-public final class DelayStage: Stage, DelayControlling {
+public final class DelayStage: ControllableStage {
     public static let kind = "delay"
     public static let summary = "play a chosen time behind live, movable while running (history kept encoded)"
     public static let schema = OptionSchema([
@@ -101,15 +100,21 @@ public final class DelayStage: Stage, DelayControlling {
         }
     }
 
+    public static let commands = [DelayReport.command]
+
+    /// The delay it starts with.
     public var initialDelay: Duration { playout.requested }
 
-    public var maxDelay: Duration { playout.history.maxDuration }
+    /// The most history it keeps: what a source may be able to give it at once.
+    public var historyWanted: Duration? { playout.history.maxDuration }
 
-    public func stepDelay(_ steps: Int) {
-        playout.request(playout.requested + step * steps)
-    }
+    public var playsOutOnItsOwnClock: Bool { true }
 
-    public func setDelay(_ delay: Duration) {
-        playout.request(delay)
+    public func perform(_ command: String, _ adjustment: StageAdjustment) {
+        guard command == DelayReport.command.name else { return }
+        switch adjustment {
+        case .set(let seconds): playout.request(.milliseconds(Int64((seconds * 1000).rounded())))
+        case .step(let steps): playout.request(playout.requested + step * steps)
+        }
     }
 }

@@ -10,7 +10,7 @@ struct CtlCommand: AsyncParsableCommand {
             Replies print as JSON on stdout; errors are one line on stderr, with exit status 1.
             """,
         subcommands: [
-            CtlStatusCommand.self, CtlDelayCommand.self, CtlPauseCommand.self, CtlResumeCommand.self,
+            CtlStatusCommand.self, CtlSetCommand.self, CtlDelayCommand.self, CtlPauseCommand.self, CtlResumeCommand.self,
             CtlSwapCommand.self, CtlPipelineCommand.self, CtlEventsCommand.self,
         ])
 }

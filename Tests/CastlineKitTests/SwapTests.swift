@@ -118,7 +118,7 @@ extension SwapTests {
         let seen = await events.value
         #expect(!seen.contains { if case .failure = $0.1.kind { true } else { false } })
         // The history kept growing through the swap: never back near zero once past a second.
-        let available = seen.compactMap { if case .availableDelayChanged(let held) = $0.1.kind { held.seconds } else { nil } }
+        let available = seen.compactMap { if case .stage(let event) = $0.1.kind, event.name == "available-delay-changed" { event.fields["available_s"] } else { nil } }
         #expect(available.count >= 3)
         #expect(zip(available, available.dropFirst()).allSatisfy { $1 >= $0 }, "available delay \(available)")
         let times = try packetTimes(path)

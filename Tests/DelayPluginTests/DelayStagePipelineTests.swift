@@ -1,5 +1,5 @@
 import CastlineKit
-@testable import DelayPlugin
+@testable import StagePlugins
 import Foundation
 import GstKit
 import StagePlugins
@@ -26,7 +26,7 @@ struct DelayStagePipelineTests {
               - null: { decode: true }
             """, file: "delay-test.yaml")
         let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(spec))
-        let delay = try #require(built.plan.stages.first?.component as? any DelayControlling)
+        let delay = try #require(built.plan.stages.first?.component as? DelayStage)
         let going = OnsetDetector(), coming = OnsetDetector()
         let source = try #require(built.pipeline.element(named: "source-test")?.staticPad("audio"))
         let sink = try #require(built.pipeline.element(named: "sink-null0")?.staticPad("audio"))
@@ -51,16 +51,16 @@ struct DelayStagePipelineTests {
         // The first beep out may be cut in half by the start of play-out: it is left out.
         let first = try await lags(expected: 3, since: 0, count: 3).dropFirst()
         var now = built.pipeline.runningTime?.seconds ?? 0
-        delay.stepDelay(1)
+        delay.perform("delay", .step(1))
         // The jump back replays what came out in the last second; beeps from then on lag 4 s.
         let later = try await lags(expected: 4, since: now + 1.5, count: 2)
         now = built.pipeline.runningTime?.seconds ?? 0
-        delay.stepDelay(-2)
+        delay.perform("delay", .step(-2))
         let nearer = try await lags(expected: 2, since: now + 0.5, count: 2)
         // At delay 0 what is left is the AAC encoder and decoder's own shift
         // (GStreamer does not trim the encoder's priming): the stage's delay is the rest.
         now = built.pipeline.runningTime?.seconds ?? 0
-        delay.setDelay(.zero)
+        delay.perform("delay", .set(0))
         let codec = try await lags(expected: 0, since: now + 0.5, count: 2)
         try #require(codec.count == 2, "no beeps at delay 0")
         let shift = codec.reduce(0, +) / Double(codec.count)

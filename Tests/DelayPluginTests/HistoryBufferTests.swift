@@ -1,4 +1,4 @@
-@testable import DelayPlugin
+@testable import StagePlugins
 import Testing
 
 @Suite("History buffer: capacity, eviction, available delay")

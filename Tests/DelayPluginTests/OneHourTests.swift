@@ -1,4 +1,4 @@
-@testable import DelayPlugin
+@testable import StagePlugins
 import Foundation
 import Testing
 

@@ -1,5 +1,5 @@
 import CastlineKit
-@testable import DelayPlugin
+@testable import StagePlugins
 import Foundation
 import GstKit
 import StagePlugins

@@ -1,4 +1,4 @@
-@testable import DelayPlugin
+@testable import StagePlugins
 import Testing
 
 /// Test payload: which unit this was, so hand-outs can be checked one by one.

@@ -1,7 +1,7 @@
 import CastlineKit
 import Foundation
 import Testing
-@testable import StatsPlugin
+@testable import StagePlugins
 
 @Suite("stats arithmetic")
 struct MeterTests {

@@ -3,7 +3,7 @@ import Foundation
 import StagePlugins
 import Synchronization
 import Testing
-@testable import StatsPlugin
+@testable import StagePlugins
 
 func loadSpec(_ yaml: String) throws -> PipelineSpec {
     try PipelineLoader(catalog: ComponentRegistry.builtin, environment: [:]).load(yaml: yaml, file: "test.yaml")

@@ -1,3 +1,4 @@
+import CastlineKit
 import Foundation
 
 /// One `castline ctl` request: where the control API is, its token, which
@@ -81,5 +82,29 @@ public struct ControlCall: Sendable {
             return
         }
         print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+extension ControlCall {
+    /// The stage command named `name`, and what `text` asks of it (`+1`, `-1`, `12s`, `-6dB`).
+    public static func adjustment(_ name: String, _ text: String) throws(SettingsError) -> (StageCommand, StageAdjustment) {
+        let commands = PipelineFiles.registry.commands
+        guard let command = commands.first(where: { $0.name == name }) else {
+            throw SettingsError("no stage takes \"\(name)\" (commands: \(commands.map(\.name).sorted().joined(separator: ", ")))")
+        }
+        guard let adjustment = command.adjustment(from: text) else {
+            throw SettingsError("\"\(text)\" is neither a step (+1, -1) nor a \(command.name) (\(command.summary))")
+        }
+        return (command, adjustment)
+    }
+
+    /// `POST /NAME` with the adjustment; prints the status after.
+    public func perform(_ command: StageCommand, _ adjustment: StageAdjustment) async throws(Failure) {
+        let body: [String: Double] = switch adjustment {
+        case .set(let value): [command.valueField: value]
+        case .step(let steps): ["step": Double(steps)]
+        }
+        let data = (try? JSONEncoder().encode(body)) ?? Data()
+        try await send("POST", "/\(command.name)", body: data, contentType: "application/json")
     }
 }

@@ -2,53 +2,61 @@ import CastlineKit
 import Foundation
 import Hummingbird
 
-/// What the control API answers. Every reply is JSON (errors `{"error": ...}`)
-/// except `/events` (server-sent events), `/pipeline` (YAML) and `/metrics`
-/// (Prometheus text). `?pipeline=NAME` picks one of several pipelines; without
-/// it, reads cover every pipeline and commands go to each.
+/// What the control API answers, on Hummingbird's Router. Replies are JSON
+/// (errors `{"error": ...}`) except `/events` (server-sent events), `/pipeline`
+/// (YAML) and `/metrics` (Prometheus text). `?pipeline=NAME` picks one of
+/// several pipelines; without it, reads cover every pipeline and commands go to
+/// each. `POST /NAME` is any running stage's command (`/delay`, `/gain`).
 struct ControlRoutes: Sendable {
     let pipelines: [ControlledPipeline]
     /// Stats figures as Prometheus metrics, fed from every pipeline's events.
     let metrics: MetricsRecorder
-
-    /// Each route and the method it takes.
-    static let routes: [String: HTTPRequest.Method] = [
-        "/status": .get, "/events": .get, "/pipeline": .get, "/metrics": .get,
-        "/delay": .post, "/pause": .post, "/resume": .post, "/swap": .post,
-    ]
+    let commands: [StageCommand]
 
     /// The largest request body taken (a pipeline file is a few kB).
     static let bodyLimit = 1 << 20
 
-    func respond(to request: Request) async -> Response {
+    /// Each fixed route and its method; the stage commands come on top (`POST /NAME`).
+    static let fixed: [(path: String, method: HTTPRequest.Method)] = [
+        ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get),
+        ("/pause", .post), ("/resume", .post), ("/swap", .post),
+    ]
+
+    var routes: [(path: String, method: HTTPRequest.Method)] {
+        Self.fixed + commands.map { ("/\($0.name)", .post) }
+    }
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("status") { request, _ in try await status(selected(request)) }
+        router.get("events") { request, _ in try events(selected(request)) }
+        router.get("pipeline") { request, _ in try await pipelineFile(selected(request)) }
+        router.get("metrics") { request, _ in try await metricsText(selected(request)) }
+        router.post("pause") { request, _ in
+            try await change(selected(request), to: .paused, otherwise: "only a playing pipeline pauses") { await $0.pause() }
+        }
+        router.post("resume") { request, _ in
+            try await change(selected(request), to: .playing, otherwise: "only a paused pipeline resumes") { await $0.resume() }
+        }
+        router.post("swap") { request, _ in
+            try await ControlSwap(pipelines: pipelines).swap(request, body: try await body(of: request))
+        }
+        router.post(":command") { request, context in
+            let name = context.parameters.get("command") ?? ""
+            guard let command = commands.first(where: { $0.name == name }) else { throw notFound(request) }
+            return try await perform(command, on: selected(request), body: try await body(of: request))
+        }
+    }
+
+    /// 404 naming the routes there are, or 405 when the path takes another method.
+    func notFound(_ request: Request) -> ControlRefusal {
         var path = request.uri.path
         if path.count > 1, path.hasSuffix("/") { path.removeLast() }
-        guard let method = Self.routes[path] else {
-            let known = Self.routes.sorted { $0.key < $1.key }.map { "\($0.value.rawValue) \($0.key)" }.joined(separator: ", ")
-            return ControlReply.error(.notFound, "no route \(request.method.rawValue) \(path) (routes: \(known))")
+        if let route = routes.first(where: { $0.path == path }) {
+            return ControlRefusal(status: .methodNotAllowed, message: "\(path) takes \(route.method.rawValue), not \(request.method.rawValue)",
+                                  headers: [.allow: route.method.rawValue])
         }
-        guard request.method == method else {
-            return ControlReply.error(.methodNotAllowed, "\(path) takes \(method.rawValue), not \(request.method.rawValue)",
-                                      headers: [.allow: method.rawValue])
-        }
-        do {
-            let chosen = try selected(request)
-            switch path {
-            case "/status": return await statusReply(chosen)
-            case "/events": return events(chosen)
-            case "/pipeline": return await pipelineFile(chosen)
-            case "/metrics": return try await metricsText(chosen)
-            case "/delay": return try await delay(chosen, body: try await body(of: request))
-            case "/pause": return try await pause(chosen)
-            case "/resume": return try await resume(chosen)
-            case "/swap": return try await ControlSwap(pipelines: pipelines).swap(request, body: try await body(of: request))
-            default: return ControlReply.error(.notFound, "no route \(path)")
-            }
-        } catch let refusal as ControlRefusal {
-            return refusal.response
-        } catch {
-            return ControlReply.error(.internalServerError, "\(error)")
-        }
+        let known = routes.sorted { $0.path < $1.path }.map { "\($0.method.rawValue) \($0.path)" }.joined(separator: ", ")
+        return ControlRefusal(status: .notFound, message: "no route \(request.method.rawValue) \(path) (routes: \(known))")
     }
 
     /// The pipeline `?pipeline=NAME` names, or all of them.
@@ -73,23 +81,21 @@ struct ControlRoutes: Sendable {
     // MARK: Reads
 
     /// One pipeline's status as an object; several as `{"pipelines": [...]}`.
-    func statusReply(_ chosen: [ControlledPipeline]) async -> Response {
-        var objects: [[String: Any]] = []
-        for pipeline in chosen { objects.append(await Self.status(of: pipeline)) }
-        if objects.count == 1, let only = objects.first { return ControlReply.json(only) }
-        return ControlReply.json(["pipelines": objects])
+    func status(_ chosen: [ControlledPipeline]) async -> Response {
+        var replies: [PipelineStatus] = []
+        for pipeline in chosen { replies.append(await status(of: pipeline)) }
+        if replies.count == 1, let only = replies.first { return ControlReply.json(only) }
+        return ControlReply.json(PipelinesStatus(pipelines: replies))
     }
 
-    static func status(of pipeline: ControlledPipeline) async -> [String: Any] {
+    private func status(of pipeline: ControlledPipeline) async -> PipelineStatus {
         let figures = pipeline.hub.figures
-        return [
-            "pipeline": pipeline.name,
-            "state": await pipeline.runner.state.rawValue,
-            "position_s": figures.position ?? NSNull(),
-            "delay_s": figures.delay ?? NSNull(),
-            "available_delay_s": figures.availableDelay ?? NSNull(),
-            "stats": figures.samples,
-        ]
+        var commandFigures: [String: Double?] = [:]
+        for command in commands where await pipeline.hasStage(taking: command.name) {
+            for figure in command.figures { commandFigures[figure] = figures.commandFigures[figure] }
+        }
+        return PipelineStatus(pipeline: pipeline.name, state: await pipeline.runner.state, position: figures.position,
+                              commandFigures: commandFigures, stats: figures.entries)
     }
 
     /// Server-sent events: each event as `data: <its JSON line>`, live from now on.
@@ -148,36 +154,48 @@ struct ControlRoutes: Sendable {
 
     // MARK: Commands
 
-    /// `{"seconds": 12}` sets the delay, `{"step": 1}` moves it by steps; the reply
-    /// is the status once the delay stage has said what it applied.
-    func delay(_ chosen: [ControlledPipeline], body: Data) async throws -> Response {
-        let change = try DelayChange(json: body)
-        for pipeline in chosen where !(await pipeline.hasStage("delay")) {
-            throw ControlRefusal(status: .conflict, message: """
-                pipeline \"\(pipeline.name)\" has no delay stage (add - delay: { max: 10m } to its stages, or listen --delay)
-                """)
+    /// `{"<value field>": 12}` sets, `{"step": 1}` moves by steps; the reply is the
+    /// status once each stage has said what it applied.
+    func perform(_ command: StageCommand, on chosen: [ControlledPipeline], body: Data) async throws -> Response {
+        let adjustment = try Self.adjustment(command, json: body)
+        for pipeline in chosen where !(await pipeline.hasStage(taking: command.name)) {
+            throw ControlRefusal(status: .conflict,
+                                 message: "pipeline \"\(pipeline.name)\" has no stage that takes \(command.name) (\(command.missingHint))")
         }
-        let moved = chosen.map { $0.hub.subscribe() }
-        for pipeline in chosen {
-            switch change {
-            case .seconds(let seconds): await pipeline.runner.setDelay(.milliseconds(Int64((seconds * 1000).rounded())))
-            case .step(let steps): await pipeline.runner.stepDelay(steps)
-            }
-        }
-        for stream in moved {
+        let answers = chosen.map { $0.hub.subscribe() }
+        for pipeline in chosen { await pipeline.runner.perform(command.name, adjustment) }
+        for stream in answers {
             _ = await Self.firstEvent(in: stream, within: .seconds(3)) {
-                if case .delayChanged = $0.kind { true } else { false }
+                if case .stage(let event) = $0.kind { event.command == command.name } else { false }
             }
         }
-        return await statusReply(chosen)
+        return await status(chosen)
     }
 
-    func pause(_ chosen: [ControlledPipeline]) async throws -> Response {
-        try await change(chosen, to: .paused, otherwise: "only a playing pipeline pauses") { await $0.pause() }
-    }
-
-    func resume(_ chosen: [ControlledPipeline]) async throws -> Response {
-        try await change(chosen, to: .playing, otherwise: "only a paused pipeline resumes") { await $0.resume() }
+    /// The body of a command: `{"<value field>": number}` or `{"step": whole number}`.
+    static func adjustment(_ command: StageCommand, json: Data) throws -> StageAdjustment {
+        let usage = "(send {\"\(command.valueField)\": \(command.range.upperBound.formatted(.number.grouping(.never))) or less, or {\"step\": 1})"
+        guard let object = try? JSONDecoder().decode([String: Double].self, from: json) else {
+            throw ControlRefusal(status: .badRequest, message: "the body is not a JSON object of numbers \(usage)")
+        }
+        if let unknown = object.keys.sorted().first(where: { $0 != command.valueField && $0 != "step" }) {
+            throw ControlRefusal(status: .badRequest, message: "unknown field \"\(unknown)\" \(usage)")
+        }
+        switch (object[command.valueField], object["step"]) {
+        case (let value?, nil):
+            guard value.isFinite, command.range.contains(value) else {
+                throw ControlRefusal(status: .badRequest,
+                                     message: "\(command.valueField): a number from \(command.range.lowerBound) to \(command.range.upperBound) \(usage)")
+            }
+            return .set(value)
+        case (nil, let step?):
+            guard step.rounded() == step, step.magnitude <= 1_000_000 else {
+                throw ControlRefusal(status: .badRequest, message: "step: a whole number, e.g. 1 or -1 \(usage)")
+            }
+            return .step(Int(step))
+        default:
+            throw ControlRefusal(status: .badRequest, message: "give one of \(command.valueField) or step \(usage)")
+        }
     }
 
     /// Asks each pipeline's runner for a change of state; 409 for one that did not get there.
@@ -192,7 +210,7 @@ struct ControlRoutes: Sendable {
                 throw ControlRefusal(status: .conflict, message: "pipeline \"\(pipeline.name)\" is \(state): \(rule)")
             }
         }
-        return await statusReply(chosen)
+        return await status(chosen)
     }
 
     /// The first event in `stream` that `matches`, or nil after `timeout` (or at the end of the run).
@@ -210,39 +228,6 @@ struct ControlRoutes: Sendable {
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
-        }
-    }
-}
-
-/// The body of `POST /delay`.
-enum DelayChange: Equatable {
-    case seconds(Double)
-    case step(Int)
-
-    /// More than any history a delay stage could hold (30 days, in seconds or steps).
-    static let longest: Double = 30 * 86_400
-
-    init(json: Data) throws {
-        let usage = #"(send {"seconds": 12} or {"step": 1})"#
-        guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw ControlRefusal(status: .badRequest, message: "the body is not a JSON object \(usage)")
-        }
-        if let unknown = object.keys.sorted().first(where: { $0 != "seconds" && $0 != "step" }) {
-            throw ControlRefusal(status: .badRequest, message: "unknown field \"\(unknown)\" \(usage)")
-        }
-        switch (object["seconds"], object["step"]) {
-        case (let seconds?, nil):
-            guard let value = seconds as? Double, value.isFinite, (0...Self.longest).contains(value) else {
-                throw ControlRefusal(status: .badRequest, message: "seconds: a number from 0 to \(Int(Self.longest)) \(usage)")
-            }
-            self = .seconds(value)
-        case (nil, let step?):
-            guard let value = step as? Int, value.magnitude <= UInt(Self.longest) else {
-                throw ControlRefusal(status: .badRequest, message: "step: a whole number, e.g. 1 or -1 \(usage)")
-            }
-            self = .step(value)
-        default:
-            throw ControlRefusal(status: .badRequest, message: "give one of seconds or step \(usage)")
         }
     }
 }

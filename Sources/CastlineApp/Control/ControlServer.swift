@@ -1,12 +1,10 @@
 import CastlineKit
 import Foundation
 import Hummingbird
-import Logging
 
 /// The control API over HTTP for the length of a run (`--control HOST:PORT`):
-/// status, live events, delay, pause and resume, swap, the running pipeline
-/// and metrics (see `ControlRoutes`). With a token, every request must carry
-/// `Authorization: Bearer TOKEN`.
+/// status, live events, stage commands (delay, gain), pause and resume, swap,
+/// the running pipeline and metrics (see `ControlRoutes`).
 final class ControlServer: Sendable {
     private let task: Task<Void, Never>
     private let metrics: MetricsRecorder
@@ -19,15 +17,13 @@ final class ControlServer: Sendable {
     /// Returns once the server listens; throws when it cannot (port taken, bad host).
     static func start(host: String, port: Int, token: String?, pipelines: [ControlledPipeline]) async throws -> ControlServer {
         let metrics = MetricsRecorder()
-        let routes = ControlRoutes(pipelines: pipelines, metrics: metrics)
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            if let token, !Self.carries(token, request) {
-                return ControlReply.error(.unauthorized, "a control token is required: send Authorization: Bearer TOKEN",
-                                          headers: [.wwwAuthenticate: "Bearer"])
-            }
-            return await routes.respond(to: request)
-        }
-        let task = try await LoopbackHTTP.serve(responder, host: host, port: port, label: "castline.control")
+        let routes = ControlRoutes(pipelines: pipelines, metrics: metrics, commands: PipelineFiles.registry.commands)
+        let router = Router()
+        // Outermost: every refusal, a missing route or token included, is the API's JSON error.
+        router.add(middleware: ControlErrors(routes: routes))
+        if let token { router.add(middleware: BearerToken(token: token)) }
+        routes.add(to: router)
+        let task = try await LoopbackHTTP.serve(router.buildResponder(), host: host, port: port, label: "castline.control")
         return ControlServer(task: task, metrics: metrics)
     }
 
@@ -37,6 +33,20 @@ final class ControlServer: Sendable {
     }
 
     func stop() { task.cancel() }
+}
+
+/// Every request must carry `Authorization: Bearer TOKEN`.
+struct BearerToken: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let token: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard Self.carries(token, request) else {
+            throw ControlRefusal(status: .unauthorized, message: "a control token is required: send Authorization: Bearer TOKEN",
+                                 headers: [.wwwAuthenticate: "Bearer"])
+        }
+        return try await next(request, context)
+    }
 
     /// True when the request's `Authorization` header is `Bearer <token>`
     /// (compared in time that does not depend on where they differ).
@@ -46,5 +56,24 @@ final class ControlServer: Sendable {
         let wanted = Array(token.utf8)
         guard given.count == wanted.count else { return false }
         return zip(given, wanted).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
+
+/// The API's errors as its JSON: a refusal as it is, the router's 404 naming the
+/// routes (or 405 for a known path), anything else as 500.
+struct ControlErrors: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let routes: ControlRoutes
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let refusal as ControlRefusal {
+            return try refusal.response(from: request, context: context)
+        } catch let error as HTTPError where error.status == .notFound {
+            return try routes.notFound(request).response(from: request, context: context)
+        } catch {
+            return try ControlRefusal(status: .internalServerError, message: "\(error)").response(from: request, context: context)
+        }
     }
 }

@@ -33,11 +33,8 @@ struct ControlSwap {
         let target = try target(request, loaded: loaded)
         switch await target.apply(loaded, origin: origin) {
         case .success(let report):
-            return ControlReply.json([
-                "pipeline": target.name,
-                "changes": report.changes,
-                "took_ms": Int((report.took.seconds * 1000).rounded()),
-            ])
+            return ControlReply.json(SwapReply(pipeline: target.name, changes: report.changes,
+                                               tookMilliseconds: Int((report.took.seconds * 1000).rounded())))
         case .failure(let refused):
             throw ControlRefusal(status: .unprocessableContent,
                                  message: "\(origin) not applied; pipeline \"\(target.name)\" runs on unchanged",

@@ -6,7 +6,7 @@ import Foundation
 /// it came from (with the `--set` overrides to apply again on a reload).
 final class ControlledPipeline: Sendable {
     let runner: PipelineRunner
-    let hub = EventHub()
+    let hub = EventHub(commands: PipelineFiles.registry.commands)
     let file: String?
     let overrides: [String]
 
@@ -42,7 +42,15 @@ final class ControlledPipeline: Sendable {
         _ = await apply(PipelineFiles.spec(file, overrides: overrides), origin: file)
     }
 
-    /// True when the running pipeline has a stage of this kind (`stats`, `delay`).
+    /// True when the running pipeline has a stage that takes `command` (`delay`, `gain`).
+    func hasStage(taking command: String) async -> Bool {
+        let kinds = Set(await runner.spec.stages.map(\.kind))
+        return PipelineFiles.registry.stages.contains { type in
+            kinds.contains(type.kind) && ((type as? any ControllableStage.Type)?.commands.contains { $0.name == command } ?? false)
+        }
+    }
+
+    /// True when the running pipeline has a stage of this kind (`stats`).
     func hasStage(_ kind: String) async -> Bool {
         await runner.spec.stages.contains { $0.kind == kind }
     }

@@ -12,10 +12,14 @@ final class EventHub: Sendable {
         var subscribers: [Int: AsyncStream<RunEvent>.Continuation] = [:]
         var nextID = 0
         var finished = false
-        var figures = LatestFigures()
+        var figures: LatestFigures
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+
+    init(commands: [StageCommand]) {
+        state = Mutex(State(figures: LatestFigures(commands: commands)))
+    }
 
     /// Hands `event` to every subscriber and notes its figures.
     func publish(_ event: RunEvent) {
@@ -61,18 +65,23 @@ final class EventHub: Sendable {
 }
 
 /// The latest figures a run reported: every stats stage's last sample per
-/// stream, and the delay stage's delay and history.
+/// stream, and the figures stage commands move (`delay_s`, `gain_db`).
 struct LatestFigures: Sendable {
     struct Entry: Sendable {
         var time: Date
         var sample: StatsSample
     }
 
+    /// The figures stage commands declare, whoever reports them.
+    let commandFigureNames: Set<String>
     /// Samples by stage and stream, in the order they first came.
     private(set) var entries: [Entry] = []
-    /// How far behind live playback is, and how much delay is held, in seconds.
-    private(set) var delay: Double?
-    private(set) var availableDelay: Double?
+    /// The latest value of each command figure.
+    private(set) var commandFigures: [String: Double] = [:]
+
+    init(commands: [StageCommand]) {
+        commandFigureNames = Set(commands.flatMap(\.figures))
+    }
 
     mutating func add(_ event: RunEvent) {
         switch event.kind {
@@ -82,13 +91,9 @@ struct LatestFigures: Sendable {
             } else {
                 entries.append(Entry(time: event.time, sample: sample))
             }
-            if let seconds = sample.figures[StatsFigure.delaySeconds] { delay = seconds }
-            if let seconds = sample.figures[StatsFigure.availableDelaySeconds] { availableDelay = seconds }
-        case .delayChanged(_, let applied, let available):
-            delay = applied.seconds
-            availableDelay = available.seconds
-        case .availableDelayChanged(let available):
-            availableDelay = available.seconds
+            note(sample.figures)
+        case .stage(let stageEvent):
+            note(stageEvent.figures)
         case .reloaded:
             // Stages may have gone or been renamed: only figures from the new pipeline count.
             entries.removeAll()
@@ -97,20 +102,14 @@ struct LatestFigures: Sendable {
         }
     }
 
+    private mutating func note(_ figures: [String: Double]) {
+        for (name, value) in figures where commandFigureNames.contains(name) { commandFigures[name] = value }
+    }
+
     /// The media position: the furthest stream of the first stats stage that
     /// reported streams (as the status line shows it).
     var position: Double? {
         guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else { return nil }
         return entries.filter { $0.sample.stage == stage }.compactMap { $0.sample.figures[StatsFigure.position] }.max()
-    }
-
-    /// Each latest sample as a JSON object: `ts`, `stage`, `stream` and its figures
-    /// (the keys of a `stats` JSON line, without `event` and `pipeline`).
-    var samples: [[String: Any]] {
-        entries.map { entry in
-            var object = EventJSON.fields(of: .stats(entry.sample))
-            object["ts"] = EventJSON.timestamp(entry.time)
-            return object
-        }
     }
 }

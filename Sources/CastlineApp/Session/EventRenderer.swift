@@ -11,10 +11,12 @@ final class EventRenderer {
     private var lastBuffering: Int?
     /// The in-place line joins the publisher's status and the stats stage's figures.
     private var publisherStatus: String?
-    private var statsStatus = StatsStatusLine()
+    private var statsStatus: StatsStatusLine
 
-    init(pipeline: String, showName: Bool) {
+    /// `playoutMoved`: a stage plays out on its own clock (a delay), so a source's latency is not what plays.
+    init(pipeline: String, playoutMoved: Bool, showName: Bool) {
         prefix = showName ? "[\(pipeline)] " : ""
+        statsStatus = StatsStatusLine(commands: PipelineFiles.registry.commands, playoutMoved: playoutMoved)
     }
 
     func render(_ event: RunEvent) {
@@ -66,15 +68,14 @@ final class EventRenderer {
             }
         case .statsChange(let change, let stage, let stream):
             Terminal.status("\(prefix)\(change) on \(stream) (\(stage))")
-        case .delayChanged(let requested, let applied, let available):
-            let clamped = applied < requested ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds) : ""
-            Terminal.status("\(prefix)" + String(format: "delay %.1f s / %.1f s available", applied.seconds, available.seconds) + clamped)
+        case .stage(let stageEvent):
+            if let line = stageEvent.line { Terminal.status("\(prefix)\(line)") }
         case .reloaded(let changes, let took):
             Terminal.status("\(prefix)reloaded in \(Int((took.seconds * 1000).rounded())) ms: \(changes.joined(separator: ", "))")
         case .reloadFailed(let origin, let errors):
             Terminal.status("\(prefix)\(origin) not applied; the running pipeline is unchanged:")
             for line in errors { Terminal.status("\(prefix)  \(line)") }
-        case .status, .stats, .availableDelayChanged:
+        case .status, .stats:
             break
         }
     }

@@ -1,5 +1,6 @@
 import CastlineKit
 import Foundation
+import Synchronization
 
 /// Runs planned pipelines, side by side, to their end: events to stderr, the
 /// stats outputs and the control API; Ctrl-C for a clean stop of every one, a
@@ -84,9 +85,12 @@ public enum RunSession {
             allEvents.finish()
         }
         // The summary lines come back to be printed only when the run got going.
+        let playoutMoved = Dictionary(entries.map { entry in
+            (entry.plan.spec.name, entry.plan.stages.contains { $0.component.playsOutOnItsOwnClock })
+        }) { first, _ in first }
         let printing = Task { () -> [String] in
             var renderers: [String: EventRenderer] = [:]
-            for name in names { renderers[name] = EventRenderer(pipeline: name, showName: names.count > 1) }
+            for (name, moved) in playoutMoved { renderers[name] = EventRenderer(pipeline: name, playoutMoved: moved, showName: names.count > 1) }
             for await event in events {
                 outputs.consume(event)
                 renderers[event.pipeline]?.render(event)
@@ -176,8 +180,11 @@ public enum RunSession {
         }
     }
 
-    /// Space pauses and resumes, q stops, + and - move the delay.
+    /// Space pauses and resumes, q stops; other keys go to the running stages' commands
+    /// (+ and - the delay's). A key a command has but no running stage takes is said once.
     private static func readKeys(_ reader: KeyReader, for runner: PipelineRunner) {
+        let commands = PipelineFiles.registry.commands
+        let told = OnceFlags<Character>()
         reader.start { key in
             Task {
                 switch key {
@@ -185,12 +192,11 @@ public enum RunSession {
                     if await runner.state == .paused { await runner.resume() } else { await runner.pause() }
                 case "q", "Q":
                     await runner.stop()
-                case "+", "=":
-                    await runner.stepDelay(1)
-                case "-", "_":
-                    await runner.stepDelay(-1)
                 default:
-                    break
+                    guard await runner.perform(key: key) == nil,
+                          let command = commands.first(where: { $0.keys[key] != nil }),
+                          told.trip(key) else { return }
+                    Terminal.status("\(key) moves the \(command.name), and no stage here takes it (\(command.missingHint))")
                 }
             }
         }

@@ -3,16 +3,26 @@ import Foundation
 
 /// The compact status line stats samples drive: state, position, and per
 /// stream bitrate plus level (audio) or frame rate (video), e.g.
-/// `playing  12.3 s  audio 128 kbit/s -14 dBFS  video 2480 kbit/s 30 fps`.
+/// `playing  12.3 s  audio 128 kbit/s -14 dBFS  video 2480 kbit/s 30 fps`,
+/// then each stage command's own words (`delay 12.0 s / 25.0 s available`).
 /// With several stats stages, the first one to report speaks for the run.
 struct StatsStatusLine {
+    /// The commands the stages may take: their figures and how they read.
+    let commands: [StageCommand]
+    /// A stage plays out on its own clock (a delay): the source's latency is not what plays.
+    let playoutMoved: Bool
     private var state: RunState?
     private var stage: String?
     private var streams: [StreamKind: [String: Double]] = [:]
-    /// A delay stage's figures: how far behind, and how much history it holds.
-    private var delay: (seconds: Double, available: Double)?
+    /// The latest figures stage commands move (`delay_s`, `gain_db`).
+    private var commandFigures: [String: Double] = [:]
     /// An HLS source's wall clock minus the programme time of what leaves it (EXT-X-PROGRAM-DATE-TIME).
     private var latency: Double?
+
+    init(commands: [StageCommand], playoutMoved: Bool) {
+        self.commands = commands
+        self.playoutMoved = playoutMoved
+    }
 
     mutating func update(_ event: RunEvent) -> Bool {
         switch event.kind {
@@ -22,9 +32,10 @@ struct StatsStatusLine {
         case .stats(let sample) where sample.stream == nil && sample.figures[StatsFigure.downloadBitrate] != nil:
             latency = sample.figures[StatsFigure.latency]
             return false
-        case .stats(let sample) where sample.figures[StatsFigure.delaySeconds] != nil:
-            delay = (sample.figures[StatsFigure.delaySeconds] ?? 0, sample.figures[StatsFigure.availableDelaySeconds] ?? 0)
-            return stage != nil
+        case .stats(let sample) where sample.stream == nil:
+            return note(sample.figures)
+        case .stage(let stageEvent):
+            return note(stageEvent.figures)
         case .stats(let sample):
             // The publisher's figures are on its own status line.
             guard let stream = sample.stream, sample.stage != "rtmp" else { return false }
@@ -35,6 +46,20 @@ struct StatsStatusLine {
         default:
             return false
         }
+    }
+
+    /// Keeps the command figures among `figures`; true when the line should be redrawn.
+    private mutating func note(_ figures: [String: Double]) -> Bool {
+        var noted = false
+        for command in commands {
+            for name in command.figures {
+                if let value = figures[name] {
+                    commandFigures[name] = value
+                    noted = true
+                }
+            }
+        }
+        return noted && stage != nil
     }
 
     var text: String? {
@@ -51,9 +76,8 @@ struct StatsStatusLine {
             if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
-        if let delay { parts.append(String(format: "delay %.1f s / %.1f s available", delay.seconds, delay.available)) }
-        // The source's figure is what plays only when no delay stage moves it.
-        if let latency, delay == nil { parts.append(String(format: "latency %.1f s", latency)) }
+        parts += commands.compactMap { $0.status(commandFigures) }
+        if let latency, !playoutMoved { parts.append(String(format: "latency %.1f s", latency)) }
         return parts.joined(separator: "  ")
     }
 }

@@ -39,7 +39,7 @@ extension PipelinePlan {
     nonisolated(nonsending) public func prepareSource() async throws {
         // A source that can start further back needs to know before it picks where to start.
         if let starting = source.component as? any HistoryStartingSource,
-           let history = stages.compactMap({ ($0.component as? any DelayControlling)?.maxDelay }).max() {
+           let history = stages.compactMap(\.component.historyWanted).max() {
             starting.historyWanted(history)
         }
         try await source.component.prepare(wanted: GraphBuilder.wantedStreams(self))

@@ -31,23 +31,18 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     func output(for stream: StreamKind, input: StreamForm) -> StreamForm
     /// The work for one stream: a bin called `name` with one `sink` and one `src` ghost pad.
     func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin
+    /// History the stage can hold: a source that can start further back (`HistoryStartingSource`)
+    /// gives it that much at once. nil: it wants none.
+    var historyWanted: Duration? { get }
+    /// It plays out on a clock of its own (a delay): buffering before it only fills it, so the
+    /// run does not pause for it, and a source's latency is not what plays.
+    var playsOutOnItsOwnClock: Bool { get }
 }
 
 extension Stage {
     public func output(for stream: StreamKind, input: StreamForm) -> StreamForm { input }
-}
-
-/// A stage whose delay behind live can be moved while it runs (the delay stage);
-/// keys and the control API reach it through the runner.
-public protocol DelayControlling: Sendable {
-    /// The delay it starts with.
-    var initialDelay: Duration { get }
-    /// The most history it keeps: what a source may be able to give it at once.
-    var maxDelay: Duration { get }
-    /// Moves the delay by `steps` of the stage's step (negative: nearer live).
-    func stepDelay(_ steps: Int)
-    /// Sets the delay; out of range is clamped and reported, never fatal.
-    func setDelay(_ delay: Duration)
+    public var historyWanted: Duration? { nil }
+    public var playsOutOnItsOwnClock: Bool { false }
 }
 
 /// What a stage or sink may use while it runs.

@@ -19,5 +19,17 @@ public final class OnceFlag: Sendable {
     public var isTripped: Bool { value.withLock { $0 } }
 }
 
+/// One flag per key, each going up once: "say it once" for each of several things.
+public final class OnceFlags<Key: Hashable & Sendable>: Sendable {
+    private let raised = Mutex(Set<Key>())
+
+    public init() {}
+
+    /// Raises `key`'s flag; true only for the call that raised it.
+    public func trip(_ key: Key) -> Bool {
+        raised.withLock { $0.insert(key).inserted }
+    }
+}
+
 /// Monotonic nanoseconds, from the HLS client (which times the live edge with them).
 public typealias MonotonicTime = HLS.MonotonicTime

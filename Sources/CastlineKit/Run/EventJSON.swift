@@ -21,8 +21,7 @@ public enum EventJSON {
         case .status: "status"
         case .stats: "stats"
         case .statsChange(let change, _, _): change.rawValue
-        case .delayChanged: "delay-changed"
-        case .availableDelayChanged: "available-delay-changed"
+        case .stage(let event): event.name
         case .reloaded: "reloaded"
         case .reloadFailed: "reload-failed"
         }
@@ -64,10 +63,10 @@ public enum EventJSON {
             return fields
         case .statsChange(_, let stage, let stream):
             return ["stage": stage, "stream": stream.rawValue]
-        case .delayChanged(let requested, let applied, let available):
-            return ["requested_s": requested.seconds, "applied_s": applied.seconds, "available_s": available.seconds]
-        case .availableDelayChanged(let available):
-            return ["available_s": available.seconds]
+        case .stage(let event):
+            var fields: [String: Any] = ["stage": event.stage]
+            for (key, value) in event.fields where value.isFinite && !reserved.contains(key) { fields[key] = value }
+            return fields
         case .reloaded(let changes, let took):
             return ["changes": changes.joined(separator: ", "), "took_s": took.seconds]
         case .reloadFailed(let origin, let errors):
@@ -75,7 +74,7 @@ public enum EventJSON {
         }
     }
 
-    private static let reserved: Set<String> = ["ts", "event", "pipeline", "stage", "stream"]
+    public static let reserved: Set<String> = ["ts", "event", "pipeline", "stage", "stream"]
 
     /// One line of JSON, without the newline. Keys are sorted so lines diff well.
     public static func line(_ event: RunEvent) -> String {
@@ -99,11 +98,6 @@ public enum EventJSON {
 /// The names of stats figures other components report, so producers and
 /// outputs agree on them. A figure's unit is in its name.
 public enum StatsFigure {
-    /// How far behind the live edge playback is, in seconds: reported by a delay stage
-    /// (pipeline-wide sample, `stream` nil, `stage` the delay stage's name).
-    public static let delaySeconds = "delay_s"
-    /// How much delay the delay stage could give now (what it has buffered), in seconds.
-    public static let availableDelaySeconds = "available_delay_s"
     /// Reconnects of an RTMP publish so far (stage `rtmp`).
     public static let reconnects = "reconnects"
     /// Bytes the RTMP server acknowledged (stage `rtmp`).

@@ -161,19 +161,36 @@ public actor PipelineRunner {
         transition(to: .playing)
     }
 
-    /// The delay stages of the running pipeline.
-    private var delays: [any DelayControlling] {
-        built?.plan.stages.compactMap { $0.component as? any DelayControlling } ?? []
+    /// The running stages that take `command`.
+    private func stages(taking command: String) -> [any ControllableStage] {
+        (built?.plan ?? planned).stages.compactMap { part in
+            guard let stage = part.component as? any ControllableStage,
+                  type(of: stage).commands.contains(where: { $0.name == command }) else { return nil }
+            return stage
+        }
     }
 
-    /// Moves every delay stage by `steps` of its step (the + and - keys).
-    public func stepDelay(_ steps: Int) {
-        for delay in delays { delay.stepDelay(steps) }
+    /// Hands a command to every running stage that takes it; false when none does.
+    @discardableResult
+    public func perform(_ command: String, _ adjustment: StageAdjustment) -> Bool {
+        let takers = stages(taking: command)
+        for stage in takers { stage.perform(command, adjustment) }
+        return !takers.isEmpty
     }
 
-    /// Sets every delay stage's delay.
-    public func setDelay(_ delay: Duration) {
-        for stage in delays { stage.setDelay(delay) }
+    /// A key a running stage's command takes (`+` for the delay): performed. nil when
+    /// no running stage takes it, else the command's name.
+    public func perform(key: Character) -> String? {
+        for part in (built?.plan ?? planned).stages {
+            guard let stage = part.component as? any ControllableStage else { continue }
+            for command in type(of: stage).commands {
+                if let steps = command.keys[key] {
+                    perform(command.name, .step(steps))
+                    return command.name
+                }
+            }
+        }
+        return nil
     }
 
     /// Applies `newSpec` to the running pipeline, rebuilding only what changed
@@ -294,10 +311,10 @@ public actor PipelineRunner {
                 transition(to: .playing)
             }
         case .buffering(_, let percent):
-            // A delay stage plays out on its own clock: buffering before it only fills its history,
-            // and the stage says how full that is (its live-edge play-out takes the source's media
+            // A stage that plays out on its own clock (a delay): buffering before it only fills it,
+            // and the stage says how full it is (a delay's live-edge play-out takes the source's media
             // early, so the source's own level dips at every segment without anything to hear).
-            guard delays.isEmpty else { return }
+            guard !built.plan.stages.contains(where: \.component.playsOutOnItsOwnClock) else { return }
             // A stream with no known end (live) once playing does not pause for its buffer: it is
             // held back by the live edge and would pause all the time; a live stream that stops
             // coming is `reconnecting` or ends (end-after).

@@ -31,11 +31,8 @@ public struct RunEvent: Sendable {
         case stats(StatsSample)
         /// A silence began or ended on a stream a stats stage watches.
         case statsChange(StatsChange, stage: String, stream: StreamKind)
-        /// A delay stage moved (or started) its play-out: what was asked, what was
-        /// applied (clamped to what history holds) and what it holds.
-        case delayChanged(requested: Duration, applied: Duration, available: Duration)
-        /// The history a delay stage holds grew (at most once a second).
-        case availableDelayChanged(Duration)
+        /// A stage's own event (see `StageEvent`): a command applied, or what it holds changed.
+        case stage(StageEvent)
         /// A new pipeline file was applied to the running pipeline: what changed
         /// (key paths, e.g. `source` or `stages[1] (added)`), and how long the swap took.
         case reloaded(changes: [String], took: Duration)

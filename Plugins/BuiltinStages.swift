@@ -1,9 +1,4 @@
-import AudioOnlyPlugin
 import CastlineKit
-import DelayPlugin
-import EncodePlugin
-import GstPlugin
-import StatsPlugin
 
 extension ComponentRegistry {
     /// Every stage castline ships, registered here and only here.
@@ -11,6 +6,7 @@ extension ComponentRegistry {
         AudioOnlyStage.self,
         DelayStage.self,
         EncodeStage.self,
+        GainStage.self,
         GstStage.self,
         StatsStage.self,
     ])

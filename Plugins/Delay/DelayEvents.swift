@@ -1,0 +1,43 @@
+import CastlineKit
+
+/// The delay stage's command, figures and events, in its own words.
+enum DelayReport {
+    /// How far behind the live edge playback is, in seconds (pipeline-wide stats, `stage` the delay's name).
+    static let delay = "delay_s"
+    /// How much delay the stage could give now (what it has buffered), in seconds.
+    static let available = "available_delay_s"
+
+    /// More than any history a delay stage could hold (30 days, in seconds or steps).
+    static let longest: Double = 30 * 86_400
+
+    static let command = StageCommand(
+        name: "delay", summary: "how far behind live the stream plays: set (12s) or moved by steps (+1, -1)",
+        valueField: "seconds", range: 0...longest, keys: ["+": 1, "=": 1, "-": -1, "_": -1],
+        figures: [delay, available], missingHint: "add - delay: { max: 10m } to its stages, or listen --delay",
+        parseValue: { text in
+            // A bare number would read as a step or a typo: a delay carries its unit (12s, 1m30s).
+            guard Double(text) == nil else { return nil }
+            return Duration(configText: text)?.seconds
+        },
+        status: { figures in
+            guard let delay = figures[delay] else { return nil }
+            return String(format: "delay %.1f s / %.1f s available", delay, figures[available] ?? 0)
+        })
+
+    /// `delay-changed`: a request applied (clamped to what history holds), or play-out started.
+    static func changed(stage: String, requested: Duration, applied: Duration, available: Duration, answering: Bool) -> StageEvent {
+        let clamped = applied < requested
+            ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds) : ""
+        return StageEvent(
+            stage: stage, name: "delay-changed", command: answering ? command.name : nil,
+            fields: ["requested_s": requested.seconds, "applied_s": applied.seconds, "available_s": available.seconds],
+            figures: [delay: applied.seconds, self.available: available.seconds],
+            line: String(format: "delay %.1f s / %.1f s available", applied.seconds, available.seconds) + clamped)
+    }
+
+    /// `available-delay-changed`: the history grew (at most once a second).
+    static func availableChanged(stage: String, available: Duration) -> StageEvent {
+        StageEvent(stage: stage, name: "available-delay-changed", fields: ["available_s": available.seconds],
+                   figures: [self.available: available.seconds])
+    }
+}

@@ -1,0 +1,97 @@
+/// A command a stage takes while it runs: from the terminal's keys, from the control
+/// API (`POST /NAME`) and from `castline ctl set NAME CHANGE`. A stage declares its
+/// commands and the figures they move; the runner, the keys, the control API and the
+/// status line read them from here, so a new stage with controls needs no core change.
+public struct StageCommand: Sendable {
+    /// The command's name: the route `POST /NAME`, e.g. `delay`.
+    public let name: String
+    /// One line for help.
+    public let summary: String
+    /// The JSON field that sets a value, e.g. `seconds` in `{"seconds": 12}`
+    /// (`{"step": N}` moves it by N of the stage's steps).
+    public let valueField: String
+    /// The values a request may ask for (the stage clamps to what it can give).
+    public let range: ClosedRange<Double>
+    /// Keys that move it, and by how many steps: `["+": 1, "-": -1]`.
+    public let keys: [Character: Int]
+    /// The figures it moves, as the stage reports them (`delay_s`): `GET /status` carries their latest values.
+    public let figures: [String]
+    /// What to add when no stage takes the command, e.g. `add - delay: { max: 10m } to its stages`.
+    public let missingHint: String
+    /// A value as people write it (`12s`, `-6dB`), in `valueField`'s unit.
+    public let parseValue: @Sendable (String) -> Double?
+    /// The status line's words for the latest figures, e.g. `delay 12.0 s / 25.0 s available`.
+    public let status: @Sendable ([String: Double]) -> String?
+
+    public init(
+        name: String, summary: String, valueField: String, range: ClosedRange<Double>, keys: [Character: Int] = [:],
+        figures: [String], missingHint: String, parseValue: @escaping @Sendable (String) -> Double?,
+        status: @escaping @Sendable ([String: Double]) -> String?
+    ) {
+        self.name = name
+        self.summary = summary
+        self.valueField = valueField
+        self.range = range
+        self.keys = keys
+        self.figures = figures
+        self.missingHint = missingHint
+        self.parseValue = parseValue
+        self.status = status
+    }
+
+    /// `+2` and `-1` are steps; anything else is a value (`12s`, `-6dB`) in the command's own words.
+    public func adjustment(from text: String) -> StageAdjustment? {
+        if let sign = text.first, sign == "+" || sign == "-", let steps = Int(text.dropFirst()) {
+            return .step(sign == "-" ? -steps : steps)
+        }
+        guard let value = parseValue(text), range.contains(value) else { return nil }
+        return .set(value)
+    }
+}
+
+/// What a command asks: a value in the command's unit, or steps of the stage's step.
+public enum StageAdjustment: Sendable, Equatable {
+    case set(Double)
+    case step(Int)
+}
+
+/// A stage with commands that move it while it runs (the delay stage, a gain stage).
+public protocol ControllableStage: Stage {
+    static var commands: [StageCommand] { get }
+    /// Applies a command; out of range is clamped and said so, never fatal. The stage
+    /// answers with a `stage` event whose `command` is the command's name.
+    func perform(_ command: String, _ adjustment: StageAdjustment)
+}
+
+/// A stage's own event: a command applied (`delay-changed`), or something it holds changed.
+public struct StageEvent: Sendable {
+    /// The stage's name in the pipeline (`delay1`).
+    public var stage: String
+    /// The `event` value in JSON, e.g. `delay-changed`.
+    public var name: String
+    /// The command it answers, when it answers one.
+    public var command: String?
+    /// The event's own JSON fields.
+    public var fields: [String: Double]
+    /// The stage's figures now (see `StageCommand.figures`).
+    public var figures: [String: Double]
+    /// A line for people; nil when it is for JSON only.
+    public var line: String?
+
+    public init(stage: String, name: String, command: String? = nil, fields: [String: Double],
+                figures: [String: Double] = [:], line: String? = nil) {
+        self.stage = stage
+        self.name = name
+        self.command = command
+        self.fields = fields
+        self.figures = figures
+        self.line = line
+    }
+}
+
+extension ComponentRegistry {
+    /// Every command a registered stage takes.
+    public var commands: [StageCommand] {
+        stages.compactMap { $0 as? any ControllableStage.Type }.flatMap { $0.commands }
+    }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import CastlineApp
+import CastlineKit
+
+struct CtlSetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Give a running stage one of its commands (delay, gain): a value or +N/-N steps; prints the status after.",
+        discussion: """
+            castline ctl set delay 12s    castline ctl set delay +1
+            castline ctl set gain -6dB    castline ctl set gain -2
+            """)
+
+    @Argument(help: ArgumentHelp("The command: a stage's (delay, gain).", valueName: "command"))
+    var command: String
+
+    // `-1` looks like an option to the parser: take whatever it does not recognise.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("+N or -N steps, or a value such as 12s or -6dB.", valueName: "change"))
+    var change: [String] = []
+
+    @OptionGroup
+    var options: CtlOptions
+
+    func validate() throws { _ = try Self.parse(command, change) }
+
+    func run() async throws { try await Self.perform(command, change, options) }
+
+    static func parse(_ command: String, _ change: [String]) throws -> (StageCommand, StageAdjustment) {
+        guard change.count == 1, let text = change.first else {
+            throw ValidationError("give one change: +1, -1 or a value (castline ctl set \(command) --help)")
+        }
+        return try checked { () throws(SettingsError) in try ControlCall.adjustment(command, text) }
+    }
+
+    static func perform(_ command: String, _ change: [String], _ options: CtlOptions) async throws {
+        let (stageCommand, adjustment) = try parse(command, change)
+        try await options.run { call throws(ControlCall.Failure) in try await call.perform(stageCommand, adjustment) }
+    }
+}

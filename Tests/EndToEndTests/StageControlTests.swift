@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// A stage's own runtime command through the generic interface: the `gain`
+/// plugin (its folder and one registry line) is moved by `POST /gain` and
+/// `castline ctl set gain`, and the sound after it moves by what it says.
+@Suite("stage commands: a plugin's control", .serialized, .timeLimit(.minutes(2)))
+struct StageControlTests {
+    static let gainedTone = """
+        version: 1
+        name: gain-e2e
+        source:
+          test:
+            audio: { tone: 440 }
+        stages:
+          - gain: { db: 0 }
+          - stats: { every: 250ms, name: meter }
+        sinks:
+          - null: {}
+        """
+
+    /// The meter's latest audio level.
+    static func level(_ status: [String: Any]) -> Double? {
+        let stats = status["stats"] as? [[String: Any]] ?? []
+        return stats.first { $0["stage"] as? String == "meter" && $0["stream"] as? String == "audio" }?["rms_dbfs"] as? Double
+    }
+
+    @Test("POST /gain and ctl set gain move the level the meter after it reads, by the dB they say")
+    func gainMovesTheLevel() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("gain.yaml", Self.gainedTone)
+        try await ControlAPITests.withControl(["run", file]) { api, _ in
+            let before = try #require(Self.level(try await api.status { Self.level($0) != nil }))
+            #expect((try await api.get("/status").json?["gain_db"] as? Double) == 0)
+
+            let set = try await api.post("/gain", json: #"{"db": -12}"#)
+            #expect(set.status == 200, "\(set.text)")
+            #expect(set.json?["gain_db"] as? Double == -12, "\(set.text)")
+            let quieter = try await api.status { abs((Self.level($0) ?? 0) - (before - 12)) < 0.5 }
+            #expect(abs((Self.level(quieter) ?? 0) - (before - 12)) < 0.5, "before \(before) dBFS, after \(String(describing: Self.level(quieter)))")
+
+            let stepped = try await Castline.run(["ctl", "set", "gain", "+2", "--control", "127.0.0.1:\(api.port)"])
+            #expect(stepped.status == 0, "\(stepped.stderr)")
+            let reply = try JSONSerialization.jsonObject(with: Data(stepped.stdout.utf8)) as? [String: Any]
+            #expect(reply?["gain_db"] as? Double == -10, "\(stepped.stdout)")
+            let louder = try await api.status { abs((Self.level($0) ?? 0) - (before - 10)) < 0.5 }
+            #expect(abs((Self.level(louder) ?? 0) - (before - 10)) < 0.5, "\(louder)")
+
+            for (reply, status) in [
+                (try await api.post("/gain", json: #"{"db": 99}"#), 400),
+                (try await api.post("/gain", json: #"{"seconds": 1}"#), 400),
+                (try await api.post("/delay", json: #"{"seconds": 1}"#), 409),
+                (try await api.post("/nowhere", json: "{}"), 404),
+                (try await api.get("/gain"), 405),
+            ] {
+                #expect(reply.status == status, "\(reply.text)")
+                #expect(reply.json?["error"] is String, "\(reply.text)")
+            }
+            let unknown = try await Castline.run(["ctl", "set", "loudness", "+1", "--control", "127.0.0.1:\(api.port)"])
+            #expect(unknown.status == 64 && unknown.stderr.contains("no stage takes \"loudness\""), "\(unknown.stderr)")
+        }
+    }
+}
