@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        // Runs a session's servers and pipelines as one group: graceful shutdown on SIGINT/SIGTERM.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // Already in the graph through Hummingbird; named so the metrics server's log goes to stderr.
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         // AES-128-CBC for encrypted HLS segments (_CryptoExtras' AES._CBC).
@@ -41,7 +43,9 @@ let package = Package(
         .target(
             name: "CastlineApp",
             dependencies: [
-                "CastlineKit", "StagePlugins",
+                "CastlineKit", "StagePlugins", "LocalIngest",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),

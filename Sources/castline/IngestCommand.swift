@@ -1,7 +1,5 @@
 import ArgumentParser
 import CastlineApp
-import CastlineKit
-import Foundation
 import LocalIngest
 
 struct IngestCommand: AsyncParsableCommand {
@@ -33,30 +31,9 @@ struct IngestCommand: AsyncParsableCommand {
 
     func run() async throws {
         var options = IngestOptions()
-        options.host = host
-        options.rtmpPort = rtmpPort
-        options.rtmpsPort = rtmpsPort
-        options.httpPort = httpPort
+        (options.host, options.rtmpPort, options.rtmpsPort, options.httpPort) = (host, rtmpPort, rtmpsPort, httpPort)
         options.allowedKeys = allowKey.isEmpty ? nil : Set(allowKey)
-        let server = IngestServer(options: options)
-        let endpoints: IngestEndpoints
-        do {
-            endpoints = try await server.start()
-        } catch {
-            Terminal.status("ingest: \(error)")
-            throw ExitCode(ExitStatus.failed)
-        }
-        print("rtmp publish:  \(endpoints.rtmpURL)/<key>")
-        print("rtmps publish: \(endpoints.rtmpsURL)/<key>   (--ca-file \(endpoints.caFile))")
-        print("hls playback:  \(endpoints.hlsURLPattern)")
-        print("certificate sha256: \(endpoints.certificateSHA256)")
-        fflush(nil)  // a script reading the URLs must not wait for exit
-        Terminal.status("ingest running; Ctrl-C stops it")
-        let stopped = AsyncStream<Void>.makeStream()
-        let trap = SignalTrap(first: { stopped.continuation.finish() }, second: { Foundation.exit(130) })
-        for await _ in stopped.stream {}
-        await server.stop()
-        withExtendedLifetime(trap) {}
-        Terminal.status("ingest stopped")
+        let status = await IngestSession.run(options)
+        if status != 0 { throw ExitCode(status) }
     }
 }

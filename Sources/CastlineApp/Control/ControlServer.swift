@@ -5,17 +5,11 @@ import Hummingbird
 /// The control API over HTTP for the length of a run (`--control HOST:PORT`):
 /// status, live events, stage commands (delay, gain), pause and resume, swap,
 /// the running pipeline and metrics (see `ControlRoutes`).
-final class ControlServer: Sendable {
-    private let task: Task<Void, Never>
+struct ControlServer: Sendable {
+    let server: HTTPServer
     private let metrics: MetricsRecorder
 
-    private init(task: Task<Void, Never>, metrics: MetricsRecorder) {
-        self.task = task
-        self.metrics = metrics
-    }
-
-    /// Returns once the server listens; throws when it cannot (port taken, bad host).
-    static func start(host: String, port: Int, token: String?, pipelines: [ControlledPipeline]) async throws -> ControlServer {
+    init(endpoint: Endpoint, token: String?, pipelines: [ControlledPipeline]) {
         let metrics = MetricsRecorder()
         let routes = ControlRoutes(pipelines: pipelines, metrics: metrics, commands: PipelineFiles.registry.commands)
         let router = Router()
@@ -23,16 +17,14 @@ final class ControlServer: Sendable {
         router.add(middleware: ControlErrors(routes: routes))
         if let token { router.add(middleware: BearerToken(token: token)) }
         routes.add(to: router)
-        let task = try await LoopbackHTTP.serve(router.buildResponder(), host: host, port: port, label: "castline.control")
-        return ControlServer(task: task, metrics: metrics)
+        server = HTTPServer(router.buildResponder(), endpoint: endpoint, flag: "--control", label: "castline.control")
+        self.metrics = metrics
     }
 
     /// Feeds `/metrics` (every event passes here; only stats samples count).
     func record(_ event: RunEvent) {
         if case .stats(let sample) = event.kind { metrics.record(sample, pipeline: event.pipeline) }
     }
-
-    func stop() { task.cancel() }
 }
 
 /// Every request must carry `Authorization: Bearer TOKEN`.

@@ -14,7 +14,7 @@ final class EventRenderer {
     private var statsStatus: StatsStatusLine
 
     /// `playoutMoved`: a stage plays out on its own clock (a delay), so a source's latency is not what plays.
-    init(pipeline: String, playoutMoved: Bool, showName: Bool) {
+    init(pipeline: String, showName: Bool, playoutMoved: Bool) {
         prefix = showName ? "[\(pipeline)] " : ""
         statsStatus = StatsStatusLine(commands: PipelineFiles.registry.commands, playoutMoved: playoutMoved)
     }

@@ -66,18 +66,3 @@ final class FileWatcher: Sendable {
                         modified: info.st_mtim, changed: info.st_ctim)
     }
 }
-
-/// SIGHUP asks for the pipeline files to be read again (with `--watch`).
-// @unchecked: the source is set once in init and only cancelled in deinit.
-final class HangupTrap: @unchecked Sendable {
-    private let source: any DispatchSourceSignal
-
-    init(_ handler: @escaping @Sendable () -> Void) {
-        signal(SIGHUP, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        source.setEventHandler(handler: handler)
-        source.resume()
-    }
-
-    deinit { source.cancel() }
-}

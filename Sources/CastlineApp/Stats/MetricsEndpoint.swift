@@ -2,7 +2,6 @@ import CastlineKit
 import CoreMetrics
 import Foundation
 import Hummingbird
-import Logging
 import Prometheus
 import Synchronization
 
@@ -78,86 +77,14 @@ final class MetricsRecorder: Sendable {
     func exposition() -> String { registry.emitToString() }
 }
 
-/// `GET /metrics` over HTTP for the length of a run (Hummingbird, which the
-/// control API will share).
-final class MetricsServer: Sendable {
-    private let task: Task<Void, Never>
-
-    private init(task: Task<Void, Never>) {
-        self.task = task
-    }
-
-    /// Returns once the server listens; throws when it cannot (port taken, bad host).
-    static func start(host: String, port: Int, recorder: MetricsRecorder) async throws -> MetricsServer {
+extension MetricsRecorder {
+    /// `GET /metrics` over HTTP for the length of a run (`--metrics HOST:PORT`).
+    func server(at endpoint: Endpoint) -> HTTPServer {
         let router = Router()
-        router.get("metrics") { _, _ -> Response in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: recorder.exposition())))
+        router.get("metrics") { [self] _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: exposition())))
         }
-        let task = try await LoopbackHTTP.serve(router.buildResponder(), host: host, port: port, label: "castline.metrics")
-        return MetricsServer(task: task)
-    }
-
-    func stop() { task.cancel() }
-}
-
-/// A result delivered once, to one waiter, whichever comes first.
-final class OneShot: Sendable {
-    private let state = Mutex<(result: Result<Void, any Error>?, waiter: CheckedContinuation<Void, any Error>?)>((nil, nil))
-
-    func resume(with result: Result<Void, any Error>) {
-        let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(with: result)
-    }
-
-    func wait() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ready: Result<Void, any Error>? = state.withLock { state in
-                if let result = state.result { return result }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(with: ready) }
-        }
-    }
-}
-
-/// Starts a Hummingbird server for the length of a run: the one way castline serves
-/// HTTP (`--metrics`, `--control`). Returns once it listens; throws when it cannot.
-enum LoopbackHTTP {
-    static func serve(
-        _ responder: some HTTPResponder<BasicRequestContext>, host: String, port: Int, label: String
-    ) async throws -> Task<Void, Never> {
-        // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
-        var logger = Logger(label: label, factory: { StreamLogHandler.standardError(label: $0) })
-        logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
-        let started = OneShot()
-        let application = Application(
-            responder: responder,
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { _ in started.resume(with: .success(())) },
-            logger: logger)
-        let task = Task {
-            do {
-                // No signals: Ctrl-C belongs to the run, which stops this task when it ends.
-                try await application.runService(gracefulShutdownSignals: [])
-            } catch {
-                started.resume(with: .failure(error))
-            }
-        }
-        do {
-            try await started.wait()
-        } catch {
-            task.cancel()
-            throw error
-        }
-        return task
+        return HTTPServer(router.buildResponder(), endpoint: endpoint, flag: "--metrics", label: "castline.metrics")
     }
 }

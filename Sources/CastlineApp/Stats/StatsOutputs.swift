@@ -8,25 +8,26 @@ final class StatsOutputs {
     private let json: FileHandle?
     private let closeJSON: Bool
     private let metrics: MetricsRecorder?
-    private let server: MetricsServer?
+    /// `--metrics`: served by the run's group, fed from here.
+    let metricsServer: HTTPServer?
     private let plotPath: String?
     /// One summary per pipeline, in the order they first reported.
     private var summaries: [(pipeline: String, summary: RunSummary)] = []
     private var plot = PlotData()
 
     private init(pipeline: String, json: FileHandle?, closeJSON: Bool, metrics: MetricsRecorder?,
-                 server: MetricsServer?, plotPath: String?) {
+                 metricsServer: HTTPServer?, plotPath: String?) {
         self.pipeline = pipeline
         self.json = json
         self.closeJSON = closeJSON
         self.metrics = metrics
-        self.server = server
+        self.metricsServer = metricsServer
         self.plotPath = plotPath
     }
 
-    /// Opens the JSON file and starts the metrics server before the run, so a
+    /// Opens the JSON file before the run (the metrics server starts with the run's group), so a
     /// bad path or a taken port stops it before any media flows.
-    static func open(_ options: StatsSettings, pipeline: String) async throws -> StatsOutputs {
+    static func open(_ options: StatsSettings, pipeline: String) throws -> StatsOutputs {
         var json: FileHandle?
         var closeJSON = false
         if let path = options.json {
@@ -35,25 +36,21 @@ final class StatsOutputs {
             } else {
                 guard FileManager.default.createFile(atPath: path, contents: nil),
                       let handle = FileHandle(forWritingAtPath: path) else {
-                    throw StatsOutputError("--stats-json: cannot write \(path)")
+                    throw SettingsError("--stats-json: cannot write \(path)")
                 }
                 json = handle
                 closeJSON = true
             }
         }
         var recorder: MetricsRecorder?
-        var server: MetricsServer?
+        var server: HTTPServer?
         if let text = options.metrics, let endpoint = Endpoint(text) {
             let made = MetricsRecorder()
-            do {
-                server = try await MetricsServer.start(host: endpoint.host, port: endpoint.port, recorder: made)
-            } catch {
-                throw StatsOutputError("--metrics: cannot listen on \(text): \(error) (is the port in use?)")
-            }
+            server = made.server(at: endpoint)
             recorder = made
         }
         return StatsOutputs(pipeline: pipeline, json: json, closeJSON: closeJSON, metrics: recorder,
-                            server: server, plotPath: options.plot)
+                            metricsServer: server, plotPath: options.plot)
     }
 
     func consume(_ event: RunEvent) {
@@ -86,15 +83,9 @@ final class StatsOutputs {
                 lines.append("--stats-plot: cannot write \(plotPath): \(error.localizedDescription)")
             }
         }
-        server?.stop()
         if closeJSON { try? json?.close() }
         return lines
     }
-}
-
-struct StatsOutputError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// What the summary at the end of a run says: duration, bytes, bitrates,

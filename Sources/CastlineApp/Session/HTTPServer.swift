@@ -1,0 +1,69 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A Hummingbird server for the length of a run (`--metrics`, `--control`): the
+/// one way castline serves HTTP. A Service in the run's group; `listening()`
+/// returns once it listens and throws when it cannot (port taken, bad host).
+struct HTTPServer: Service {
+    private let application: any Service
+    private let started: OneShot
+    /// What a failure to listen says: `--control: cannot listen on 127.0.0.1:7070`.
+    private let cannotListen: String
+
+    init(_ responder: some HTTPResponder<BasicRequestContext>, endpoint: Endpoint, flag: String, label: String) {
+        // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
+        var logger = Logger(label: label, factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
+        let started = OneShot()
+        application = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(endpoint.host, port: endpoint.port), serverName: nil),
+            onServerRunning: { _ in started.resume(with: .success(())) },
+            logger: logger)
+        self.started = started
+        cannotListen = "\(flag): cannot listen on \(endpoint.host):\(endpoint.port)"
+    }
+
+    func run() async throws {
+        do {
+            try await application.run()
+        } catch {
+            let failure = SettingsError("\(cannotListen): \(error) (is the port in use?)")
+            started.resume(with: .failure(failure))
+            throw failure
+        }
+    }
+
+    /// Returns once the server listens; throws a printable line when it cannot.
+    func listening() async throws {
+        try await started.wait()
+    }
+}
+
+/// A result delivered once, to one waiter, whichever comes first.
+final class OneShot: Sendable {
+    private let state = Mutex<(result: Result<Void, any Error>?, waiter: CheckedContinuation<Void, any Error>?)>((nil, nil))
+
+    func resume(with result: Result<Void, any Error>) {
+        let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    func wait() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let ready: Result<Void, any Error>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+}

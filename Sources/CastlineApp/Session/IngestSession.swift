@@ -1,0 +1,43 @@
+import Foundation
+import LocalIngest
+import Logging
+import ServiceLifecycle
+
+/// `castline ingest`: the local nginx-rtmp behind stunnel, as a Service until
+/// SIGINT or SIGTERM; prints its URLs once it runs, removes its files when it stops.
+public struct IngestSession: Service {
+    let options: IngestOptions
+
+    public init(options: IngestOptions) {
+        self.options = options
+    }
+
+    /// Runs the ingest until a stop signal; the exit status.
+    public static func run(_ options: IngestOptions) async -> Int32 {
+        var logger = Logger(label: "castline.ingest", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = .critical
+        let group = ServiceGroup(services: [IngestSession(options: options)], gracefulShutdownSignals: [.sigint, .sigterm],
+                                 logger: logger)
+        do {
+            try await group.run()
+            return 0
+        } catch {
+            Terminal.status("ingest: \(error)")
+            return ExitStatus.failed
+        }
+    }
+
+    public func run() async throws {
+        let server = IngestServer(options: options)
+        let endpoints = try await server.start()
+        print("rtmp publish:  \(endpoints.rtmpURL)/<key>")
+        print("rtmps publish: \(endpoints.rtmpsURL)/<key>   (--ca-file \(endpoints.caFile))")
+        print("hls playback:  \(endpoints.hlsURLPattern)")
+        print("certificate sha256: \(endpoints.certificateSHA256)")
+        fflush(nil)  // a script reading the URLs must not wait for exit
+        Terminal.status("ingest running; Ctrl-C stops it")
+        try? await gracefulShutdown()
+        await server.stop()
+        Terminal.status("ingest stopped")
+    }
+}
