@@ -88,18 +88,6 @@ public struct ProbeInfo {
         var view = MutableBufferView(raw, scope: scope)
         return body(&view)
     }
-
-    /// Moves the buffer's pts and dts by `offset` nanoseconds (never below zero), copying it if shared.
-    public mutating func shiftTimestamps(by offset: Int64) {
-        guard offset != 0 else { return }
-        func shifted(_ time: ClockTime) -> ClockTime {
-            ClockTime(nanoseconds: UInt64(max(0, Int64(clamping: time.nanoseconds) + offset)))
-        }
-        _ = withWritableBuffer { writable in
-            writable.pts = writable.pts.map(shifted)
-            writable.dts = writable.dts.map(shifted)
-        }
-    }
 }
 
 @available(*, unavailable)

@@ -15,56 +15,42 @@ struct BroadcastCommand: AsyncParsableCommand {
 
     @Argument(help: "Ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app.")
     var url: String
-
     @Option(help: ArgumentHelp("Read the stream key from this environment variable.", valueName: "VAR"))
     var keyEnv: String?
-
     @Option(help: ArgumentHelp("Read the stream key from this file.", valueName: "path"))
     var keyFile: String?
 
     @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file (e.g. the one `castline ingest` prints).", valueName: "path"))
     var caFile: String?
-
     @Option(help: ArgumentHelp("rtmps: accept only the server certificate with this SHA-256 fingerprint.", valueName: "sha256"))
     var fingerprint: String?
-
     @Flag(help: "rtmps: do not validate the server certificate (said on every start).")
     var insecure = false
 
     @Option(help: ArgumentHelp("Video size.", valueName: "WxH"))
     var size = "1280x720"
-
     @Option(help: "Frames per second.")
     var fps: Double = 30
-
     @Option(help: ArgumentHelp("Video bitrate, e.g. 2500k or 4M.", valueName: "bitrate"))
     var videoBitrate = "2500k"
-
     @Option(help: ArgumentHelp("Audio bitrate, e.g. 128k.", valueName: "bitrate"))
     var audioBitrate = "128k"
-
     @Option(help: ArgumentHelp("Time between keyframes, e.g. 2s.", valueName: "duration"))
     var keyframeInterval = "2s"
-
     @Flag(help: "Publish the tone only, no video.")
     var audioOnly = false
 
     @Option(help: ArgumentHelp("Publish this media file instead of the test signal, looped; re-encoded only if it is not H.264/AAC.",
                                valueName: "path"))
     var source: String?
-
     @Option(help: "Give up after this many failed reconnects in a row (default: never).")
     var maxReconnects: Int?
-
     @Option(help: "Pipeline name in events and metrics.")
     var name = "broadcast"
-
     @OptionGroup
     var printing: ShortcutOptions
-
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
-
     @OptionGroup(title: "Control")
     var control: ControlOptions
 
@@ -80,10 +66,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
 
     func run() async throws {
-        let plan = PipelineFiles.load(document: shortcut.document, origin: "castline broadcast").orExit()
-        if printing.printedPipeline(plan) { return }
         let options = RunSession.Options(stopAfter: printing.stopAfter, stats: stats.settings, control: try control.settings)
-        let status = await RunSession.run(plan, options: options)
+        let status = await RunSession.run(document: shortcut.document, origin: "castline broadcast", printOnly: printing.printPipeline, options: options)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -21,13 +21,10 @@ struct CtlOptions: ParsableArguments {
             help: ArgumentHelp("The control API's address (default: $CASTLINE_CONTROL, else \(ControlCall.defaultAddress)).",
                                valueName: "HOST:PORT"))
     var address: String?
-
     @Option(help: ArgumentHelp("Send `Authorization: Bearer TOKEN`, TOKEN read from this environment variable.", valueName: "VAR"))
     var tokenEnv: String?
-
     @Option(help: ArgumentHelp("The same, with TOKEN read from this file (its first line).", valueName: "path"))
     var tokenFile: String?
-
     @Option(help: ArgumentHelp("The pipeline to talk to, when castline runs several (its name:).", valueName: "name"))
     var pipeline: String?
 
@@ -39,14 +36,21 @@ struct CtlOptions: ParsableArguments {
     }
 
     func validate() throws { _ = try checked { () throws(SettingsError) in try call } }
+}
 
-    /// Runs a request; a refusal or a connection problem is printed as lines on stderr and exits 1.
-    func run(_ request: (ControlCall) async throws(ControlCall.Failure) -> Void) async throws {
+/// A `ctl` subcommand that is one request: `run` sends it, a refusal exits non-zero with its lines.
+protocol CtlRequest: AsyncParsableCommand {
+    var options: CtlOptions { get }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure)
+}
+
+extension CtlRequest {
+    func run() async throws {
         do {
-            try await request(try call)
+            try await request(try options.call)
         } catch let failure as ControlCall.Failure {
             for line in failure.lines { Terminal.status(line) }
-            throw ExitCode(ExitStatus.failed)
+            throw ExitCode(failure.status)
         }
     }
 }

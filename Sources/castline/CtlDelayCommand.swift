@@ -1,7 +1,7 @@
 import ArgumentParser
 import CastlineApp
 
-struct CtlDelayCommand: AsyncParsableCommand {
+struct CtlDelayCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "delay",
         abstract: "Move or set the delay behind live of a pipeline with a delay stage; prints the status after.",
@@ -21,5 +21,5 @@ struct CtlDelayCommand: AsyncParsableCommand {
 
     func validate() throws { _ = try CtlSetCommand.parse("delay", change) }
 
-    func run() async throws { try await CtlSetCommand.perform("delay", change, options) }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await CtlSetCommand.perform("delay", change, call) }
 }

@@ -1,8 +1,7 @@
 import ArgumentParser
 import CastlineApp
-import Foundation
 
-struct CtlEventsCommand: AsyncParsableCommand {
+struct CtlEventsCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "events",
         abstract: "Print the run's events as JSON lines (as --stats-json writes them) until Ctrl-C or the run ends.")
@@ -10,7 +9,5 @@ struct CtlEventsCommand: AsyncParsableCommand {
     @OptionGroup
     var options: CtlOptions
 
-    func run() async throws {
-        try await options.run { call throws(ControlCall.Failure) in try await call.streamEvents() }
-    }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.streamEvents() }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CastlineApp
 
-struct CtlPauseCommand: AsyncParsableCommand {
+struct CtlPauseCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "pause",
         abstract: "Pause the running pipeline(s); prints the status after.")
@@ -9,7 +9,5 @@ struct CtlPauseCommand: AsyncParsableCommand {
     @OptionGroup
     var options: CtlOptions
 
-    func run() async throws {
-        try await options.run { call throws(ControlCall.Failure) in try await call.send("POST", "/pause") }
-    }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.send("POST", "/pause") }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CastlineApp
 
-struct CtlPipelineCommand: AsyncParsableCommand {
+struct CtlPipelineCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "pipeline",
         abstract: "Print the running pipeline file (secrets as ****).")
@@ -9,7 +9,5 @@ struct CtlPipelineCommand: AsyncParsableCommand {
     @OptionGroup
     var options: CtlOptions
 
-    func run() async throws {
-        try await options.run { call throws(ControlCall.Failure) in try await call.send("GET", "/pipeline") }
-    }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.send("GET", "/pipeline") }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CastlineApp
 
-struct CtlResumeCommand: AsyncParsableCommand {
+struct CtlResumeCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "resume",
         abstract: "Resume paused pipeline(s); prints the status after.")
@@ -9,7 +9,5 @@ struct CtlResumeCommand: AsyncParsableCommand {
     @OptionGroup
     var options: CtlOptions
 
-    func run() async throws {
-        try await options.run { call throws(ControlCall.Failure) in try await call.send("POST", "/resume") }
-    }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.send("POST", "/resume") }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import CastlineApp
 import CastlineKit
 
-struct CtlSetCommand: AsyncParsableCommand {
+struct CtlSetCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Give a running stage one of its commands (delay, gain): a value or +N/-N steps; prints the status after.",
@@ -23,7 +23,7 @@ struct CtlSetCommand: AsyncParsableCommand {
 
     func validate() throws { _ = try Self.parse(command, change) }
 
-    func run() async throws { try await Self.perform(command, change, options) }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await Self.perform(command, change, call) }
 
     static func parse(_ command: String, _ change: [String]) throws -> (StageCommand, StageAdjustment) {
         guard change.count == 1, let text = change.first else {
@@ -32,8 +32,9 @@ struct CtlSetCommand: AsyncParsableCommand {
         return try checked { () throws(SettingsError) in try ControlCall.adjustment(command, text) }
     }
 
-    static func perform(_ command: String, _ change: [String], _ options: CtlOptions) async throws {
-        let (stageCommand, adjustment) = try parse(command, change)
-        try await options.run { call throws(ControlCall.Failure) in try await call.perform(stageCommand, adjustment) }
+    /// Sends what `validate` checked.
+    static func perform(_ command: String, _ change: [String], _ call: ControlCall) async throws(ControlCall.Failure) {
+        guard let (stageCommand, adjustment) = try? parse(command, change) else { throw ControlCall.Failure(lines: ["internal: unchecked change"]) }
+        try await call.perform(stageCommand, adjustment)
     }
 }

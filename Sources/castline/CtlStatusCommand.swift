@@ -1,7 +1,7 @@
 import ArgumentParser
 import CastlineApp
 
-struct CtlStatusCommand: AsyncParsableCommand {
+struct CtlStatusCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Print the state, position, delay and latest stats of the running pipeline(s), as JSON.")
@@ -9,7 +9,5 @@ struct CtlStatusCommand: AsyncParsableCommand {
     @OptionGroup
     var options: CtlOptions
 
-    func run() async throws {
-        try await options.run { call throws(ControlCall.Failure) in try await call.send("GET", "/status") }
-    }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.send("GET", "/status") }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import CastlineApp
 import Foundation
 
-struct CtlSwapCommand: AsyncParsableCommand {
+struct CtlSwapCommand: CtlRequest {
     static let configuration = CommandConfiguration(
         commandName: "swap",
         abstract: "Apply another pipeline file to the running pipeline, rebuilding only what changed.",
@@ -29,24 +29,5 @@ struct CtlSwapCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        if inline {
-            guard let text = FileManager.default.contents(atPath: file) else {
-                Terminal.status("\(file): cannot read the file (check its permissions)")
-                throw ExitCode(ExitStatus.badInput)
-            }
-            // The file's name names the text in errors, and the pipeline when the text has no name:.
-            let origin = URL(fileURLWithPath: file).lastPathComponent
-            try await options.run { call throws(ControlCall.Failure) in
-                try await call.send("POST", "/swap", query: [URLQueryItem(name: "origin", value: origin)],
-                                    body: text, contentType: "application/yaml")
-            }
-        } else {
-            let path = URL(fileURLWithPath: file).standardizedFileURL.path
-            let body = try JSONSerialization.data(withJSONObject: ["path": path], options: [.withoutEscapingSlashes])
-            try await options.run { call throws(ControlCall.Failure) in
-                try await call.send("POST", "/swap", body: body, contentType: "application/json")
-            }
-        }
-    }
+    func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.swap(file: file, inline: inline) }
 }

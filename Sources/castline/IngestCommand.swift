@@ -10,16 +10,12 @@ struct IngestCommand: AsyncParsableCommand {
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
-
     @Option(help: "RTMP port (default: a free one).")
     var rtmpPort: Int?
-
     @Option(help: "RTMPS port (default: a free one).")
     var rtmpsPort: Int?
-
     @Option(help: "HTTP port for HLS playback (default: a free one).")
     var httpPort: Int?
-
     @Option(help: ArgumentHelp("Only this stream key may publish (repeat for several); default: any key.", valueName: "key"))
     var allowKey: [String] = []
 

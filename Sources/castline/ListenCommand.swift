@@ -7,49 +7,38 @@ struct ListenCommand: AsyncParsableCommand {
         commandName: "listen",
         abstract: "Play a live or VOD HLS stream from the live edge, to the speakers, a file, or nowhere (a shortcut for a pipeline file).",
         discussion: """
-            Keys, when stdin is a terminal: space pauses and resumes, q quits.
+            Keys, when stdin is a terminal: space pauses and resumes, q quits, + and - move the delay,
+            9 and 0 a gain stage's gain.
             --print-pipeline prints the pipeline file these flags make.
             """)
 
     @Argument(help: "The HLS playlist URL, e.g. https://stream.mux.com/ID.m3u8.")
     var url: String
-
     @Flag(help: "Audio only: video is not decoded, nor downloaded when the playlist has an audio-only rendition.")
     var audioOnly = false
-
     @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
                                valueName: "path"))
     var record: String?
-
     @Option(help: ArgumentHelp("Where sound goes: audio (the default device) or null (headless monitoring).", valueName: "audio|null"))
     var output = "audio"
-
     @Option(help: ArgumentHelp("auto, best, lowest, a bitrate (800k) or a name/resolution (720p).", valueName: "rendition"))
     var rendition = "auto"
-
     @Flag(help: "A stream that is not live yet (HTTP 404) is waited for, retrying every 2 s.")
     var waitForLive = false
-
     @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
     var endAfter = "30s"
-
     @Option(help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
                                valueName: "duration"))
     var delay: String?
-
     @Option(help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
                                valueName: "duration"))
     var maxDelay: String?
-
     @Option(help: "Pipeline name in events and metrics.")
     var name = "listen"
-
     @OptionGroup
     var printing: ShortcutOptions
-
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
-
     @OptionGroup(title: "Control")
     var control: ControlOptions
 
@@ -64,10 +53,8 @@ struct ListenCommand: AsyncParsableCommand {
     func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
 
     func run() async throws {
-        let plan = PipelineFiles.load(document: shortcut.document, origin: "castline listen").orExit()
-        if printing.printedPipeline(plan) { return }
         let options = RunSession.Options(stopAfter: printing.stopAfter, stats: stats.settings, control: try control.settings, keys: true)
-        let status = await RunSession.run(plan, options: options)
+        let status = await RunSession.run(document: shortcut.document, origin: "castline listen", printOnly: printing.printPipeline, options: options)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -16,21 +16,16 @@ struct RunCommand: AsyncParsableCommand {
 
     @Argument(help: "The pipeline files (YAML).")
     var files: [String]
-
     @Option(name: .customLong("set"),
             help: ArgumentHelp("Override a key of every file, e.g. --set stages[0].encode.video.bitrate=4M.",
                                valueName: "key.path=value"))
     var overrides: [String] = []
-
     @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s or 1h.", valueName: "duration"))
     var duration: String?
-
     @Flag(help: "Watch the files: apply each one to its pipeline when it changes (also on SIGHUP).")
     var watch = false
-
     @OptionGroup(title: "Stats")
     var stats: StatsOptions
-
     @OptionGroup(title: "Control")
     var control: ControlOptions
 
@@ -45,25 +40,13 @@ struct RunCommand: AsyncParsableCommand {
         let entries = files.map { file in
             RunSession.Entry(plan: PipelineFiles.load(file, overrides: overrides).orExit(), file: file, overrides: overrides)
         }
-        if let clash = Self.sameName(entries) {
-            Terminal.status("\(clash.0) and \(clash.1) both name their pipeline \"\(clash.name)\" (give each file its own name:)")
+        if let clash = RunSession.sameName(entries) {
+            Terminal.status(clash)
             throw ExitCode(ExitStatus.badInput)
         }
         let options = RunSession.Options(stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats.settings,
                                           control: try control.settings, watch: watch)
         let status = await RunSession.run(entries, options: options)
         if status != 0 { throw ExitCode(status) }
-    }
-
-    /// The first two files whose pipelines carry the same name.
-    static func sameName(_ entries: [RunSession.Entry]) -> (String, String, name: String)? {
-        var seen: [String: String] = [:]
-        for entry in entries {
-            let name = entry.plan.spec.name
-            let file = entry.file ?? name
-            if let first = seen[name] { return (first, file, name) }
-            seen[name] = file
-        }
-        return nil
     }
 }

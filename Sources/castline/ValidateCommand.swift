@@ -1,6 +1,5 @@
 import ArgumentParser
 import CastlineApp
-import CastlineKit
 
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -9,7 +8,6 @@ struct ValidateCommand: AsyncParsableCommand {
 
     @Argument(help: "Pipeline files (YAML).")
     var files: [String]
-
     @Option(name: .customLong("set"),
             help: ArgumentHelp("Override a key in every file, e.g. --set name=test.", valueName: "key.path=value"))
     var overrides: [String] = []
@@ -19,15 +17,6 @@ struct ValidateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var failed = false
-        for file in files {
-            switch PipelineFiles.load(file, overrides: overrides) {
-            case .success: print("\(file): ok")
-            case .failure(let failure):
-                failure.report()
-                failed = true
-            }
-        }
-        if failed { throw ExitCode(ExitStatus.badInput) }
+        if !PipelineFiles.check(files, overrides: overrides) { throw ExitCode(ExitStatus.badInput) }
     }
 }

@@ -6,9 +6,10 @@ import Foundation
 public struct ControlCall: Sendable {
     public static let defaultAddress = "127.0.0.1:7070"
 
-    /// A refused or failed request: its lines for stderr; exit status 1.
+    /// A refused or failed request: its lines for stderr, and the exit status (1 unless what was given is at fault).
     public struct Failure: Error {
         public let lines: [String]
+        public var status: Int32 = ExitStatus.failed
     }
 
     let client: ControlClient
@@ -106,5 +107,21 @@ extension ControlCall {
         }
         let data = (try? JSONEncoder().encode(body)) ?? Data()
         try await send("POST", "/\(command.name)", body: data, contentType: "application/json")
+    }
+
+    /// `POST /swap`: the file's path made absolute, or with `inline` its text (named by the file's name).
+    public func swap(file: String, inline: Bool) async throws(Failure) {
+        guard inline else {
+            let path = URL(fileURLWithPath: file).standardizedFileURL.path
+            let body = (try? JSONEncoder().encode(["path": path])) ?? Data()
+            return try await send("POST", "/swap", body: body, contentType: "application/json")
+        }
+        guard let text = FileManager.default.contents(atPath: file) else {
+            throw Failure(lines: ["\(file): cannot read the file (check its permissions)"], status: ExitStatus.badInput)
+        }
+        // The file's name names the text in errors, and the pipeline when the text has no name:.
+        let origin = URL(fileURLWithPath: file).lastPathComponent
+        try await send("POST", "/swap", query: [URLQueryItem(name: "origin", value: origin)], body: text,
+                       contentType: "application/yaml")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Single keys from a terminal on stdin (space, q), without Enter or echo.
 /// Does nothing at all when stdin is not a terminal.
@@ -37,17 +38,6 @@ final class KeyReader: @unchecked Sendable {  // the saved mode is written once,
         }
     }
 
-    private static let savedMode = SavedMode()
-}
-
-/// The terminal mode to restore at exit.
-private final class SavedMode: @unchecked Sendable {  // guarded by its lock
-    private let lock = NSLock()
-    private var mode: termios?
-
-    func withLock<T>(_ body: (inout termios?) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&mode)
-    }
+    /// The terminal mode to restore at exit.
+    private static let savedMode = Mutex<termios?>(nil)
 }

@@ -23,6 +23,21 @@ public enum PipelineFiles {
         return spec(yaml: text, origin: origin).flatMap { plan($0, origin: origin) }
     }
 
+    /// `castline validate`: `FILE: ok` on stdout for each good file, the errors of each bad one on stderr;
+    /// true when every file is good.
+    public static func check(_ files: [String], overrides: [String]) -> Bool {
+        var good = true
+        for file in files {
+            switch load(file, overrides: overrides) {
+            case .success: print("\(file): ok")
+            case .failure(let failure):
+                failure.report()
+                good = false
+            }
+        }
+        return good
+    }
+
     /// Loads and validates a pipeline file, without making its components (a reload plans into the running pipeline).
     static func spec(_ path: String, overrides: [String] = []) -> Result<PipelineSpec, LoadFailure> {
         loaded { () throws(ConfigErrors) in try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides) }

@@ -43,6 +43,16 @@ public enum RunSession {
         }
     }
 
+    /// `listen` and `broadcast`: the pipeline their flags make, printed (`--print-pipeline`) or run.
+    public static func run(document: [String: Any], origin: String, printOnly: Bool, options: Options) async -> Int32 {
+        let plan = PipelineFiles.load(document: document, origin: origin).orExit()
+        guard !printOnly else {
+            print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
+            return 0
+        }
+        return await run(plan, options: options)
+    }
+
     public static func run(_ plan: PipelinePlan, options: Options) async -> Int32 {
         await run([Entry(plan: plan)], options: options)
     }
@@ -82,5 +92,17 @@ public enum RunSession {
             return ExitStatus.failed
         }
         return session.status
+    }
+
+    /// Two files whose pipelines carry the same name: the line that says so.
+    public static func sameName(_ entries: [Entry]) -> String? {
+        var seen: [String: String] = [:]
+        for entry in entries {
+            let name = entry.plan.spec.name
+            let file = entry.file ?? name
+            if let first = seen[name] { return "\(first) and \(file) both name their pipeline \"\(name)\" (give each file its own name:)" }
+            seen[name] = file
+        }
+        return nil
     }
 }

@@ -81,12 +81,14 @@ final class SessionService: Service, Sendable {
                     if case .failed = await pipeline.runner.wait() { failed = true }
                 }
             }
-            for line in await printing.value { Terminal.status(line) }
+            // The summary is printed only when the run got going.
+            let summary = await printing.value
             if failures.count == pipelines.count {
                 for failure in failures { Terminal.status(failure.line) }
                 exitStatus.withLock { $0 = failures.allSatisfy(\.isBadInput) ? ExitStatus.badInput : ExitStatus.failed }
-            } else if failed {
-                exitStatus.withLock { $0 = ExitStatus.failed }
+            } else {
+                for line in summary { Terminal.status(line) }
+                if failed { exitStatus.withLock { $0 = ExitStatus.failed } }
             }
             group.cancelAll()
         }

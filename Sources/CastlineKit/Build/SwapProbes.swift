@@ -90,24 +90,21 @@ final class TimelineJoin: Sendable {
     /// Where the old streams ended, in running time (0 when nothing was seen).
     var end: UInt64 { state.withLock(\.end) }
 
-    /// Shifts the new source's stream through `pad` to continue from `end`.
+    /// Moves the new source's stream through `pad` on to continue from `end`: at its first
+    /// buffer the pad gets an offset (gst_pad_set_offset), which moves the running time of
+    /// everything after, the segment re-sent with it; the buffers keep their own timestamps.
     func join(_ pad: Pad) {
-        let segment = Mutex<SegmentInfo?>(nil)
-        pad.addProbe([.buffer, .eventDownstream]) { [self] info in
-            if let event = info.event {
-                if let new = event.segment { segment.withLock { $0 = new } }
-                return .ok
-            }
-            guard let pts = info.buffer?.pts else { return .ok }
+        pad.addProbe(.buffer) { [self] info in
+            guard let pts = info.buffer?.pts, let pad = info.pad else { return .ok }
             let offset = state.withLock { state -> Int64 in
                 if let offset = state.offset { return offset }
-                let start = segment.withLock({ $0 })?.runningTime(of: pts)?.nanoseconds ?? pts.nanoseconds
+                let start = pad.stickySegment?.runningTime(of: pts)?.nanoseconds ?? pts.nanoseconds
                 let offset = Int64(clamping: state.end) - Int64(clamping: start)
                 state.offset = offset
                 return offset
             }
-            info.shiftTimestamps(by: offset)
-            return .ok
+            pad.offset = offset
+            return .remove
         }
     }
 }

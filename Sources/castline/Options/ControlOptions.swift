@@ -7,12 +7,10 @@ struct ControlOptions: ParsableArguments {
             help: ArgumentHelp("Serve the control API at http://HOST:PORT while the run lasts (e.g. 127.0.0.1:7070; see `castline ctl`).",
                                valueName: "HOST:PORT"))
     var address: String?
-
     @Option(name: .customLong("control-token-env"),
             help: ArgumentHelp("Require `Authorization: Bearer TOKEN` on every control request, TOKEN read from this environment variable (needed to bind beyond loopback).",
                                valueName: "VAR"))
     var tokenEnv: String?
-
     @Option(name: .customLong("control-token-file"),
             help: ArgumentHelp("The same, with TOKEN read from this file (its first line).", valueName: "path"))
     var tokenFile: String?

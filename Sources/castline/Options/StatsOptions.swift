@@ -6,12 +6,10 @@ struct StatsOptions: ParsableArguments {
     @Option(name: .customLong("stats-json"),
             help: ArgumentHelp("Write every event as a JSON line to FILE, or to stdout with -.", valueName: "FILE|-"))
     var json: String?
-
     @Option(name: .customLong("metrics"),
             help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts, e.g. 127.0.0.1:9464.",
                                valueName: "HOST:PORT"))
     var metrics: String?
-
     @Option(name: .customLong("stats-plot"),
             help: ArgumentHelp("At the end, draw bitrate and audio level over the run into this SVG file.", valueName: "FILE.svg"))
     var plot: String?
