@@ -27,12 +27,14 @@ let package = Package(
         ),
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim"]),
+        // GIO networking (GLib's, not GStreamer's): the TLS relay in front of rtmp2sink and the TCP reachability check.
+        .target(name: "GIONet", dependencies: ["CGStreamer", "CGStreamerShim"]),
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
         // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
         .target(name: "HLS", dependencies: [.product(name: "_CryptoExtras", package: "swift-crypto")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest"),
-        .target(name: "CastlineKit", dependencies: ["GstKit", "PipelineConfig", "HLS"]),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS"]),
         // Stage plugins: normal targets under Plugins/, each depending only on CastlineKit.
         .target(name: "EncodePlugin", dependencies: ["CastlineKit"], path: "Plugins/Encode"),
         .target(name: "GstPlugin", dependencies: ["CastlineKit"], path: "Plugins/Gst"),
@@ -54,6 +56,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
+        .testTarget(name: "GIONetTests", dependencies: ["GIONet", "LocalIngest"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),

@@ -1,5 +1,5 @@
 import Foundation
-import GstKit
+import GIONet
 import Synchronization
 
 /// Where rtmp2sink connects. rtmp2sink validates TLS against the system store
