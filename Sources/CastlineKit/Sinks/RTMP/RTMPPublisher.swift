@@ -8,7 +8,7 @@ import Synchronization
 /// stop the live sources if it sat in the main pipeline; here a failure tears
 /// down only this pipeline, and a new one is built after a backoff, resuming
 /// on a keyframe with the main pipeline's (monotonic) timestamps.
-final class Publisher: Sendable {
+final class RTMPPublisher: Sendable {
     struct Settings: Sendable {
         /// What rtmp2sink connects to, key included: never shown.
         let location: @Sendable () throws -> String
