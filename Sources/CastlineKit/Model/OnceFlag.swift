@@ -1,4 +1,3 @@
-import HLS
 import Synchronization
 
 /// A flag that goes up once, safe from any thread.
@@ -18,6 +17,3 @@ public final class OnceFlag: Sendable {
 
     public var isTripped: Bool { value.withLock { $0 } }
 }
-
-/// Monotonic nanoseconds, from the HLS client (which times the live edge with them).
-public typealias MonotonicTime = HLS.MonotonicTime
