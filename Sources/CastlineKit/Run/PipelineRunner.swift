@@ -349,22 +349,25 @@ public actor PipelineRunner {
     private func finish(_ result: Outcome, announce: Bool = true) {
         guard outcome == nil else { return }
         outcome = result
-        if let built {
-            built.pipeline.setState(.null)
-            for part in built.plan.sinks {
-                if let note = part.component.finish(completed: !isFailure(result)) { emitter.emit(.notice(note)) }
+        built?.pipeline.setState(.null)
+        let sinks = built?.plan.sinks ?? []
+        // The sinks' finish may wait (an RTMP publish drains up to 5 s): awaited, not blocking the actor.
+        // Their notes still come before the final state, the stream's end and the waiters.
+        Task {
+            for part in sinks {
+                if let note = await part.component.finish(completed: !isFailure(result)) { emitter.emit(.notice(note)) }
             }
+            if case .failed(let text) = result {
+                if announce { emitter.emit(.failure(text)) }
+                transition(to: .failed)
+            } else {
+                transition(to: .stopped)
+            }
+            busTask?.cancel()
+            eventSink.finish()
+            for waiter in waiters { waiter.resume(returning: result) }
+            waiters.removeAll()
         }
-        if case .failed(let text) = result {
-            if announce { emitter.emit(.failure(text)) }
-            transition(to: .failed)
-        } else {
-            transition(to: .stopped)
-        }
-        busTask?.cancel()
-        eventSink.finish()
-        for waiter in waiters { waiter.resume(returning: result) }
-        waiters.removeAll()
     }
 
     private func isFailure(_ outcome: Outcome) -> Bool {

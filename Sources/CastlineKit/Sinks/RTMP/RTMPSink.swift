@@ -161,8 +161,8 @@ public final class RTMPSink: SinkComponent {
         return bin
     }
 
-    public func finish(completed: Bool) -> String? {
+    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
         defer { connector.close() }
-        return connector.publisher?.finish(drain: .seconds(5))
+        return await connector.publisher?.finish(drain: .seconds(5))
     }
 }
