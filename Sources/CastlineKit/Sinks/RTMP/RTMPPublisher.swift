@@ -71,8 +71,9 @@ final class RTMPPublisher: Sendable {
         case launch(generation: Int)
     }
 
-    /// At most this many samples wait for the pipeline to start (a few seconds of media; it takes
-    /// milliseconds): past it they are dropped and the publish starts on a later keyframe.
+    /// At most this many samples wait for the pipeline to start (about ten seconds of 30 fps video
+    /// and AAC; starting takes milliseconds): past it they are dropped and the publish starts on a
+    /// later keyframe.
     private static let pendingLimit = 1_000
 
     private let settings: Settings
