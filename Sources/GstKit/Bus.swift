@@ -1,6 +1,7 @@
 import CGStreamer
 import CGStreamerShim
 import Foundation
+import Synchronization
 
 public enum BusMessage: Sendable {
     case error(source: String, message: String, debug: String?)
@@ -89,6 +90,9 @@ public final class Bus: @unchecked Sendable {  // one GstBus ref in an immutable
     public func messages() -> AsyncStream<BusMessage> { dispatcher.openStream() }
 
     /// The next message not taken by a stream; nil timeout waits forever.
+    /// (Not gst_bus_timed_pop_filtered: the sync handler takes every message off the GstBus, so its
+    /// queue stays empty; letting unclaimed messages through to it instead would race with a stream
+    /// opening, as GstBus queues a passed message after the handler returns, outside any lock.)
     public func pop(timeout: Duration?) -> BusMessage? {
         dispatcher.pop(deadline: timeout.map { Date().addingTimeInterval(ClockTime($0).seconds) })
     }
@@ -103,10 +107,11 @@ public final class Bus: @unchecked Sendable {  // one GstBus ref in an immutable
 }
 
 private let dispatcherQuark: GQuark = g_quark_from_string("castline-bus-dispatcher")
-private let installLock = NSLock()
+private let installLock = Mutex(())
 
 /// Per-GstBus fan-out of messages; lives as long as the GstBus (its sync handler holds it).
 final class BusDispatcher: @unchecked Sendable {  // all mutable state is guarded by `condition`
+    /// A condition, not a Mutex: `pop` is a synchronous wait for the next message.
     private let condition = NSCondition()
     private var streams: [Int: AsyncStream<BusMessage>.Continuation] = [:]
     private var nextID = 0
@@ -117,8 +122,11 @@ final class BusDispatcher: @unchecked Sendable {  // all mutable state is guarde
     /// The bus's dispatcher, created and installed (taking over already-queued messages) on first use.
     @discardableResult
     static func install(on bus: UnsafeMutablePointer<GstBus>) -> BusDispatcher {
-        installLock.lock()
-        defer { installLock.unlock() }
+        installLock.withLock { _ in installHoldingLock(on: bus) }
+    }
+
+    /// Runs under `installLock`: one dispatcher per bus.
+    private static func installHoldingLock(on bus: UnsafeMutablePointer<GstBus>) -> BusDispatcher {
         if let found = existing(on: bus) { return found }
         let dispatcher = BusDispatcher()
         while let queued = gst_bus_pop(bus) {

@@ -2,19 +2,23 @@ import CGStreamer
 import CGStreamerShim
 
 /// An event to send. It owns its GstEvent until sent: sending transfers it, so an Event is sent at most once.
-public final class Event: @unchecked Sendable {  // the only mutable state, the pointer, is behind a lock
-    private let state: Protected<UnsafeMutablePointer<GstEvent>?>
+public final class Event: Sendable {
+    /// The GstEvent reference, held by exactly one owner: this Event until it is taken to be sent.
+    private struct Owned: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<GstEvent>
+    }
+    private let state: Protected<Owned?>
 
-    init(owning pointer: UnsafeMutablePointer<GstEvent>) { state = Protected(pointer) }
+    init(owning pointer: UnsafeMutablePointer<GstEvent>) { state = Protected(Owned(pointer: pointer)) }
     deinit { if let pointer = take() { gst_event_unref(pointer) } }
 
     /// Hands the reference to the caller (who passes it to a transfer-full send); nil once taken.
-    func take() -> UnsafeMutablePointer<GstEvent>? { state.withLock { p in defer { p = nil }; return p } }
+    func take() -> UnsafeMutablePointer<GstEvent>? { state.withLock { owned in defer { owned = nil }; return owned }?.pointer }
 
     /// true once the event has been sent.
     public var isSent: Bool { state.withLock { $0 == nil } }
 
-    public var kind: EventKind { state.withLock { p in p.map { EventKind($0.pointee.type) } ?? .other("sent") } }
+    public var kind: EventKind { state.withLock { owned in owned.map { EventKind($0.pointer.pointee.type) } ?? .other("sent") } }
 
     public static func endOfStream() -> Event { Gst.initialize(); return Event(owning: gst_event_new_eos()) }
 

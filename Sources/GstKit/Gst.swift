@@ -1,6 +1,7 @@
 import CGStreamer
 import CGStreamerShim
 import Foundation
+import Synchronization
 
 /// Process-wide GStreamer entry points.
 public enum Gst {
@@ -229,14 +230,12 @@ func objectName(_ object: UnsafeMutableRawPointer) -> String {
     takeString(gst_object_get_name(object.assumingMemoryBound(to: GstObject.self))) ?? ""
 }
 
-/// A value behind a lock, for the little mutable state the wrappers keep.
-final class Protected<Value>: @unchecked Sendable {  // every access goes through `lock`
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock(); defer { lock.unlock() }
-        return try body(&value)
+/// A value behind a lock, for the little mutable state the wrappers keep, shared by reference.
+final class Protected<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R: Sendable>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try mutex.withLock { try body(&$0) }
     }
 }
 

@@ -1,4 +1,5 @@
 import CGStreamer
+import Foundation
 
 /// One stream found in a media URI before it is played.
 public struct DiscoveredStream: Sendable, Hashable {
@@ -32,6 +33,20 @@ public enum MediaDiscoverer {
         return nil
     }
 
+    /// The same, on a thread of its own: the synchronous discoverer waits up to `timeout` for the
+    /// media to preroll, which must not hold a cooperative thread (or the actor awaiting it) meanwhile.
+    public static func discover(uri: String, timeout: Duration) async throws(GstError) -> [DiscoveredStream] {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[DiscoveredStream], GstError>, Never>) in
+            let thread = Thread {
+                continuation.resume(returning: Result { () throws(GstError) in try discover(uri: uri, timeout: timeout) })
+            }
+            thread.name = "castline.discoverer"
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    /// Blocks up to `timeout`.
     public static func discover(uri: String, timeout: Duration) throws(GstError) -> [DiscoveredStream] {
         Gst.initialize()
         var error: UnsafeMutablePointer<GError>?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,7 @@ public enum ChildProcessError: Error, Sendable, CustomStringConvertible {
 
 /// A child process for tests and the ingest: output to files or captured, killed for sure.
 ///
-/// A `final class` (`@unchecked Sendable`, all mutable state behind one `NSLock`) rather than an
+/// A `final class` (`Sendable`, all mutable state behind one `Mutex`) rather than an
 /// actor: `pid`, `isRunning`, `standardOutput` and `signal(_:)` must be usable synchronously
 /// (from `deinit`, from clean-up code in tests, from an actor's synchronous getters) and the
 /// state is tiny, so a lock is simpler and cheaper than actor hops.
@@ -33,7 +34,7 @@ public enum ChildProcessError: Error, Sendable, CustomStringConvertible {
 /// own pid) from one dedicated, never-exiting spawner thread: if our process dies, even by
 /// SIGKILL, the kernel sends the signal to the child. When `setpriv` is missing this protection
 /// is silently skipped. A `ChildProcess` that is deallocated while running is SIGKILLed and reaped.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     public let executable: String
     public let arguments: [String]
     public let environment: [String: String]?
@@ -43,12 +44,14 @@ public final class ChildProcess: @unchecked Sendable {
     /// Signal delivered to the child when this process dies (nil: none).
     public let parentDeathSignal: Int32?
 
-    private let lock = NSLock()
-    private var _pid: Int32 = 0
-    private var _status: Int32?
-    private var outData = Data()
-    private var errData = Data()
-    private var openReaders = 0
+    private struct State {
+        var pid: Int32 = 0
+        var status: Int32?
+        var outData = Data()
+        var errData = Data()
+        var openReaders = 0
+    }
+    private let state = Mutex(State())
 
     /// `stdoutPath`/`stderrPath`: files opened for appending (created if needed); nil: captured in memory.
     public init(executable: String, arguments: [String], environment: [String: String]? = nil,
@@ -65,10 +68,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     deinit {
         // Killed for sure: never leave a child behind because its owner forgot it.
-        if _pid > 0 && _status == nil {
-            kill(_pid, SIGKILL)
+        let (pid, reaped) = state.withLock { ($0.pid, $0.status != nil) }
+        if pid > 0 && !reaped {
+            kill(pid, SIGKILL)
             var status: Int32 = 0
-            _ = waitpid(_pid, &status, 0)
+            _ = waitpid(pid, &status, 0)
         }
     }
 
@@ -88,21 +92,21 @@ public final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
-    public var pid: Int32 { lock.withLock { _pid } }
+    public var pid: Int32 { state.withLock { $0.pid } }
 
     public var isRunning: Bool {
-        let started = lock.withLock { _pid > 0 }
+        let started = state.withLock { $0.pid > 0 }
         return started && reap() == nil
     }
 
     /// Exit status once the process has been reaped (128+signal for signals), else nil.
     public var exitStatus: Int32? { reap() }
 
-    public var standardOutput: String { lock.withLock { String(decoding: outData, as: UTF8.self) } }
-    public var standardError: String { lock.withLock { String(decoding: errData, as: UTF8.self) } }
+    public var standardOutput: String { String(decoding: state.withLock { $0.outData }, as: UTF8.self) }
+    public var standardError: String { String(decoding: state.withLock { $0.errData }, as: UTF8.self) }
 
     public func start() throws {
-        guard lock.withLock({ _pid == 0 }) else { throw ChildProcessError.alreadyStarted }
+        guard state.withLock({ $0.pid == 0 }) else { throw ChildProcessError.alreadyStarted }
         guard let exePath = Self.which(executable) else { throw ChildProcessError.notFound(executable) }
 
         var argv = [exePath] + arguments
@@ -122,21 +126,21 @@ public final class ChildProcess: @unchecked Sendable {
             throw ChildProcessError.spawnFailed(executable: exePath, errno: result.error)
         }
         let outPipe = [result.stdoutFD], errPipe = [result.stderrFD]
-        lock.withLock { _pid = result.pid }
+        state.withLock { $0.pid = result.pid }
         if outPipe[0] >= 0 { startReader(fd: outPipe[0], isStdout: true) }
         if errPipe[0] >= 0 { startReader(fd: errPipe[0], isStdout: false) }
     }
 
     /// Sends `sig` unless the process has already been reaped (so a recycled pid is never hit).
     public func signal(_ sig: Int32) {
-        lock.withLock {
-            if _pid > 0 && _status == nil { kill(_pid, sig) }
+        state.withLock { state in
+            if state.pid > 0 && state.status == nil { kill(state.pid, sig) }
         }
     }
 
     /// Exit status (128+signal for signals), nil on timeout. -1 if it was never started.
     public func waitForExit(timeout: Duration) async -> Int32? {
-        if lock.withLock({ _pid == 0 }) { return -1 }
+        if state.withLock({ $0.pid == 0 }) { return -1 }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         var delay = Duration.milliseconds(5)
@@ -151,7 +155,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// SIGTERM, wait up to `grace`, then SIGKILL. Returns the exit status (-1 if never started).
     @discardableResult
     public func terminate(grace: Duration = .seconds(3)) async -> Int32 {
-        if lock.withLock({ _pid == 0 }) { return -1 }
+        if state.withLock({ $0.pid == 0 }) { return -1 }
         if let status = reap() { return status }
         signal(SIGTERM)
         if let status = await waitForExit(timeout: grace) { return status }
@@ -163,7 +167,7 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitForOutput(timeout: Duration = .seconds(2)) async {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
-        while lock.withLock({ openReaders > 0 }) && clock.now < deadline {
+        while state.withLock({ $0.openReaders > 0 }) && clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
@@ -185,30 +189,30 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Non-blocking waitpid; records and returns the decoded status once the child has exited.
     private func reap() -> Int32? {
-        lock.withLock {
-            if let s = _status { return s }
-            guard _pid > 0 else { return nil }
+        state.withLock { state in
+            if let s = state.status { return s }
+            guard state.pid > 0 else { return nil }
             var raw: Int32 = 0
-            let r = waitpid(_pid, &raw, WNOHANG)
-            if r == _pid {
+            let r = waitpid(state.pid, &raw, WNOHANG)
+            if r == state.pid {
                 let sig = raw & 0x7f
-                _status = sig == 0 ? (raw >> 8) & 0xff : 128 + sig
+                state.status = sig == 0 ? (raw >> 8) & 0xff : 128 + sig
             } else if r == -1 && errno == ECHILD {
-                _status = 255  // reaped by someone else; status unknown
+                state.status = 255  // reaped by someone else; status unknown
             }
-            return _status
+            return state.status
         }
     }
 
     private func startReader(fd: Int32, isStdout: Bool) {
-        lock.withLock { openReaders += 1 }
+        state.withLock { $0.openReaders += 1 }
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 16384)
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n > 0 {
-                    lock.withLock {
-                        if isStdout { outData.append(contentsOf: buffer[0..<n]) } else { errData.append(contentsOf: buffer[0..<n]) }
+                    state.withLock { state in
+                        if isStdout { state.outData.append(contentsOf: buffer[0..<n]) } else { state.errData.append(contentsOf: buffer[0..<n]) }
                     }
                 } else if n < 0 && errno == EINTR {
                     continue
@@ -217,7 +221,7 @@ public final class ChildProcess: @unchecked Sendable {
                 }
             }
             close(fd)
-            lock.withLock { openReaders -= 1 }
+            state.withLock { $0.openReaders -= 1 }
         }
         thread.name = "castline.child-output"
         thread.start()
@@ -340,7 +344,7 @@ private enum GlibcExtensions {
 private final class SpawnThread: @unchecked Sendable {
     static let shared = SpawnThread()
 
-    private let condition = NSCondition()
+    private let condition = NSCondition()  // a condition, not a Mutex: the spawner thread sleeps until a job comes
     private var jobs: [@Sendable () -> Void] = []
 
     private init() {

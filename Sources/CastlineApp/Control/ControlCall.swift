@@ -9,7 +9,12 @@ public struct ControlCall: Sendable {
     /// A refused or failed request: its lines for stderr, and the exit status (1 unless what was given is at fault).
     public struct Failure: Error {
         public let lines: [String]
-        public var status: Int32 = ExitStatus.failed
+        public var status: Int32
+
+        public init(lines: [String], status: Int32 = ExitStatus.failed) {
+            self.lines = lines
+            self.status = status
+        }
     }
 
     let client: ControlClient

@@ -28,8 +28,8 @@ public protocol SinkComponent: ComponentDescription {
     /// Checks what can be checked before anything starts (reachability, certificates): one clear line on failure.
     nonisolated(nonsending) func preflight() async throws
     /// Called once the run is over; `completed` when every stream reached its end cleanly.
-    /// May block briefly to drain (an RTMP publish sends its end).
-    func finish(completed: Bool) -> String?
+    /// May wait (without blocking a thread) to drain: an RTMP publish sends its end.
+    nonisolated(nonsending) func finish(completed: Bool) async -> String?
 }
 
 extension SourceComponent {
@@ -40,7 +40,7 @@ extension SourceComponent {
 
 extension SinkComponent {
     nonisolated(nonsending) public func preflight() async throws {}
-    public func finish(completed: Bool) -> String? { nil }
+    nonisolated(nonsending) public func finish(completed: Bool) async -> String? { nil }
 }
 
 extension Bin {

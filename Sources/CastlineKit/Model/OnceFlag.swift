@@ -1,4 +1,3 @@
-import HLS
 import Synchronization
 
 /// A flag that goes up once, safe from any thread.
@@ -30,6 +29,3 @@ public final class OnceFlags<Key: Hashable & Sendable>: Sendable {
         raised.withLock { $0.insert(key).inserted }
     }
 }
-
-/// Monotonic nanoseconds, from the HLS client (which times the live edge with them).
-public typealias MonotonicTime = HLS.MonotonicTime

@@ -172,7 +172,7 @@ struct GraphSwap {
         for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }
         if !keptEntries.isEmpty { await arrived.wait(timeout: .seconds(5)) }
         let took = ContinuousClock.now - started
-        notes += retiredSinks.compactMap { $0.component.finish(completed: true) }
+        for part in retiredSinks { if let note = await part.component.finish(completed: true) { notes.append(note) } }
         let built = BuiltPipeline(pipeline: old.pipeline, plan: plan, owners: owners, limit: old.limit, layout: graph.layout)
         return Applied(built: built, notes: notes, took: took)
     }

@@ -30,6 +30,9 @@ public actor PipelineRunner {
     private var built: BuiltPipeline?
     /// Every task the runner starts (bus, connection changes, drain timer): cancelled when it finishes.
     private var tasks: [Task<Void, Never>] = []
+    /// Finishing the sinks, once the outcome is known; `finished` once they are done and the events end.
+    private var finishing: Task<Void, Never>?
+    private var finished = false
     private var outcome: Outcome?
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
     private var stopRequested = false
@@ -262,7 +265,7 @@ public actor PipelineRunner {
 
     /// Waits until the run is over.
     public func wait() async -> Outcome {
-        if let outcome { return outcome }
+        if finished, let outcome { return outcome }
         return await withCheckedContinuation { waiters.append($0) }
     }
 
@@ -382,22 +385,26 @@ public actor PipelineRunner {
     private func finish(_ result: Outcome, announce: Bool = true) {
         guard outcome == nil else { return }
         outcome = result
-        if let built {
-            built.pipeline.setState(.null)
-            for part in built.plan.sinks {
-                if let note = part.component.finish(completed: !isFailure(result)) { emitter.emit(.notice(note)) }
-            }
-        }
-        if case .failed(let text) = result {
-            if announce { emitter.emit(.failure(text)) }
-            transition(to: .failed)
-        } else {
-            transition(to: .stopped)
-        }
+        built?.pipeline.setState(.null)
+        let sinks = built?.plan.sinks ?? []
         for task in tasks { task.cancel() }
-        channel.finish()
-        for waiter in waiters { waiter.resume(returning: result) }
-        waiters.removeAll()
+        // The sinks' finish may wait (an RTMP publish drains up to 5 s): awaited, not blocking the actor.
+        // Their notes still come before the final state, the stream's end and the waiters.
+        finishing = Task {
+            for part in sinks {
+                if let note = await part.component.finish(completed: !isFailure(result)) { emitter.emit(.notice(note)) }
+            }
+            if case .failed(let text) = result {
+                if announce { emitter.emit(.failure(text)) }
+                transition(to: .failed)
+            } else {
+                transition(to: .stopped)
+            }
+            channel.finish()
+            finished = true
+            for waiter in waiters { waiter.resume(returning: result) }
+            waiters.removeAll()
+        }
     }
 
     private func isFailure(_ outcome: Outcome) -> Bool {

@@ -111,7 +111,7 @@ public final class FileSink: SinkComponent {
         container == .ts ? "sink_%d" : "\(stream.rawValue)_%u"
     }
 
-    public func finish(completed: Bool) -> String? {
+    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
         let manager = FileManager.default
         guard manager.fileExists(atPath: partialPath) else { return nil }
         guard completed else {

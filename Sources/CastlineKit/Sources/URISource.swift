@@ -45,18 +45,27 @@ public class URISource: SourceComponent {
         self.events = events
     }
 
+    /// How long discovery may take to preroll the media.
+    private static let discoveryTimeout: Duration = .seconds(15)
+
+    /// What `prepare` found; a caller that did not prepare (a graph built directly) waits for it here.
     private func discover() throws -> [DiscoveredStream] {
         if let discovered { return discovered }
         do {
-            let found = try MediaDiscoverer.discover(uri: uri, timeout: .seconds(15))
+            let found = try MediaDiscoverer.discover(uri: uri, timeout: Self.discoveryTimeout)
             discovered = found
             return found
-        } catch .missingDecoder(let description, let caps) {
-            throw BuildError("cannot play \(uri): \(ElementCatalog.missingDecoderMessage(description: description, caps: caps))",
-                             at: keyPath)
         } catch {
-            throw BuildError("cannot open \(uri): \(error)", at: keyPath)
+            throw discoveryFailed(error)
         }
+    }
+
+    private func discoveryFailed(_ error: GstError) -> BuildError {
+        if case .missingDecoder(let description, let caps) = error {
+            return BuildError("cannot play \(uri): \(ElementCatalog.missingDecoderMessage(description: description, caps: caps))",
+                              at: keyPath)
+        }
+        return BuildError("cannot open \(uri): \(error)", at: keyPath)
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
@@ -175,8 +184,16 @@ public class URISource: SourceComponent {
         }
     }
 
-    /// Nothing to fetch for a plain URI; a playlist source overrides this.
-    nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
+    /// Discovers the streams before the graph is built, on a thread of its own (it may wait
+    /// up to 15 s for the media to preroll), so that `streams()` has the answer at once.
+    nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        guard discovered == nil else { return }
+        do {
+            discovered = try await MediaDiscoverer.discover(uri: uri, timeout: Self.discoveryTimeout)
+        } catch {
+            throw discoveryFailed(error)
+        }
+    }
 
     /// For kinds built on this one: the decoder, before anything is linked to it.
     func decoderMade(_ decoder: Element) {}

@@ -1,5 +1,5 @@
 import Foundation
-import GstKit
+import GIONet
 import Synchronization
 
 /// Where rtmp2sink connects. rtmp2sink validates TLS against the system store
@@ -8,12 +8,12 @@ import Synchronization
 final class Connector: Sendable {
     private struct State {
         var relay: TLSRelay?
-        var publisher: Publisher?
+        var publisher: RTMPPublisher?
     }
 
     private let state = Mutex(State())
 
-    var publisher: Publisher? {
+    var publisher: RTMPPublisher? {
         get { state.withLock { $0.publisher } }
         set { state.withLock { $0.publisher = newValue } }
     }

@@ -30,10 +30,10 @@ public final class TLSRelay: @unchecked Sendable {  // mutable state is the lock
 
     /// Listens on 127.0.0.1 on a free port and returns it. Runs its own GMainContext on a dedicated thread.
     /// Calling it again while running returns the same port.
-    public func start() throws(GstError) -> Int {
-        let result = running.withLock { (current: inout RunningRelay?) -> Result<Int, GstError> in
+    public func start() throws(GIONetError) -> Int {
+        let result = running.withLock { (current: inout RunningRelay?) -> Result<Int, GIONetError> in
             if let current { return .success(current.core.port) }
-            do throws(GstError) {
+            do throws(GIONetError) {
                 let setup = try TLSClientSetup(host: remoteHost, port: remotePort, serverName: serverName,
                                                policy: CertificatePolicy(trust))
                 let core = try RelayCore(setup: setup, failureHandler: failureHandler)
@@ -41,7 +41,7 @@ public final class TLSRelay: @unchecked Sendable {  // mutable state is the lock
                 let data = Unmanaged.passRetained(core).toOpaque()
                 guard let thread = g_thread_try_new("castline-tls-relay", relayThreadMain, data, &error) else {
                     Unmanaged<RelayCore>.fromOpaque(data).release()
-                    throw .other("cannot start the TLS relay thread: \(error.map(takeError) ?? "unknown error")")
+                    throw GIONetError("cannot start the TLS relay thread: \(error.map(takeError) ?? "unknown error")")
                 }
                 current = RunningRelay(core: core, thread: thread)
                 return .success(core.port)
@@ -76,26 +76,26 @@ public final class TLSRelay: @unchecked Sendable {  // mutable state is the lock
     }
 
     /// Connects once, completes the handshake, closes: the same checks as a relayed connection.
-    /// Throws GstError.other(the line for the user).
+    /// Throws GIONetError(the line for the user).
     public static func check(remoteHost: String, remotePort: Int, serverName: String? = nil, trust: TLSTrust,
-                             timeout: Duration = .seconds(10)) throws(GstError) {
+                             timeout: Duration = .seconds(10)) throws(GIONetError) {
         let setup = try TLSClientSetup(host: remoteHost, port: remotePort, serverName: serverName, policy: CertificatePolicy(trust))
         _ = try setup.handshakeOnce(timeout: timeout)
     }
 
     /// SHA-256 fingerprint ("AB:CD:...") of the server's leaf certificate, without validating it.
     public static func fetchFingerprint(remoteHost: String, remotePort: Int, serverName: String? = nil,
-                                        timeout: Duration = .seconds(10)) throws(GstError) -> String {
+                                        timeout: Duration = .seconds(10)) throws(GIONetError) -> String {
         let setup = try TLSClientSetup(host: remoteHost, port: remotePort, serverName: serverName, policy: .acceptAny)
         guard let fingerprint = try setup.handshakeOnce(timeout: timeout) else {
-            throw .other("TLS server \(setup.label) sent no certificate")
+            throw GIONetError("TLS server \(setup.label) sent no certificate")
         }
         return fingerprint
     }
 }
 
 /// The relay thread and what it runs; owned by TLSRelay while started.
-private struct RunningRelay {
+private struct RunningRelay: @unchecked Sendable {  // the GThread is joined or unreffed once, by whoever takes it out of `running`
     let core: RelayCore
     let thread: UnsafeMutablePointer<GThread>
 }
@@ -122,13 +122,13 @@ final class RelayCore: @unchecked Sendable {
     /// Async operations started and not yet called back; each holds a retained reference to its object.
     var pending = 0
 
-    init(setup: TLSClientSetup, failureHandler: Protected<(@Sendable (String) -> Void)?>) throws(GstError) {
+    init(setup: TLSClientSetup, failureHandler: Protected<(@Sendable (String) -> Void)?>) throws(GIONetError) {
         self.setup = setup
         self.failureHandler = failureHandler
-        guard let client = g_socket_client_new() else { throw .other("cannot create a GSocketClient") }
+        guard let client = g_socket_client_new() else { throw GIONetError("cannot create a GSocketClient") }
         guard let cancellable = g_cancellable_new(), let context = g_main_context_new(), let listener = g_socket_listener_new() else {
             g_object_unref(client)  // (GLib aborts on out-of-memory, so this is theoretical)
-            throw .other("cannot create the TLS relay's GCancellable, GMainContext or GSocketListener")
+            throw GIONetError("cannot create the TLS relay's GCancellable, GMainContext or GSocketListener")
         }
         g_socket_client_set_timeout(client, 10)  // connect + handshake; lifted once a connection is relaying
         self.client = client
@@ -136,15 +136,15 @@ final class RelayCore: @unchecked Sendable {
         self.context = context
         self.listener = listener
         // From here on deinit releases them all (also when throwing below).
-        guard let loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4) else { throw .other("cannot make the address 127.0.0.1") }
+        guard let loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4) else { throw GIONetError("cannot make the address 127.0.0.1") }
         defer { g_object_unref(loopback) }
-        guard let address = g_inet_socket_address_new(loopback, 0) else { throw .other("cannot make the address 127.0.0.1") }
+        guard let address = g_inet_socket_address_new(loopback, 0) else { throw GIONetError("cannot make the address 127.0.0.1") }
         defer { g_object_unref(address) }
         var effective: UnsafeMutablePointer<GSocketAddress>?
         var error: UnsafeMutablePointer<GError>?
         guard g_socket_listener_add_address(listener, address, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, nil,
                                             &effective, &error) != 0, let effective else {
-            throw .other("cannot listen on 127.0.0.1: \(error.map(takeError) ?? "unknown error")")
+            throw GIONetError("cannot listen on 127.0.0.1: \(error.map(takeError) ?? "unknown error")")
         }
         port = Int(g_inet_socket_address_get_port(cast(effective, to: GInetSocketAddress.self)))
         g_object_unref(effective)

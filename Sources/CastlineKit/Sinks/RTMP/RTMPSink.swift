@@ -127,7 +127,7 @@ public final class RTMPSink: SinkComponent {
         try await connector.prepare(endpoint: endpoint, trust: trust)
     }
 
-    /// Appsinks in the main pipeline; the publishing pipeline is the `Publisher`'s.
+    /// Appsinks in the main pipeline; the publishing pipeline is the `RTMPPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         var sinks: [StreamKind: AppSink] = [:]
@@ -144,7 +144,7 @@ public final class RTMPSink: SinkComponent {
         }
         let endpoint = endpoint, key = key, connector = connector
         let videoPad = sinks[.video]?.element.staticPad("sink")
-        let publisher = Publisher(
+        let publisher = RTMPPublisher(
             settings: .init(
                 location: { try connector.location(endpoint: endpoint, key: key) },
                 insecureTLS: trust == .insecure, displayURL: endpoint.displayURL,
@@ -161,8 +161,8 @@ public final class RTMPSink: SinkComponent {
         return bin
     }
 
-    public func finish(completed: Bool) -> String? {
+    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
         defer { connector.close() }
-        return connector.publisher?.finish(drain: .seconds(5))
+        return await connector.publisher?.finish(drain: .seconds(5))
     }
 }

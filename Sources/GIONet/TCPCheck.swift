@@ -2,9 +2,9 @@ import CGStreamer
 
 /// Whether a TCP server answers: resolves and connects once, then closes.
 public enum TCPCheck {
-    /// Throws `GstError.other` with GIO's reason ("Connection refused", "Name or service not known", ...).
-    public static func connect(host: String, port: Int, timeout: Duration) throws(GstError) {
-        guard let client = g_socket_client_new() else { throw GstError.other("cannot create a socket client") }
+    /// Throws `GIONetError` with GIO's reason ("Connection refused", "Name or service not known", ...).
+    public static func connect(host: String, port: Int, timeout: Duration) throws(GIONetError) {
+        guard let client = g_socket_client_new() else { throw GIONetError("cannot create a socket client") }
         defer { g_object_unref(UnsafeMutableRawPointer(client)) }
         g_socket_client_set_timeout(client, guint(max(1, timeout.components.seconds)))
         var error: UnsafeMutablePointer<GError>?
@@ -19,6 +19,6 @@ public enum TCPCheck {
             if let message = error.pointee.message { reason = String(cString: message) }
             g_error_free(error)
         }
-        throw GstError.other(reason)
+        throw GIONetError(reason)
     }
 }

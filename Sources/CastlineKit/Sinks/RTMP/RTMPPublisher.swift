@@ -8,7 +8,7 @@ import Synchronization
 /// stop the live sources if it sat in the main pipeline; here a failure tears
 /// down only this pipeline, and a new one is built after a backoff, resuming
 /// on a keyframe with the main pipeline's (monotonic) timestamps.
-final class Publisher: Sendable {
+final class RTMPPublisher: Sendable {
     struct Settings: Sendable {
         /// What rtmp2sink connects to, key included: never shown.
         let location: @Sendable () throws -> String
@@ -21,11 +21,21 @@ final class Publisher: Sendable {
     }
 
     private enum Phase {
-        /// The next sample builds a publishing pipeline.
+        /// The next sample has the publishing pipeline built.
         case ready
+        /// The publishing pipeline is being built and started on `queue`; samples wait in `pending`.
+        case starting(generation: Int)
         case publishing(generation: Int)
         case waitingToRetry
         case finished
+
+        /// The pipeline this phase is about, while one is starting or publishing.
+        var live: Int? {
+            switch self {
+            case .starting(let generation), .publishing(let generation): generation
+            case .ready, .waitingToRetry, .finished: nil
+            }
+        }
     }
 
     private struct State {
@@ -34,6 +44,8 @@ final class Publisher: Sendable {
         var pipeline: Pipeline?
         var output: Element?
         var sources: [StreamKind: AppSrc] = [:]
+        /// Samples that came while the pipeline started, pushed in order once it plays.
+        var pending: [(StreamKind, Sample)] = []
         /// Bytes sent and acknowledged by connections that have ended.
         var earlierSent: UInt64 = 0
         var earlierAcked: UInt64 = 0
@@ -45,13 +57,31 @@ final class Publisher: Sendable {
         var failedAttempts = 0
         var reconnects = 0
         var publishedTime: Duration = .zero
-        /// The publishing pipeline passed end-of-stream: rtmp2sink has unpublished.
-        var drained = false
+        /// The end-of-stream has passed the publishing pipeline (rtmp2sink has unpublished), it failed,
+        /// or the drain timed out: `finish` waits no longer.
+        var drainOver = false
+        var drainWaiter: CheckedContinuation<Void, Never>?
     }
+
+    /// What `accept` does once it has let go of the lock.
+    private enum Step {
+        case drop
+        case push(AppSrc?)
+        /// The first sample: the pipeline of this generation is to be built (it waits in `pending`).
+        case launch(generation: Int)
+    }
+
+    /// At most this many samples wait for the pipeline to start (about ten seconds of 30 fps video
+    /// and AAC; starting takes milliseconds): past it they are dropped and the publish starts on a
+    /// later keyframe.
+    private static let pendingLimit = 1_000
 
     private let settings: Settings
     private let context: ComponentContext
     private let state = Mutex(State())
+    /// Builds, starts and tears down publishing pipelines, one change at a time, off the main
+    /// pipeline's streaming threads and the runner, and never under `state`'s lock.
+    private let queue = DispatchQueue(label: "castline.rtmp-publisher")
     /// Asks the encoder upstream for a keyframe, so a new connection starts cleanly.
     private let requestKeyframe: @Sendable () -> Void
 
@@ -62,106 +92,171 @@ final class Publisher: Sendable {
     }
 
     /// From the main pipeline's streaming threads. Always accepts: the main
-    /// pipeline must keep running whatever the connection does.
+    /// pipeline must keep running whatever the connection does. Never waits:
+    /// the first sample only has the publishing pipeline built on `queue`.
     func accept(_ sample: Sample, on stream: StreamKind) {
-        let target: AppSrc? = state.withLock { state in
+        let step: Step = state.withLock { state in
+            var launch: Int?
             switch state.phase {
             case .waitingToRetry, .finished:
-                return nil
+                return .drop
             case .ready:
-                do {
-                    try start(&state)
-                } catch {
-                    state.phase = .finished
-                    context.connection(.failed("cannot build the RTMP publisher: \(error)"))
-                    return nil
-                }
-            case .publishing:
+                state.generation += 1
+                state.phase = .starting(generation: state.generation)
+                state.needKeyframe = true
+                state.pending = []
+                launch = state.generation
+            case .starting, .publishing:
                 break
             }
-            if state.needKeyframe {
-                let videoFirst = settings.streams.contains(.video)
-                if stream == .video, !sample.isDelta {
-                    state.needKeyframe = false
-                } else if stream == .video || videoFirst {
-                    return nil
+            guard passesKeyframeGate(&state, sample, on: stream) else { return launch.map { .launch(generation: $0) } ?? .drop }
+            if case .starting = state.phase {
+                if state.pending.count < Self.pendingLimit {
+                    state.pending.append((stream, sample))
                 } else {
-                    state.needKeyframe = false
+                    // Dropping from the middle would leave frames without their reference: start over at a keyframe.
+                    state.pending = []
+                    state.needKeyframe = true
                 }
+                return launch.map { .launch(generation: $0) } ?? .drop
             }
-            return state.sources[stream]
+            return .push(state.sources[stream])
         }
-        target?.pushInRunningTime(sample)
+        switch step {
+        case .drop: break
+        case .push(let target): _ = target?.pushInRunningTime(sample)
+        case .launch(let generation): queue.async { [self] in launch(generation: generation) }
+        }
+    }
+
+    /// A connection starts on a keyframe: video first when there is video.
+    private func passesKeyframeGate(_ state: inout State, _ sample: Sample, on stream: StreamKind) -> Bool {
+        guard state.needKeyframe else { return true }
+        if stream == .video, !sample.isDelta {
+            state.needKeyframe = false
+            return true
+        }
+        if stream == .video || settings.streams.contains(.video) { return false }
+        state.needKeyframe = false
+        return true
     }
 
     /// Ends the publish: end-of-stream through the publishing pipeline (rtmp2sink
-    /// then unpublishes), waiting at most `drain`. Returns a summary line.
-    func finish(drain: Duration) -> String {
-        let pipeline: Pipeline? = state.withLock { state in
-            if case .publishing = state.phase {
-                for source in state.sources.values { source.endOfStream() }
-            }
+    /// then unpublishes), waiting for it at most `drain`. Returns a summary line.
+    func finish(drain: Duration) async -> String {
+        let (pipeline, draining): (Pipeline?, [AppSrc]) = state.withLock { state in
+            // A pipeline still starting has published nothing yet: it is only torn down.
+            let draining: [AppSrc]
+            if case .publishing = state.phase { draining = Array(state.sources.values) } else { draining = [] }
             if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
             state.connectedSince = nil
             state.phase = .finished
-            return state.pipeline
+            state.pending = []
+            defer {
+                state.pipeline = nil
+                state.sources = [:]
+            }
+            return (state.pipeline, draining)
         }
         if let pipeline {
-            let deadline = ContinuousClock.now + drain
-            while ContinuousClock.now < deadline, !state.withLock(\.drained) {
-                Thread.sleep(forTimeInterval: 0.02)
-            }
-            pipeline.setState(.null)
+            for source in draining { _ = source.endOfStream() }
+            if !draining.isEmpty { await waitForDrain(within: drain) }
+            await onQueue { _ = pipeline.setState(.null) }
         }
         return state.withLock { state in
-            state.pipeline = nil
-            state.sources = [:]
             let seconds = String(format: "%.1f", state.publishedTime.seconds)
             return "rtmp: published \(seconds) s to \(settings.displayURL), reconnects: \(state.reconnects)"
         }
     }
 
+    /// Returns when `endDrain` has been called (end-of-stream or error on the bus), or after `limit`.
+    private func waitForDrain(within limit: Duration) async {
+        let timeout = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            self?.endDrain(generation: nil)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let over = state.withLock { state in
+                if !state.drainOver { state.drainWaiter = continuation }
+                return state.drainOver
+            }
+            if over { continuation.resume() }
+        }
+        timeout.cancel()
+    }
+
+    /// The drain of `generation` (nil: whichever) is over; wakes `finish`.
+    private func endDrain(generation: Int?) {
+        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+            // A pipeline that fails while publishing is not a drain: only the one `finish` ended counts.
+            if let generation {
+                guard generation == state.generation, case .finished = state.phase else { return nil }
+            }
+            state.drainOver = true
+            defer { state.drainWaiter = nil }
+            return state.drainWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// Runs `work` on `queue`, after whatever pipeline change is under way there.
+    private func onQueue(_ work: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                work()
+                continuation.resume()
+            }
+        }
+    }
+
     // MARK: - The publishing pipeline
 
-    private func start(_ state: inout State) throws {
-        state.generation += 1
-        let generation = state.generation
-        let pipeline = Pipeline(name: "publish-\(generation)")
-        let muxer = try ElementCatalog.make("flvmux")
-        try muxer.set("streamable", true)
-        let output = try ElementCatalog.make("rtmp2sink")
-        try output.set("location", text: try settings.location())
-        // Timestamps are the main pipeline's running time; pacing happened there.
-        try output.set("sync", false)
-        if settings.insecureTLS { try output.set("tls-validation-flags", text: "0") }
-        try pipeline.add(muxer, output)
-        try muxer.link(output)
-        var sources: [StreamKind: AppSrc] = [:]
-        for stream in settings.streams.sorted() {
-            let source = try AppSrc.make(name: stream.rawValue)
-            // Not live: the muxer then waits for every stream instead of timing out on the clock.
-            source.configure(isLive: false, format: true)
-            try source.element.set("max-bytes", UInt64(8_000_000))
-            try source.element.set("leaky-type", text: "downstream")
-            // No queue after it: appsrc already queues, and pushes from a thread of its own.
-            try pipeline.add(source.element)
-            guard let pad = muxer.requestPad(stream == .video ? "video" : "audio"), let out = source.element.staticPad("src") else {
-                throw BuildError("flvmux gave no \(stream) pad")
+    /// On `queue`: builds the pipeline of `generation`, sets it playing, then pushes what
+    /// waited meanwhile and lets samples through. Gives up quietly if the publish was
+    /// finished (or failed) meanwhile.
+    private func launch(generation: Int) {
+        let built: PublishingPipeline
+        do {
+            built = try PublishingPipeline(settings: settings, generation: generation)
+        } catch {
+            let change: ConnectionChange? = state.withLock { state in
+                guard case .starting(generation) = state.phase else { return nil }
+                state.phase = .finished
+                state.pending = []
+                return .failed("cannot build the RTMP publisher: \(error)")
             }
-            try out.link(pad)
-            sources[stream] = source
+            if let change { context.connection(change) }
+            return
         }
-        state.pipeline = pipeline
-        state.output = output
-        state.sources = sources
-        if !state.reporting {
-            state.reporting = true
-            reportEverySecond()
+        let adopted: Bool = state.withLock { state in
+            guard case .starting(generation) = state.phase else { return false }
+            state.pipeline = built.pipeline
+            state.output = built.output
+            state.sources = built.sources
+            if !state.reporting {
+                state.reporting = true
+                reportEverySecond()
+            }
+            return true
         }
-        state.needKeyframe = true
-        state.phase = .publishing(generation: generation)
-        watch(pipeline, generation: generation)
-        pipeline.setState(.playing)
+        guard adopted else { return }  // never set playing: nothing to tear down
+        watch(built.pipeline, generation: generation)
+        _ = built.pipeline.setState(.playing)
+        // What waited goes first, in order; samples then go straight through. Pushed
+        // outside the lock, a batch at a time, until none is left at the flip.
+        while true {
+            let batch: [(StreamKind, Sample)]? = state.withLock { state in
+                guard case .starting(generation) = state.phase else { return nil }
+                guard !state.pending.isEmpty else {
+                    state.phase = .publishing(generation: generation)
+                    return nil
+                }
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard let batch else { return }
+            for (stream, sample) in batch { _ = built.sources[stream]?.pushInRunningTime(sample) }
+        }
     }
 
     private func watch(_ pipeline: Pipeline, generation: Int) {
@@ -172,11 +267,12 @@ final class Publisher: Sendable {
                 switch message {
                 case .error(_, let text, _):
                     self.failed(generation: generation, reason: text)
+                    self.endDrain(generation: generation)  // nothing more will drain
                     return
                 case .stateChanged(let source, _, .playing, _) where source == pipeline.name:
                     self.confirmAfterGrace(generation: generation)
                 case .endOfStream:
-                    self.state.withLock { $0.drained = true }
+                    self.endDrain(generation: generation)
                     return
                 default:
                     continue
@@ -196,8 +292,7 @@ final class Publisher: Sendable {
 
     private func confirm(generation: Int) {
         let change: ConnectionChange? = state.withLock { state in
-            guard case .publishing(let current) = state.phase, current == generation,
-                  state.connectedSince == nil else { return nil }
+            guard state.phase.live == generation, state.connectedSince == nil else { return nil }
             // It has been up since the grace period began.
             state.connectedSince = .now - .milliseconds(1500)
             defer {
@@ -213,8 +308,9 @@ final class Publisher: Sendable {
 
     private func failed(generation: Int, reason: String) {
         let (pipeline, change, retryAfter): (Pipeline?, ConnectionChange?, Duration?) = state.withLock { state in
-            guard case .publishing(let current) = state.phase, current == generation else { return (nil, nil, nil) }
+            guard state.phase.live == generation else { return (nil, nil, nil) }
             let pipeline = state.pipeline
+            state.pending = []
             let (sent, acked) = Self.counters(state.output)
             state.earlierSent += sent
             state.earlierAcked += acked
@@ -240,7 +336,7 @@ final class Publisher: Sendable {
             let delay = settings.backoff.delay(attempt: state.failedAttempts, random: Double.random(in: 0..<1))
             return (pipeline, .reconnecting(reason: reason, attempt: state.failedAttempts, delay: delay), delay)
         }
-        pipeline?.setState(.null)
+        if let pipeline { queue.async { _ = pipeline.setState(.null) } }
         if let change { context.connection(change) }
         guard let retryAfter else { return }
         Task { [weak self] in

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import GstKit
+@testable import GIONet
 import LocalIngest
 
 /// Starts a real nginx-rtmp + stunnel ingest, runs `body`, always stops it.
@@ -92,7 +92,7 @@ struct TLSRelayTests {
         #expect(TLSFingerprint.normalize(colon.lowercased()) == colon)
         #expect(TLSFingerprint.normalize("AB:CD") == nil)
         #expect(TLSFingerprint.normalize(String(repeating: "G", count: 64)) == nil)
-        #expect(throws: GstError.self) { try CertificatePolicy(.fingerprint("nope")) }
+        #expect(throws: GIONetError.self) { try CertificatePolicy(.fingerprint("nope")) }
         #expect(CertificateProblems.words(1 | 8)  // G_TLS_CERTIFICATE_UNKNOWN_CA | G_TLS_CERTIFICATE_EXPIRED
                 == ["unknown CA", "expired"])
     }
@@ -103,7 +103,7 @@ struct TLSRelayTests {
         let badPin = checkLine(remotePort: 1, trust: .fingerprint("12:34"))
         #expect(badPin?.contains("invalid fingerprint") == true)
         let relay = TLSRelay(remoteHost: "127.0.0.1", remotePort: 1, trust: .fingerprint("xyz"))
-        #expect(throws: GstError.self) { _ = try relay.start() }
+        #expect(throws: GIONetError.self) { _ = try relay.start() }
         #expect(relay.localPort == nil)
     }
 
@@ -155,7 +155,7 @@ struct TLSRelayTests {
         let port = try FreePort.find()
         let line = checkLine(remotePort: port, trust: .system)
         #expect(line == "cannot connect to 127.0.0.1:\(port): Connection refused (check the URL and that the server is up)")
-        #expect(throws: GstError.self) { _ = try TLSRelay.fetchFingerprint(remoteHost: "127.0.0.1", remotePort: port) }
+        #expect(throws: GIONetError.self) { _ = try TLSRelay.fetchFingerprint(remoteHost: "127.0.0.1", remotePort: port) }
     }
 
     @Test func relayCarriesFFmpegAndRtmp2sinkConcurrently() async throws {

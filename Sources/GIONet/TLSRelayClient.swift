@@ -43,14 +43,14 @@ enum CertificatePolicy: Sendable, Equatable {
     case pin(String)   // "AB:CD:..."
     case acceptAny     // insecure, and fetchFingerprint
 
-    init(_ trust: TLSTrust) throws(GstError) {
+    init(_ trust: TLSTrust) throws(GIONetError) {
         switch trust {
         case .system: self = .system
         case .caFile(let path): self = .caFile(path)
         case .insecure: self = .acceptAny
         case .fingerprint(let text):
             guard let pin = TLSFingerprint.normalize(text) else {
-                throw .other("invalid fingerprint \"\(text)\": expected the 64 hex digits of a SHA-256, e.g. AB:CD:... (check --fingerprint)")
+                throw GIONetError("invalid fingerprint \"\(text)\": expected the 64 hex digits of a SHA-256, e.g. AB:CD:... (check --fingerprint)")
             }
             self = .pin(pin)
         }
@@ -145,9 +145,9 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
     let policy: CertificatePolicy
     private let database: UnsafeMutablePointer<GTlsDatabase>?
 
-    init(host: String, port: Int, serverName: String?, policy: CertificatePolicy) throws(GstError) {
-        guard !host.isEmpty else { throw .other("no TLS server host given") }
-        guard (1...65535).contains(port) else { throw .other("invalid TLS server port \(port)") }
+    init(host: String, port: Int, serverName: String?, policy: CertificatePolicy) throws(GIONetError) {
+        guard !host.isEmpty else { throw GIONetError("no TLS server host given") }
+        guard (1...65535).contains(port) else { throw GIONetError("invalid TLS server port \(port)") }
         self.host = host
         self.port = port
         self.serverName = (serverName?.isEmpty == false ? serverName : nil) ?? host
@@ -159,9 +159,9 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
                 let message = error.pointee.message.map { String(cString: $0) } ?? "unreadable"
                 g_error_free(error)
                 if let made { g_object_unref(made) }
-                throw .other("cannot use CA file \(path): \(message) (give a PEM file with --ca-file)")
+                throw GIONetError("cannot use CA file \(path): \(message) (give a PEM file with --ca-file)")
             }
-            guard let made else { throw .other("cannot use CA file \(path) (give a PEM file with --ca-file)") }
+            guard let made else { throw GIONetError("cannot use CA file \(path) (give a PEM file with --ca-file)") }
             database = made
         } else {
             database = nil
@@ -186,10 +186,10 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
     /// only computes that key when the base stream is a GSocketConnection; wrapping the connection's own
     /// streams in a GSimpleIOStream leaves it without one, so every handshake is a full, verified one.
     /// The socket itself stays owned (and closed) by the caller's GSocketConnection.
-    func wrap(_ connection: UnsafeMutablePointer<GSocketConnection>, watch: HandshakeWatch) throws(GstError) -> UnsafeMutablePointer<GIOStream> {
+    func wrap(_ connection: UnsafeMutablePointer<GSocketConnection>, watch: HandshakeWatch) throws(GIONetError) -> UnsafeMutablePointer<GIOStream> {
         let stream = cast(connection, to: GIOStream.self)
         guard let base = g_simple_io_stream_new(g_io_stream_get_input_stream(stream), g_io_stream_get_output_stream(stream)) else {
-            throw .other("cannot start TLS to \(label)")
+            throw GIONetError("cannot start TLS to \(label)")
         }
         defer { g_object_unref(base) }
         let identity = g_network_address_new(serverName, guint16(port))
@@ -199,9 +199,9 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
         if let error {
             let message = takeError(error)
             if let made { g_object_unref(made) }
-            throw .other("cannot start TLS to \(label): \(message) (is glib-networking installed?)")
+            throw GIONetError("cannot start TLS to \(label): \(message) (is glib-networking installed?)")
         }
-        guard let tls = made else { throw .other("cannot start TLS to \(label) (is glib-networking installed?)") }
+        guard let tls = made else { throw GIONetError("cannot start TLS to \(label) (is glib-networking installed?)") }
         let connection = cast(tls, to: GTlsConnection.self)
         switch policy {
         case .system: break
@@ -279,18 +279,18 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
 
     /// Connects, handshakes and closes, blocking (GSocket timeout applies to connect and handshake I/O).
     /// Returns the server certificate's fingerprint (nil if it sent none).
-    func handshakeOnce(timeout: Duration) throws(GstError) -> String? {
-        guard let client = g_socket_client_new() else { throw .other("cannot create a GSocketClient") }
+    func handshakeOnce(timeout: Duration) throws(GIONetError) -> String? {
+        guard let client = g_socket_client_new() else { throw GIONetError("cannot create a GSocketClient") }
         defer { g_object_unref(client) }
         let (seconds, attoseconds) = timeout.components
         g_socket_client_set_timeout(client, guint(clamping: max(1, seconds + (attoseconds > 0 ? 1 : 0))))
-        guard let connectable = makeConnectable() else { throw .other("invalid host \(host)") }
+        guard let connectable = makeConnectable() else { throw GIONetError("invalid host \(host)") }
         defer { g_object_unref(UnsafeMutableRawPointer(connectable)) }
         var error: UnsafeMutablePointer<GError>?
         guard let base = g_socket_client_connect(client, connectable, nil, &error) else {
             let line = cannotConnect(error)
             if let error { g_error_free(error) }
-            throw .other(line)
+            throw GIONetError(line)
         }
         defer {
             g_io_stream_close(cast(base, to: GIOStream.self), nil, nil)  // closes the fd now (see RelayedConnection.deinit)
@@ -304,7 +304,7 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
         if let error { g_error_free(error) }
         let fingerprint = watch.fingerprint ?? peerFingerprint(tls)
         g_io_stream_close(tls, nil, nil)
-        if let line { throw .other(line) }
+        if let line { throw GIONetError(line) }
         return fingerprint
     }
 }
