@@ -28,9 +28,11 @@ let package = Package(
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
-        .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim"]),
+        // GLib's strings, casts and a shared lock: what GstKit and GIONet both need.
+        .target(name: "GLibSupport", dependencies: ["CGStreamer"]),
+        .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
         // GIO networking (GLib's, not GStreamer's): the TLS relay in front of rtmp2sink and the TCP reachability check.
-        .target(name: "GIONet", dependencies: ["CGStreamer", "CGStreamerShim"]),
+        .target(name: "GIONet", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
         // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
         .target(name: "HLS", dependencies: [.product(name: "_CryptoExtras", package: "swift-crypto")]),
@@ -61,8 +63,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest"]),
-        .testTarget(name: "GIONetTests", dependencies: ["GIONet", "LocalIngest"]),
+        // What the GstKit and GIONet tests share: a locked value, and waiting for a condition.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest", "TestSupport"]),
+        .testTarget(name: "GIONetTests", dependencies: ["GIONet", "LocalIngest", "TestSupport"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),

@@ -2,6 +2,7 @@ import CGStreamer
 import CGStreamerShim
 import Foundation
 import Synchronization
+import GLibSupport
 
 /// A loopback relay that carries RTMP over GIO's TLS, so rtmp2sink can publish plain RTMP to
 /// `rtmp://127.0.0.1:localPort/app/key` while the relay validates the real server with `--ca-file` or

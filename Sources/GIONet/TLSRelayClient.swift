@@ -1,6 +1,7 @@
 import CGStreamer
 import CGStreamerShim
 import Foundation
+import GLibSupport
 
 /// How a TLS server certificate is judged (`--ca-file`, `--fingerprint`, ...).
 public enum TLSTrust: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 /// A buffer with its caps, as appsink hands it out.
 public final class Sample: @unchecked Sendable {  // one GstSample ref, never mutated

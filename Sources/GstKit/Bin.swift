@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 /// What `Bin.dotGraph` includes (GstDebugGraphDetails).
 public struct DotDetails: OptionSet, Sendable {

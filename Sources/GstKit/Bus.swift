@@ -2,6 +2,7 @@ import CGStreamer
 import CGStreamerShim
 import Foundation
 import Synchronization
+import GLibSupport
 
 public enum BusMessage: Sendable {
     case error(source: String, message: String, debug: String?)

@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 /// Media capabilities ("audio/x-raw, rate=48000").
 public final class Caps: @unchecked Sendable, CustomStringConvertible, Equatable {  // holds one GstCaps ref and never mutates it; caps refcounting is atomic

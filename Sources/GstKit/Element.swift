@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 /// A GStreamer element. Wrappers compare equal when they wrap the same GstElement.
 public class Element: @unchecked Sendable, Hashable {  // holds one GstElement ref in an immutable field; GstObject refcounting, properties and state calls are thread-safe

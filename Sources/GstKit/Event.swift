@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 /// An event to send. It owns its GstEvent until sent: sending transfers it, so an Event is sent at most once.
 public final class Event: Sendable {

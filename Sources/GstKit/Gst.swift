@@ -2,6 +2,7 @@ import CGStreamer
 import CGStreamerShim
 import Foundation
 import Synchronization
+import GLibSupport
 
 /// Process-wide GStreamer entry points.
 public enum Gst {
@@ -208,35 +209,9 @@ public enum FlowResult: Sendable {
 
 // MARK: - Internal helpers
 
-/// Copies and g_free()s a string GStreamer handed over with transfer full.
-func takeString(_ raw: UnsafeMutablePointer<gchar>?) -> String? {
-    guard let raw else { return nil }
-    defer { g_free(raw) }
-    return String(cString: raw)
-}
-
-/// Reinterprets one GObject-derived C pointer as another (the C casts GST_ELEMENT(), GST_BIN()...).
-@inline(__always)
-func cast<T, U>(_ pointer: UnsafeMutablePointer<T>, to: U.Type = U.self) -> UnsafeMutablePointer<U> {
-    UnsafeMutablePointer<U>(OpaquePointer(pointer))
-}
-@inline(__always)
-func cast<U>(_ pointer: UnsafeMutableRawPointer, to: U.Type = U.self) -> UnsafeMutablePointer<U> {
-    pointer.assumingMemoryBound(to: U.self)
-}
-
 /// Name of any GstObject (NULL names become "").
 func objectName(_ object: UnsafeMutableRawPointer) -> String {
     takeString(gst_object_get_name(object.assumingMemoryBound(to: GstObject.self))) ?? ""
-}
-
-/// A value behind a lock, for the little mutable state the wrappers keep, shared by reference.
-final class Protected<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R: Sendable>(_ body: (inout Value) throws -> R) rethrows -> R {
-        try mutex.withLock { try body(&$0) }
-    }
 }
 
 /// Carries a Swift value through a C `gpointer user_data` (retained until GLib's destroy notify).

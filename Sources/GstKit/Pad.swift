@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 public enum PadDirection: Sendable { case src, sink, unknown }
 

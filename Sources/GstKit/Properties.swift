@@ -1,5 +1,6 @@
 import CGStreamer
 import CGStreamerShim
+import GLibSupport
 
 /// A Swift value that can be stored into a GObject property; conversion to the
 /// property's own type (with range checks) happens in `Element.set(_:_:)`.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import GIONet
 import LocalIngest
+import TestSupport
 
 /// Starts a real nginx-rtmp + stunnel ingest, runs `body`, always stops it.
 private func withIngest(_ body: (IngestEndpoints) async throws -> Void) async throws {

@@ -1,14 +1,7 @@
 import Foundation
 import GstKit
+import TestSupport
 import Synchronization
-
-/// A lock-protected value the test and streaming-thread closures share.
-final class Shared<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value { storage.withLock { $0 } }
-    func update<R>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
-}
 
 /// Flips a shared flag when deallocated: proves a captured closure was released.
 final class ReleaseTracker: Sendable {
@@ -49,15 +42,6 @@ func errorText(_ messages: [BusMessage]) -> String? {
     return nil
 }
 
-/// Polls `condition` until true or timeout.
-func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    return condition()
-}
 
 func temporaryPath(_ suffix: String) -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("gstkit-\(UUID().uuidString)\(suffix)").path

@@ -8,6 +8,8 @@ import Synchronization
 /// stop the live sources if it sat in the main pipeline; here a failure tears
 /// down only this pipeline, and a new one is built after a backoff, resuming
 /// on a keyframe with the main pipeline's (monotonic) timestamps.
+/// (Just over 400 lines: the publish's one phase machine, from start through retries to
+/// finish, reads best whole; building the pipeline itself is in `PublishingPipeline`.)
 final class RTMPPublisher: Sendable {
     struct Settings: Sendable {
         /// What rtmp2sink connects to, key included: never shown.

@@ -1,0 +1,20 @@
+import Foundation
+import Synchronization
+
+/// A lock-protected value a test and the closures it hands to other threads share.
+public final class Shared<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    public init(_ value: Value) { storage = Mutex(value) }
+    public var value: Value { storage.withLock { $0 } }
+    public func update<R>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; true if it held.
+public func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return condition()
+}
