@@ -71,6 +71,7 @@ let package = Package(
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
+        .testTarget(name: "CastlineAppTests", dependencies: ["CastlineApp", "CastlineKit", "StagePlugins"]),
         .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins"]),
         .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.

@@ -175,6 +175,8 @@ final class DelayPlayout: Sendable {
             }
             state.cursor = cursor
             state.applied = .nanoseconds(max(0, newApplied))
+            // A request is clamped to what is held: the next step moves from the delay in use.
+            state.requested = .nanoseconds(max(0, newApplied))
             state.discont = Set(state.outputs.indices)
             return (.nanoseconds(max(0, newApplied)), history.available)
         }

@@ -15,7 +15,7 @@ public final class DelayStage: ControllableStage {
         OptionField("initial", .duration, default: .duration(.zero), help: "the delay at start, e.g. 10s"),
         OptionField("max", .duration, default: .duration(.seconds(600)),
                     help: "history kept: the most delay there can be, e.g. 1h"),
-        OptionField("step", .duration, default: .duration(.seconds(1)), help: "what the + and - keys add and remove"),
+        OptionField("step", .duration, default: .duration(.seconds(1)), help: "what the + and - keys add and remove ([ and ] move ten steps)"),
     ])
 
     /// The bitrate `max` is checked against before anything starts: a generous

@@ -196,7 +196,7 @@ final class StreamProbe: Sendable {
             var figures = state.meter.snapshot(now: now)
             if measuresLevels { figures["silences"] = Double(state.silence.silences) }
             if let pts = state.meter.lastPTS, let time = Self.streamTime(pts: pts, segment: state.segment) {
-                figures["stream_time_s"] = Double(time) / 1e9
+                figures[StatsFigure.streamTime] = Double(time) / 1e9
             }
             return figures
         }

@@ -167,6 +167,7 @@ extension Validator {
         case .bitrate:
             if let b = Bitrate(configText: text) { return .bitrate(b) }
             if text.hasPrefix("-") { return bad("\(shown) is negative (try \(Validator.sample(field)))") }
+            if Bitrate.lacksUnit(text) { return bad("\(shown) has no unit (write \(text)k for kbit/s, or \(text)bps)") }
             return bad("\(shown) is not a bitrate (try \(Validator.sample(field)))")
         case .choice(let values):
             if values.contains(text) { return .string(text) }

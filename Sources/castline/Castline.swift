@@ -1,4 +1,5 @@
 import ArgumentParser
+import CastlineApp
 
 @main
 struct Castline: AsyncParsableCommand {
@@ -6,6 +7,7 @@ struct Castline: AsyncParsableCommand {
         commandName: "castline",
         abstract: "Drive GStreamer from declarative pipeline files: broadcast, listen, tap stats, swap live.",
         discussion: "Status goes to stderr, machine output to stdout.",
+        version: CastlineVersion.current,
         subcommands: [
             RunCommand.self, BroadcastCommand.self, ListenCommand.self, ValidateCommand.self, StagesCommand.self, GraphCommand.self,
             DoctorCommand.self, IngestCommand.self, CtlCommand.self,

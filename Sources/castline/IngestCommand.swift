@@ -28,8 +28,7 @@ struct IngestCommand: AsyncParsableCommand {
     func run() async throws {
         var options = IngestOptions()
         (options.host, options.rtmpPort, options.rtmpsPort, options.httpPort) = (host, rtmpPort, rtmpsPort, httpPort)
-        options.allowedKeys = allowKey.isEmpty ? nil : Set(allowKey)
-        let status = await IngestSession.run(options)
+        let status = await IngestSession.run(options, allowedKeys: allowKey)
         if status != 0 { throw ExitCode(status) }
     }
 }

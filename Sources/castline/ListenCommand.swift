@@ -7,8 +7,7 @@ struct ListenCommand: AsyncParsableCommand {
         commandName: "listen",
         abstract: "Play a live or VOD HLS stream from the live edge, to the speakers, a file, or nowhere (a shortcut for a pipeline file).",
         discussion: """
-            Keys, when stdin is a terminal: space pauses and resumes, q quits, + and - move the delay,
-            9 and 0 a gain stage's gain.
+            Keys, when stdin is a terminal: \(PipelineFiles.keyHelp).
             --print-pipeline prints the pipeline file these flags make.
             """)
 

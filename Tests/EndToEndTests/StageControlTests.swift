@@ -61,3 +61,36 @@ struct StageControlTests {
         }
     }
 }
+
+/// The delay's own rules, through its command: a request beyond the history is clamped,
+/// and a step then moves from the delay in use, not from the request.
+@Suite("delay command rules", .serialized, .timeLimit(.minutes(2)))
+struct DelayCommandTests {
+    @Test("delay 1000 s is clamped to what is held; -1 then moves from there; ctl delay 2 is 2 s")
+    func clampedThenStepped() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("control.yaml", ControlAPITests.delayedTone)
+        try await ControlAPITests.withControl(["run", file]) { api, _ in
+            _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 4 })
+            let far = try await api.post("/delay", json: #"{"seconds": 1000}"#)
+            let clamped = try #require(far.json?["delay_s"] as? Double, "\(far.text)")
+            let held = try #require(far.json?["available_delay_s"] as? Double, "\(far.text)")
+            #expect(clamped <= held + 0.05 && clamped > 3, "\(far.text)")
+            let nearer = try await api.post("/delay", json: #"{"step": -1}"#)
+            let stepped = try #require(nearer.json?["delay_s"] as? Double, "\(nearer.text)")
+            #expect(abs(stepped - (clamped - 1)) < 0.1, "from \(clamped) s, one step nearer: \(nearer.text)")
+
+            let bare = try await Castline.run(["ctl", "delay", "2", "--control", "127.0.0.1:\(api.port)"])
+            #expect(bare.status == 0, "\(bare.stderr)")
+            let reply = try JSONSerialization.jsonObject(with: Data(bare.stdout.utf8)) as? [String: Any]
+            #expect(abs((reply?["delay_s"] as? Double ?? -1) - 2) < 0.05, "\(bare.stdout)")
+        }
+    }
+
+    @Test("castline --version prints the version")
+    func version() async throws {
+        let result = try await Castline.run(["--version"])
+        #expect(result.status == 0 && result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).range(of: #"^\d+\.\d+\.\d+$"#, options: .regularExpression) != nil,
+                "\(result.stdout)")
+    }
+}

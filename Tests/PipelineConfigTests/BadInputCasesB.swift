@@ -40,6 +40,16 @@ sinks: [ null: {} ]
         expect: [
             "x.yaml:4:33: stages[0].encode.audio.bitrate: \"fast\" is not a bitrate (try 128k)"
         ]),
+    BadInput("bitrate-no-unit", """
+version: 1
+source: { test: {} }
+stages:
+  - encode: { video: { bitrate: 2500 } }
+sinks: [ null: {} ]
+""",
+        expect: [
+            "x.yaml:4:33: stages[0].encode.video.bitrate: \"2500\" has no unit (write 2500k for kbit/s, or 2500bps)"
+        ]),
     BadInput("top-unknown", """
 version: 1
 source: { test: {} }

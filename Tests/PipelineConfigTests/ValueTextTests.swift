@@ -42,15 +42,15 @@ func durationTextRejected(_ text: String) {
     ("128k", 128_000, "128k"),
     ("2.5M", 2_500_000, "2500k"),
     ("2500k", 2_500_000, "2500k"),
-    ("800", 800, "800"),
+    ("800bps", 800, "800bps"),
     ("128kbps", 128_000, "128k"),
     ("2.5Mbps", 2_500_000, "2500k"),
     ("128K", 128_000, "128k"),
     ("64kb/s", 64_000, "64k"),
     ("1G", 1_000_000_000, "1000000k"),
-    ("1500", 1500, "1500"),
-    ("2000", 2000, "2k"),
-    ("0", 0, "0"),
+    ("1500b/s", 1500, "1500bps"),
+    ("2000bps", 2000, "2k"),
+    ("0bps", 0, "0bps"),
 ])
 func bitrateText(_ text: String, _ bps: Int, _ canonical: String) throws {
     let b = try #require(Bitrate(configText: text))
@@ -59,7 +59,7 @@ func bitrateText(_ text: String, _ bps: Int, _ canonical: String) throws {
     #expect(Bitrate(configText: canonical) == b)
 }
 
-@Test(arguments: ["", "fast", "-1k", "2.5", "k", "1.5.5k", "12kk", "k128", "1e3"])
+@Test(arguments: ["", "fast", "-1k", "2.5", "k", "1.5.5k", "12kk", "k128", "1e3", "800", "2500"])
 func bitrateTextRejected(_ text: String) {
     #expect(Bitrate(configText: text) == nil)
 }

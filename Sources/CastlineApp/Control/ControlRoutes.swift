@@ -43,7 +43,8 @@ struct ControlRoutes: Sendable {
         router.post(":command") { request, context in
             let name = context.parameters.get("command") ?? ""
             guard let command = commands.first(where: { $0.name == name }) else { throw notFound(request) }
-            return try await perform(command, on: selected(request), body: try await body(of: request))
+            let named = request.uri.queryParameters["pipeline"] != nil
+            return try await perform(command, on: selected(request), named: named, body: try await body(of: request))
         }
     }
 
@@ -155,12 +156,15 @@ struct ControlRoutes: Sendable {
     // MARK: Commands
 
     /// `{"<value field>": 12}` sets, `{"step": 1}` moves by steps; the reply is the
-    /// status once each stage has said what it applied.
-    func perform(_ command: StageCommand, on chosen: [ControlledPipeline], body: Data) async throws -> Response {
+    /// status once each stage has said what it applied. Unless a pipeline is `named`, it goes
+    /// to every pipeline that can take it.
+    func perform(_ command: StageCommand, on candidates: [ControlledPipeline], named: Bool, body: Data) async throws -> Response {
         let adjustment = try Self.adjustment(command, json: body)
-        for pipeline in chosen where !(await pipeline.hasStage(taking: command.name)) {
-            throw ControlRefusal(status: .conflict,
-                                 message: "pipeline \"\(pipeline.name)\" has no stage that takes \(command.name) (\(command.missingHint))")
+        var chosen: [ControlledPipeline] = []
+        for pipeline in candidates where await pipeline.hasStage(taking: command.name) { chosen.append(pipeline) }
+        guard !chosen.isEmpty, !named || chosen.count == candidates.count else {
+            let which = candidates.count == 1 ? "pipeline \"\(candidates[0].name)\" has" : "no running pipeline has"
+            throw ControlRefusal(status: .conflict, message: "\(which) a stage that takes \(command.name) (\(command.missingHint))")
         }
         let answers = chosen.map { $0.hub.subscribe() }
         for pipeline in chosen { await pipeline.runner.perform(command.name, adjustment) }

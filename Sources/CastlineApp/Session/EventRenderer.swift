@@ -14,9 +14,11 @@ final class EventRenderer {
     private var statsStatus: StatsStatusLine
 
     /// `playoutMoved`: a stage plays out on its own clock (a delay), so a source's latency is not what plays.
-    init(pipeline: String, showName: Bool, playoutMoved: Bool) {
+    /// `statsStages`: the pipeline's stats stages in order (the outermost speaks on the line).
+    init(pipeline: String, showName: Bool, playoutMoved: Bool, statsStages: [String]) {
         prefix = showName ? "[\(pipeline)] " : ""
-        statsStatus = StatsStatusLine(commands: PipelineFiles.registry.commands, playoutMoved: playoutMoved)
+        statsStatus = StatsStatusLine(commands: PipelineFiles.registry.commands, playoutMoved: playoutMoved,
+                                      statsStages: statsStages)
     }
 
     func render(_ event: RunEvent) {
@@ -86,9 +88,14 @@ final class EventRenderer {
         statusShown = false
     }
 
+    /// Redraws the line in place, fitted to the terminal's width (the least important parts
+    /// go first), so it never wraps into a new line at each update.
     private func drawStatus() {
-        let line = [statsStatus.text, publisherStatus].compactMap { $0 }.joined(separator: "  |  ")
-        Terminal.write("\r\u{1B}[K\(prefix)\(line)")
+        var parts = statsStatus.parts
+        // The publisher's own line (state, rate, bytes acknowledged) ranks after the state and position.
+        if let publisherStatus { parts.insert(publisherStatus, at: min(2, parts.count)) }
+        let width = (Terminal.columns ?? 80) - prefix.count - 1
+        Terminal.write("\r\u{1B}[K\(prefix)\(StatsStatusLine.fit(parts, width: width))")
         statusShown = true
     }
 }

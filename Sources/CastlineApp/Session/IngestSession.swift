@@ -12,8 +12,10 @@ public struct IngestSession: Service {
         self.options = options
     }
 
-    /// Runs the ingest until a stop signal; the exit status.
-    public static func run(_ options: IngestOptions) async -> Int32 {
+    /// Runs the ingest until a stop signal (only `allowedKeys` may publish, when any are given); the exit status.
+    public static func run(_ options: IngestOptions, allowedKeys: [String] = []) async -> Int32 {
+        var options = options
+        if !allowedKeys.isEmpty { options.allowedKeys = Set(allowedKeys) }
         var logger = Logger(label: "castline.ingest", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
         let group = ServiceGroup(services: [IngestSession(options: options)], gracefulShutdownSignals: [.sigint, .sigterm],

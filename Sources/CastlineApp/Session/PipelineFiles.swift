@@ -23,6 +23,16 @@ public enum PipelineFiles {
         return spec(yaml: text, origin: origin).flatMap { plan($0, origin: origin) }
     }
 
+    /// Every key a listener takes, for `listen --help`: the fixed ones, then each stage command's.
+    public static var keyHelp: String {
+        let commands = registry.commands.map { command in
+            let keys = command.keys.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+                .map { "\($0.key) (\($0.value > 0 ? "+" : "")\($0.value))" }.joined(separator: ", ")
+            return "\(command.name) steps: \(keys)"
+        }
+        return (["space pauses and resumes, q quits"] + commands).joined(separator: "; ")
+    }
+
     /// `castline validate`: `FILE: ok` on stdout for each good file, the errors of each bad one on stderr;
     /// true when every file is good.
     public static func check(_ files: [String], overrides: [String]) -> Bool {

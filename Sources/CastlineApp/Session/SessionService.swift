@@ -98,9 +98,11 @@ final class SessionService: Service, Sendable {
     private func render(_ events: AsyncStream<RunEvent>) async -> [String] {
         var renderers: [String: EventRenderer] = [:]
         for entry in entries {
+            let stages = entry.plan.stages.enumerated()
             renderers[entry.plan.spec.name] = EventRenderer(
                 pipeline: entry.plan.spec.name, showName: entries.count > 1,
-                playoutMoved: entry.plan.stages.contains { $0.component.playsOutOnItsOwnClock })
+                playoutMoved: entry.plan.stages.contains { $0.component.playsOutOnItsOwnClock },
+                statsStages: stages.filter { $0.element.spec.kind == "stats" }.map { $0.element.spec.name ?? "stats\($0.offset)" })
         }
         for await event in events {
             outputs.consume(event)

@@ -11,6 +11,13 @@ public enum Terminal {
     }
 
     public static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// The terminal's width in columns, when stderr is one.
+    static var columns: Int? {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
 }
 
 /// Exit codes: 0 done, 1 failed while running, 2 bad input (file, flags, environment).

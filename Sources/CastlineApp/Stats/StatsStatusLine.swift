@@ -5,12 +5,14 @@ import Foundation
 /// stream bitrate plus level (audio) or frame rate (video), e.g.
 /// `playing  12.3 s  audio 128 kbit/s -14 dBFS  video 2480 kbit/s 30 fps`,
 /// then each stage command's own words (`delay 12.0 s / 25.0 s available`).
-/// With several stats stages, the first one to report speaks for the run.
+/// With several stats stages the outermost (last) one speaks, and says so.
 struct StatsStatusLine {
     /// The commands the stages may take: their figures and how they read.
     let commands: [StageCommand]
     /// A stage plays out on its own clock (a delay): the source's latency is not what plays.
     let playoutMoved: Bool
+    /// The pipeline's stats stages, in order: the last is the outermost.
+    let statsStages: [String]
     private var state: RunState?
     private var stage: String?
     private var streams: [StreamKind: [String: Double]] = [:]
@@ -19,9 +21,10 @@ struct StatsStatusLine {
     /// An HLS source's wall clock minus the programme time of what leaves it (EXT-X-PROGRAM-DATE-TIME).
     private var latency: Double?
 
-    init(commands: [StageCommand], playoutMoved: Bool) {
+    init(commands: [StageCommand], playoutMoved: Bool, statsStages: [String] = []) {
         self.commands = commands
         self.playoutMoved = playoutMoved
+        self.statsStages = statsStages
     }
 
     mutating func update(_ event: RunEvent) -> Bool {
@@ -39,7 +42,10 @@ struct StatsStatusLine {
         case .stats(let sample):
             // The publisher's figures are on its own status line.
             guard let stream = sample.stream, sample.stage != "rtmp" else { return false }
-            if stage == nil { stage = sample.stage }
+            if stage != sample.stage, rank(of: sample.stage) > stage.map(rank(of:)) ?? -2 {
+                stage = sample.stage
+                streams = [:]
+            }
             guard sample.stage == stage else { return false }
             streams[stream] = sample.figures
             return true
@@ -47,6 +53,9 @@ struct StatsStatusLine {
             return false
         }
     }
+
+    /// Where a stats stage sits: later is outermost (-1 when not known).
+    private func rank(of stage: String) -> Int { statsStages.firstIndex(of: stage) ?? -1 }
 
     /// Keeps the command figures among `figures`; true when the line should be redrawn.
     private mutating func note(_ figures: [String: Double]) -> Bool {
@@ -62,13 +71,16 @@ struct StatsStatusLine {
         return noted && stage != nil
     }
 
-    var text: String? {
-        guard stage != nil else { return nil }
+    /// The line's parts, most important first.
+    var parts: [String] {
+        guard let stage else { return [] }
         var parts: [String] = []
         if let state { parts.append(state.rawValue) }
-        if let position = streams.values.compactMap({ $0[StatsFigure.position] }).max() {
+        // Stream time, not the PTS: after an encoder the PTS carries its 1000-hour offset.
+        if let position = streams.values.compactMap({ $0[StatsFigure.streamTime] ?? $0[StatsFigure.position] }).max() {
             parts.append(String(format: "%.1f s", position))
         }
+        parts += commands.compactMap { $0.status(commandFigures) }
         for (stream, figures) in streams.sorted(by: { $0.key < $1.key }) {
             var part = "\(stream)"
             if let bitrate = figures[StatsFigure.bitrate] { part += String(format: " %.0f kbit/s", bitrate) }
@@ -76,8 +88,22 @@ struct StatsStatusLine {
             if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
-        parts += commands.compactMap { $0.status(commandFigures) }
         if let latency, !playoutMoved { parts.append(String(format: "latency %.1f s", latency)) }
-        return parts.joined(separator: "  ")
+        if statsStages.count > 1 { parts.append("(\(stage))") }
+        return parts
+    }
+
+    var text: String? {
+        let parts = parts
+        return parts.isEmpty ? nil : parts.joined(separator: "  ")
+    }
+
+    /// `parts` joined to fit `width` columns: the least important (last) parts go first;
+    /// what is left of one part too long for the line is cut.
+    static func fit(_ parts: [String], width: Int, separator: String = "  ") -> String {
+        var kept = parts
+        while kept.count > 1, kept.joined(separator: separator).count > width { kept.removeLast() }
+        let line = kept.joined(separator: separator)
+        return line.count > width ? String(line.prefix(max(0, width))) : line
     }
 }

@@ -105,6 +105,8 @@ public enum StatsFigure {
     public static let sentBytes = "sent_bytes"
     public static let bitrate = "bitrate_kbps"
     public static let position = "position_s"
+    /// The same PTS as GStreamer's stream time: what a player shows (no encoder's 1000-hour offset).
+    public static let streamTime = "stream_time_s"
     public static let rms = "rms_dbfs"
     /// An HLS source's figures: download throughput, the last segment's fetch time,
     /// media fetched ahead of what left the source, and wall clock minus the

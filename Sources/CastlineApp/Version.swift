@@ -1,0 +1,4 @@
+/// castline's version, as `castline --version` prints it.
+public enum CastlineVersion {
+    public static let current = "0.8.0"
+}

@@ -1,0 +1,69 @@
+import CastlineKit
+import Foundation
+import StagePlugins
+import Testing
+@testable import CastlineApp
+
+@Suite("the status line: what it shows, and that it fits")
+struct StatusLineTests {
+    static func stats(_ stage: String, _ stream: StreamKind?, _ figures: [String: Double]) -> RunEvent {
+        RunEvent(pipeline: "p", kind: .stats(StatsSample(stage: stage, stream: stream, figures: figures)))
+    }
+
+    @Test("the position is the stream time, not an encoder's 1000-hour PTS")
+    func streamTimeNotPTS() {
+        var line = StatsStatusLine(commands: [], playoutMoved: false)
+        _ = line.update(Self.stats("stats0", .video, [StatsFigure.position: 3_600_002, StatsFigure.streamTime: 2.0]))
+        #expect(line.text == "2.0 s  video")
+    }
+
+    @Test("with two stats stages the outermost speaks, and the line says which")
+    func outermostStage() {
+        var line = StatsStatusLine(commands: [], playoutMoved: false, statsStages: ["raw", "encoded"])
+        _ = line.update(Self.stats("raw", .video, [StatsFigure.bitrate: 331_776]))
+        #expect(line.text == "video 331776 kbit/s  (raw)")
+        _ = line.update(Self.stats("encoded", .video, [StatsFigure.bitrate: 2_480]))
+        _ = line.update(Self.stats("raw", .video, [StatsFigure.bitrate: 331_776]))
+        #expect(line.text == "video 2480 kbit/s  (encoded)")
+    }
+
+    @Test("a stage command's figures read in its own words; a delay hides the source's latency")
+    func commandFigures() {
+        var line = StatsStatusLine(commands: ComponentRegistry.builtin.commands, playoutMoved: true)
+        _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 128]))
+        _ = line.update(Self.stats("delay0", nil, ["delay_s": 12, "available_delay_s": 25]))
+        _ = line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900, StatsFigure.latency: 8]))
+        #expect(line.text == "delay 12.0 s / 25.0 s available  audio 128 kbit/s")
+    }
+
+    @Test("fitted to 80 columns: the least important parts go first, never a wrapped line")
+    func fitsTheWidth() {
+        let parts = ["playing", "1234.5 s", "delay 12.0 s / 25.0 s available", "audio 128 kbit/s -14 dBFS",
+                     "video 2480 kbit/s 30 fps", "latency 8.1 s"]
+        let fitted = StatsStatusLine.fit(parts, width: 80)
+        #expect(fitted.count <= 80)
+        #expect(fitted == "playing  1234.5 s  delay 12.0 s / 25.0 s available  audio 128 kbit/s -14 dBFS")
+        #expect(StatsStatusLine.fit(["a very long single part"], width: 6) == "a very")
+    }
+}
+
+@Suite("stage commands as people and the API write them")
+struct StageCommandTextTests {
+    @Test("ctl values: steps, a delay in its unit or bare seconds, a gain in dB")
+    func adjustments() throws {
+        let (delay, twelve) = try ControlCall.adjustment("delay", "12s")
+        #expect(delay.name == "delay" && twelve == .set(12))
+        #expect(try ControlCall.adjustment("delay", "2").1 == .set(2))
+        #expect(try ControlCall.adjustment("delay", "-3").1 == .step(-3))
+        #expect(try ControlCall.adjustment("gain", "-6dB").1 == .set(-6))
+        #expect(throws: SettingsError.self) { try ControlCall.adjustment("gain", "-99dB") }
+        #expect(throws: SettingsError.self) { try ControlCall.adjustment("loudness", "+1") }
+    }
+
+    @Test("the keys listen --help lists come from the stages")
+    func keyHelp() {
+        let help = PipelineFiles.keyHelp
+        #expect(help.hasPrefix("space pauses and resumes, q quits"))
+        #expect(help.contains("delay steps: [ (+10)") && help.contains("gain steps: 0 (+1), 9 (-1)"), "\(help)")
+    }
+}
