@@ -8,7 +8,7 @@ APT_PACKAGES := pkg-config libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev 
 	gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-x gstreamer1.0-tools \
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
-	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 python3 time
+	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 python3 time tmux
 
 .PHONY: deps build demo test bench fuzz clean
 

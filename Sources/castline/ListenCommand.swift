@@ -45,7 +45,7 @@ struct ListenCommand: AsyncParsableCommand {
         var made = ListenShortcut(url: url)
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
-        (made.name, made.stats) = (name, stats.settings)
+        (made.name, made.stats, made.statusLine) = (name, stats.settings, Terminal.stderrIsTerminal)
         return made
     }
 

@@ -14,6 +14,8 @@ public struct ListenShortcut: Sendable {
     public var maxDelay: String?
     public var name = "listen"
     public var stats = StatsSettings()
+    /// A status line on a terminal: a stats stage for it even when no stats output is asked for.
+    public var statusLine = false
 
     public init(url: String) {
         self.url = url
@@ -39,9 +41,15 @@ public struct ListenShortcut: Sendable {
         return [
             "version": 1, "name": name,
             "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
-            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + stats.stages,
+            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages,
             "sinks": sinks,
         ]
+    }
+
+    /// The stats stage the stats outputs, or the status line, need.
+    private var statsStages: [[String: Any]] {
+        let asked = stats.stages
+        return asked.isEmpty && statusLine ? [["stats": ["every": "1s"]]] : asked
     }
 
     /// The delay stage, when --delay or --max-delay asks for one.

@@ -20,6 +20,8 @@ struct StatsStatusLine {
     private var commandFigures: [String: Double] = [:]
     /// An HLS source's wall clock minus the programme time of what leaves it (EXT-X-PROGRAM-DATE-TIME).
     private var latency: Double?
+    /// Times the run went `reconnecting` (as the summary counts them).
+    private var reconnects = 0
 
     init(commands: [StageCommand], playoutMoved: Bool, statsStages: [String] = []) {
         self.commands = commands
@@ -31,6 +33,7 @@ struct StatsStatusLine {
         switch event.kind {
         case .stateChanged(_, let to):
             state = to
+            if to == .reconnecting { reconnects += 1 }
             return stage != nil
         case .stats(let sample) where sample.stream == nil && sample.figures[StatsFigure.downloadBitrate] != nil:
             latency = sample.figures[StatsFigure.latency]
@@ -88,6 +91,7 @@ struct StatsStatusLine {
             if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
+        if reconnects > 0 { parts.append("reconnects \(reconnects)") }
         if let latency, !playoutMoved { parts.append(String(format: "latency %.1f s", latency)) }
         if statsStages.count > 1 { parts.append("(\(stage))") }
         return parts

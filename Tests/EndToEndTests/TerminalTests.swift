@@ -1,0 +1,99 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// `castline listen` in a real terminal (tmux, 80 columns): the status line is there,
+/// fits, and the keys do what the line then says.
+@Suite("listen in a terminal: status line and keys", .serialized, .timeLimit(.minutes(3)))
+struct TerminalTests {
+    /// A detached tmux session of 80x24 running `command`; the pane stays after it exits.
+    final class Pane: Sendable {
+        let name = "castline-\(UUID().uuidString.prefix(8))"
+
+        init(_ command: [String]) async throws {
+            let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+            try await tmux(["new-session", "-d", "-s", name, "-x", "80", "-y", "24", "sh", "-c", quoted + "; sleep 60"])
+        }
+
+        func keys(_ keys: String) async throws { try await tmux(["send-keys", "-t", name, "-l", keys]) }
+
+        /// The pane's text, wrapped lines joined: a line over 80 columns shows as one.
+        func text() async throws -> String { try await tmux(["capture-pane", "-p", "-J", "-t", name]) }
+
+        /// Waits until the pane shows `wanted` (polled: tmux has no event for it).
+        func waitFor(_ wanted: String, timeout: Duration = .seconds(30)) async throws -> String {
+            try await waitUntil("\"\(wanted)\"", timeout: timeout) { $0.contains(wanted) }
+        }
+
+        func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ done: (String) -> Bool) async throws -> String {
+            let deadline = ContinuousClock.now + timeout
+            var last = ""
+            while ContinuousClock.now < deadline {
+                last = try await text()
+                if done(last) { return last }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            Issue.record("the pane never showed \(what):\n\(last)")
+            return last
+        }
+
+        func close() async { _ = try? await tmux(["kill-session", "-t", name]) }
+
+        @discardableResult
+        private func tmux(_ arguments: [String]) async throws -> String {
+            let result = try await ChildProcess.run("/usr/bin/tmux", arguments, timeout: .seconds(10))
+            guard result.status == 0 else { throw ProbeError(message: "tmux \(arguments.first ?? ""): \(result.stderr)") }
+            return result.stdout
+        }
+    }
+
+    static func vod(seconds: Int) async throws -> (Scratch, HTTPFolder) {
+        let scratch = try Scratch()
+        try await HLSFixtures.vod("long", in: scratch.path, seconds: Double(seconds), video: false)
+        return (scratch, try await HTTPFolder(scratch.path))
+    }
+
+    @Test("a status line on 80 columns with the delay and the audio; + and - move the delay; q quits")
+    func statusLineAndKeys() async throws {
+        let (scratch, server) = try await Self.vod(seconds: 40)
+        defer { withExtendedLifetime(scratch) { Task { await server.stop() } } }
+        let pane = try await Pane([Castline.executable, "listen", server.url("long.m3u8"), "--output", "null",
+                                   "--delay", "1s", "--max-delay", "1m"])
+        defer { Task { await pane.close() } }
+        // The status line, not the delay-changed line before it.
+        var shown = try await pane.waitFor("playing  ")
+        #expect(shown.contains("audio") && shown.contains("kbit/s"), "\(shown)")
+        for line in shown.split(separator: "\n") { #expect(line.count <= 80, "a line over 80 columns: \(line)") }
+        // Some history first, so a move back has something to play.
+        _ = try await pane.waitUntil("3 s available", timeout: .seconds(20)) { text in
+            let held = text.split(separator: "\n").filter { $0.hasPrefix("playing  ") }.compactMap { line in
+                line.range(of: #"/ [0-9.]+ s available"#, options: .regularExpression)
+                    .flatMap { Double(line[$0].dropFirst(2).prefix { $0 != " " }) }
+            }
+            return (held.last ?? 0) >= 3
+        }
+        try await pane.keys("+")
+        shown = try await pane.waitFor("delay 2.0 s /")
+        try await pane.keys("-")
+        shown = try await pane.waitFor("delay 1.0 s /")
+        try await pane.keys("q")
+        shown = try await pane.waitFor("stopped")
+        for line in shown.split(separator: "\n") { #expect(line.count <= 80, "a line over 80 columns: \(line)") }
+    }
+
+    @Test("+ without a delay stage says once what to add")
+    func keyWithoutItsStage() async throws {
+        let (scratch, server) = try await Self.vod(seconds: 20)
+        defer { withExtendedLifetime(scratch) { Task { await server.stop() } } }
+        let pane = try await Pane([Castline.executable, "listen", server.url("long.m3u8"), "--output", "null"])
+        defer { Task { await pane.close() } }
+        _ = try await pane.waitFor("playing")
+        try await pane.keys("+")
+        try await pane.keys("+")
+        let shown = try await pane.waitFor("no stage here takes it")
+        #expect(shown.components(separatedBy: "no stage here takes it").count == 2, "said once:\n\(shown)")
+        #expect(shown.contains("listen --delay"), "\(shown)")
+        try await pane.keys("q")
+        _ = try await pane.waitFor("stopped")
+    }
+}
