@@ -72,9 +72,10 @@ public struct PipelineLoader: Sendable {
             return xKey < yKey
         }.map(\.element)
         let all = overrideErrors + fileErrors
-        guard all.isEmpty, let spec else {
+        guard all.isEmpty, var spec else {
             throw ConfigErrors(all.isEmpty ? [ConfigError(file: file, message: "invalid pipeline (check the file)")] : all)
         }
+        spec.positions = SourcePositions(tree)
         return spec
     }
 

@@ -29,6 +29,8 @@ public struct PipelineSpec: Sendable, Hashable {
     public var source: ComponentSpec
     public var stages: [ComponentSpec]
     public var sinks: [ComponentSpec]
+    /// Where each key sat in the file, for errors found later.
+    public var positions = SourcePositions.none
 
     public init(version: Int = 1, name: String, source: ComponentSpec, stages: [ComponentSpec] = [],
                 sinks: [ComponentSpec]) {

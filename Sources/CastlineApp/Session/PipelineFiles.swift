@@ -64,7 +64,7 @@ public enum PipelineFiles {
         do {
             return .success(try registry.plan(spec))
         } catch {
-            return .failure(LoadFailure(lines: ["\(origin): \(SecretMasker(secrets: spec.allSecrets).mask("\(error)"))"]))
+            return .failure(LoadFailure(lines: [SecretMasker(secrets: spec.allSecrets).mask(spec.errorLine(error, origin: origin))]))
         }
     }
 

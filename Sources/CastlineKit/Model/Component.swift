@@ -95,6 +95,17 @@ public struct BuildError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension PipelineSpec {
+    /// The line for an error in building this spec: `FILE:LINE:COL: key.path: message` when it is
+    /// about one of the file's keys (a cross-field check a component makes), else `ORIGIN: message`.
+    public func errorLine(_ error: any Error, origin: String) -> String {
+        if let error = error as? BuildError, let keyPath = error.keyPath, let place = positions.location(of: keyPath) {
+            return "\(place): \(error)"
+        }
+        return "\(origin): \(error)"
+    }
+}
+
 /// A source that can start further back in its stream when a stage wants history
 /// before it plays (HLS, within the playlist's live window).
 public protocol HistoryStartingSource: AnyObject {

@@ -206,7 +206,7 @@ public actor PipelineRunner {
         do {
             plan = try registry.plan(newSpec, channel: channel)
         } catch {
-            let line = masker.mask("\(origin): \(error)")
+            let line = masker.mask(newSpec.errorLine(error, origin: origin))
             refuseReload(origin: origin, errors: [line])
             throw SwapRefused(lines: [line])
         }
