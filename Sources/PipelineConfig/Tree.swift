@@ -68,9 +68,20 @@ enum TreeBuilder {
         }
         guard let node else { return (nil, []) }
         var errors: [ConfigError] = []
-        let tree = build(node, file: file, errors: &errors)
+        var budget = maxValues
+        let tree = build(node, file: file, errors: &errors, budget: &budget)
+        guard budget >= 0 else {
+            return (nil, [ConfigError(file: file, message: """
+                the file expands to more than \(maxValues) values through its aliases (an alias bomb?); \
+                write the repeated part out, or use fewer aliases
+                """)])
+        }
         return (tree, errors)
     }
+
+    /// The most values a pipeline file may expand to. A real one has a few hundred; aliases that
+    /// repeat aliases (nine levels of nine) would otherwise expand to hundreds of millions.
+    static let maxValues = 100_000
 
     /// A `--set` value: `[`, `{`, `"` or `'` start YAML flow text; anything else is taken as a plain scalar.
     static func overrideValue(_ text: String) -> Tree {
@@ -78,7 +89,8 @@ enum TreeBuilder {
         if let first = trimmed.first, "[{\"'".contains(first),
            let node = try? Yams.compose(yaml: trimmed) {
             var errors: [ConfigError] = []
-            if let tree = build(node, file: "--set", errors: &errors), errors.isEmpty {
+            var budget = maxValues
+            if let tree = build(node, file: "--set", errors: &errors, budget: &budget), errors.isEmpty, budget >= 0 {
                 return tree
             }
         }
@@ -91,13 +103,21 @@ enum TreeBuilder {
         return Position(file: file, line: mark.line, column: mark.column)
     }
 
-    private static func build(_ node: Node, file: String, errors: inout [ConfigError]) -> Tree? {
+    /// `budget` counts down the values built; once below zero, building stops (see `maxValues`).
+    private static func build(_ node: Node, file: String, errors: inout [ConfigError], budget: inout Int) -> Tree? {
+        budget -= 1
+        guard budget >= 0 else { return nil }
         switch node {
         case .scalar(let s):
             let quoted = s.style != .plain || s.tag.rawValue == Tag.Name.str.rawValue
             return .scalar(s.string, quoted: quoted, position(s.mark, file: file))
         case .sequence(let seq):
-            return .list(seq.compactMap { build($0, file: file, errors: &errors) }, position(seq.mark, file: file))
+            var items: [Tree] = []
+            for item in seq {
+                guard budget >= 0 else { return nil }
+                if let tree = build(item, file: file, errors: &errors, budget: &budget) { items.append(tree) }
+            }
+            return .list(items, position(seq.mark, file: file))
         case .mapping(let map):
             var entries: [Tree.Entry] = []
             for (key, value) in map {
@@ -108,7 +128,8 @@ enum TreeBuilder {
                         message: "a key must be a plain word, not a \(key.isMapping ? "map" : "list") (use e.g. name:)"))
                     continue
                 }
-                guard let v = build(value, file: file, errors: &errors) else { continue }
+                guard budget >= 0 else { return nil }
+                guard let v = build(value, file: file, errors: &errors, budget: &budget) else { continue }
                 entries.append(Tree.Entry(key: k.string, keyPosition: keyPosition, value: v))
             }
             return .map(entries, position(map.mark, file: file))
