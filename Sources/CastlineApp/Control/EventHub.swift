@@ -72,15 +72,15 @@ struct LatestFigures: Sendable {
         var sample: StatsSample
     }
 
-    /// The figures stage commands declare, whoever reports them.
-    let commandFigureNames: Set<String>
+    /// The commands the stages may take: the figures they move are kept.
+    let commands: [StageCommand]
     /// Samples by stage and stream, in the order they first came.
     private(set) var entries: [Entry] = []
     /// The latest value of each command figure.
     private(set) var commandFigures: [String: Double] = [:]
 
     init(commands: [StageCommand]) {
-        commandFigureNames = Set(commands.flatMap(\.figures))
+        self.commands = commands
     }
 
     mutating func add(_ event: RunEvent) {
@@ -91,9 +91,9 @@ struct LatestFigures: Sendable {
             } else {
                 entries.append(Entry(time: event.time, sample: sample))
             }
-            note(sample.figures)
+            commandFigures.merge(commands.moved(in: sample.figures)) { $1 }
         case .stage(let stageEvent):
-            note(stageEvent.figures)
+            commandFigures.merge(commands.moved(in: stageEvent.figures)) { $1 }
         case .reloaded:
             // Stages may have gone or been renamed: only figures from the new pipeline count.
             entries.removeAll()
@@ -102,14 +102,10 @@ struct LatestFigures: Sendable {
         }
     }
 
-    private mutating func note(_ figures: [String: Double]) {
-        for (name, value) in figures where commandFigureNames.contains(name) { commandFigures[name] = value }
-    }
-
     /// The media position: the furthest stream of the first stats stage that
     /// reported streams (as the status line shows it).
     var position: Double? {
         guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else { return nil }
-        return entries.filter { $0.sample.stage == stage }.compactMap { $0.sample.figures[StatsFigure.position] }.max()
+        return entries.filter { $0.sample.stage == stage }.compactMap(\.sample.playPosition).max()
     }
 }

@@ -15,7 +15,7 @@ struct StatsStatusLine {
     let statsStages: [String]
     private var state: RunState?
     private var stage: String?
-    private var streams: [StreamKind: [String: Double]] = [:]
+    private var streams: [StreamKind: StatsSample] = [:]
     /// The latest figures stage commands move (`delay_s`, `gain_db`).
     private var commandFigures: [String: Double] = [:]
     /// An HLS source's wall clock minus the programme time of what leaves it (EXT-X-PROGRAM-DATE-TIME).
@@ -50,7 +50,7 @@ struct StatsStatusLine {
                 streams = [:]
             }
             guard sample.stage == stage else { return false }
-            streams[stream] = sample.figures
+            streams[stream] = sample
             return true
         default:
             return false
@@ -62,16 +62,9 @@ struct StatsStatusLine {
 
     /// Keeps the command figures among `figures`; true when the line should be redrawn.
     private mutating func note(_ figures: [String: Double]) -> Bool {
-        var noted = false
-        for command in commands {
-            for name in command.figures {
-                if let value = figures[name] {
-                    commandFigures[name] = value
-                    noted = true
-                }
-            }
-        }
-        return noted && stage != nil
+        let moved = commands.moved(in: figures)
+        commandFigures.merge(moved) { $1 }
+        return !moved.isEmpty && stage != nil
     }
 
     /// The line's parts, most important first.
@@ -79,12 +72,12 @@ struct StatsStatusLine {
         guard let stage else { return [] }
         var parts: [String] = []
         if let state { parts.append(state.rawValue) }
-        // Stream time, not the PTS: after an encoder the PTS carries its 1000-hour offset.
-        if let position = streams.values.compactMap({ $0[StatsFigure.streamTime] ?? $0[StatsFigure.position] }).max() {
+        if let position = streams.values.compactMap(\.playPosition).max() {
             parts.append(String(format: "%.1f s", position))
         }
         parts += commands.compactMap { $0.status(commandFigures) }
-        for (stream, figures) in streams.sorted(by: { $0.key < $1.key }) {
+        for (stream, sample) in streams.sorted(by: { $0.key < $1.key }) {
+            let figures = sample.figures
             var part = "\(stream)"
             if let bitrate = figures[StatsFigure.bitrate] { part += String(format: " %.0f kbit/s", bitrate) }
             if let level = figures[StatsFigure.rms] { part += String(format: " %.0f dBFS", level) }

@@ -7,11 +7,14 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
     public let sources: [any SourceComponent.Type]
     public let stages: [any Stage.Type]
     public let sinks: [any SinkComponent.Type]
+    /// Every command a registered stage takes (see `StageCommand`).
+    public let commands: [StageCommand]
 
     public init(stages: [any Stage.Type]) {
         sources = [TestSource.self, FileSource.self, URISource.self, HLSSource.self]
         sinks = [NullSink.self, FileSink.self, AudioSink.self, RTMPSink.self]
         self.stages = stages
+        commands = stages.compactMap { $0 as? any ControllableStage.Type }.flatMap { $0.commands }
     }
 
     public func descriptions(for role: ComponentRole) -> [any ComponentDescription.Type] {

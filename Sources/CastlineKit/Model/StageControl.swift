@@ -89,9 +89,10 @@ public struct StageEvent: Sendable {
     }
 }
 
-extension ComponentRegistry {
-    /// Every command a registered stage takes.
-    public var commands: [StageCommand] {
-        stages.compactMap { $0 as? any ControllableStage.Type }.flatMap { $0.commands }
+extension Sequence<StageCommand> {
+    /// The figures among `figures` that these commands move (`delay_s`, `gain_db`).
+    public func moved(in figures: [String: Double]) -> [String: Double] {
+        let names = Set(flatMap(\.figures))
+        return figures.filter { names.contains($0.key) }
     }
 }

@@ -12,6 +12,10 @@ public struct StatsSample: Sendable, Equatable {
         self.stream = stream
         self.figures = figures
     }
+
+    /// Where the stream is, as a player shows it: its stream time (after an encoder the PTS in
+    /// `position_s` carries a 1000-hour offset), else the PTS.
+    public var playPosition: Double? { figures[StatsFigure.streamTime] ?? figures[StatsFigure.position] }
 }
 
 /// A change a stats stage noticed on a stream.
