@@ -95,9 +95,9 @@ public enum TransportStreamHead {
         return (b[0] >> 1 & 0x07) << 30 | b[1] << 22 | (b[2] >> 1) << 15 | b[3] << 7 | b[4] >> 1
     }
 
-    private static let packetSize = 188
+    static let packetSize = 188
 
-    private struct PacketHeader {
+    struct PacketHeader {
         let pid: Int
         let startsSection: Bool
         let payloadStart: Int
@@ -118,7 +118,7 @@ public enum TransportStreamHead {
 
     /// The PSI section a packet starts (after its pointer field), up to its CRC;
     /// nil if it runs on into the next packet (not seen in HLS segments).
-    private static func section(in packet: ArraySlice<UInt8>, payloadAt start: Int) -> ArraySlice<UInt8>? {
+    static func section(in packet: ArraySlice<UInt8>, payloadAt start: Int) -> ArraySlice<UInt8>? {
         let sectionStart = start + 1 + Int(packet[start])
         guard sectionStart + 3 <= packet.endIndex else { return nil }
         let length = Int(packet[sectionStart + 1] & 0x0F) << 8 | Int(packet[sectionStart + 2])
@@ -128,7 +128,7 @@ public enum TransportStreamHead {
     }
 
     /// The PAT's first program's map PID.
-    private static func programMapPID(_ section: ArraySlice<UInt8>) -> Int? {
+    static func programMapPID(_ section: ArraySlice<UInt8>) -> Int? {
         guard section.first == 0x00 else { return nil }
         var entry = section.startIndex + 8
         while entry + 4 <= section.endIndex {
@@ -160,7 +160,7 @@ public enum TransportStreamHead {
 
     /// An elementary stream's kind and codec by its PMT stream type (ISO 13818-1
     /// table 2-34, and the registered private types HLS uses); nil for data.
-    private static func stream(type: UInt8, descriptors: ArraySlice<UInt8>) -> (MediaKind, String?)? {
+    static func stream(type: UInt8, descriptors: ArraySlice<UInt8>) -> (MediaKind, String?)? {
         switch type {
         case 0x0F, 0x11: return (.audio, "aac")
         case 0x03, 0x04: return (.audio, "mp3")

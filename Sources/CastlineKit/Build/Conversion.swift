@@ -68,12 +68,23 @@ enum Conversion {
         .opus: "opusparse", .vorbis: "vorbisparse", .flac: "flacparse",
     ]
 
+    /// AAC is decoded by faad (libfaad2) where it is installed: avdec_aac loads gst-libav,
+    /// libavcodec and about 170 libraries, 56 ms of CPU at start (more than a whole
+    /// `gst-launch-1.0` with faad), for the same PCM.
+    static let aacDecoder: String = Gst.hasElement("faad") ? "faad" : "avdec_aac"
+
+    /// Autoplugging (decodebin3, uridecodebin3) picks the same AAC decoder; once per process.
+    static let decodersRanked: Void = {
+        guard aacDecoder == "faad", let libav = Gst.rank(ofElement: "avdec_aac") else { return }
+        Gst.setRank(ofElement: "faad", to: libav + 1)
+    }()
+
     static let decoderFactories: [Codec: [String]] = [
         .h264: ["h264parse", "avdec_h264"],
         .h265: ["h265parse", "avdec_h265"],
         .vp8: ["vp8dec"],
         .vp9: ["vp9dec"],
-        .aac: ["aacparse", "avdec_aac"],
+        .aac: ["aacparse", aacDecoder],
         .opus: ["opusparse", "opusdec"],
         .mp3: ["mpegaudioparse", "mpg123audiodec"],
         .vorbis: ["vorbisparse", "vorbisdec"],

@@ -34,10 +34,15 @@ final class HLSFeed: SegmentConsumer {
         var pendingEdge: [StreamKind: HistoryHandshake.LiveEdge] = [:]
     }
     private let flow = Mutex(Flow())
+    /// MPEG-TS carrying streams nobody wants (video, listening audio-only) loses them here.
+    private let filter: Mutex<TransportStreamFilter?>
 
     init(track: HLSTrack, variants: [MultivariantPlaylist.Variant], variant: URL?, appsrc: AppSrc, stats: HLSStats,
-         streamStarted: OnceFlag, context: ComponentContext) {
+         streamStarted: OnceFlag, wanted: Set<StreamKind>, context: ComponentContext) {
         self.track = track
+        let carried = Set(track.streams.keys)
+        filter = Mutex(track.container == .transportStream && !carried.isSubset(of: wanted)
+            ? TransportStreamFilter(keeping: Set(wanted.map { $0 == .audio ? MediaKind.audio : .video })) : nil)
         self.variants = variants
         self.appsrc = appsrc
         self.stats = stats
@@ -100,6 +105,8 @@ final class HLSFeed: SegmentConsumer {
         // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
         await demand.wait()
         guard !stopped.isTripped else { return }
+        let bytes = filter.withLock { $0?.filter(bytes) } ?? bytes
+        guard !bytes.isEmpty else { return }
         let pts = flow.withLock { flow -> UInt64? in
             guard let stamp = flow.stamp, track.container == .transportStream else { return nil }
             flow.stamp = nil

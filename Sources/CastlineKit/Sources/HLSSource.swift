@@ -54,9 +54,6 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     /// Fetches the playlists, chooses what to play, where to start, and its first
     /// segment (whose head says which streams there are).
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
-        // HLS audio is AAC nearly always: its decoder's plugin (gst-libav: libavcodec and
-        // about 170 libraries, 70-110 ms) loads while the playlist and first segment come.
-        if wanted.contains(.audio) { Task.detached(priority: .userInitiated) { _ = try? ElementCatalog.make("avdec_aac") } }
         start = try await HLSStart.prepare(
             url: playlistURL, rendition: rendition, wantVideo: wanted.contains(.video), historyWanted: historyWanted,
             waitForLive: waitForLive, endAfter: endAfter, keyPath: keyPath, events: context.events)
@@ -111,7 +108,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             try bin.add(appsrc.element)
             if index == 0 { stats.timed(by: appsrc.element) }
             let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
-                               appsrc: appsrc, stats: stats, streamStarted: streamStarted, context: context)
+                               appsrc: appsrc, stats: stats, streamStarted: streamStarted,
+                               wanted: Set(streams.keys), context: context)
             // The reader starts when appsrc first asks for data: the pipeline is starting.
             appsrc.onNeedData { [weak feed] _ in feed?.needData() }
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
