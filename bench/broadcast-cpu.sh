@@ -22,7 +22,7 @@
 # reads h264 1280x720 from it.
 #
 # Environment:
-#   CASTLINE   castline binary (default .build/debug/castline, what `make bench` builds)
+#   CASTLINE   castline binary (default .build/release/castline, what `make bench` builds)
 #   DURATION   seconds per publisher (default 20)
 #   ROUNDS     rounds of the three publishers (default 2)
 #   castline-plain  castline run with the picture gst-launch can draw: the caption

@@ -26,8 +26,7 @@
 # (non-zero only if it cannot run).
 #
 # Environment:
-#   CASTLINE    castline binary (default .build/debug/castline; .build/release/castline
-#               for the figures that matter)
+#   CASTLINE    castline binary (default .build/release/castline, what `make bench` builds)
 #   ROUNDS      rounds (default 2; medians are reported)
 #   BENCH_CACHE where the 1 h media and its byte counts are kept (default /tmp/castline-bench-cache)
 #   BENCH_OUT   directory for logs and results.tsv (default: a new temp dir, kept)

@@ -14,7 +14,7 @@
 # in hlsdemux2's failure path) in about one outage in 5-20, and the Python peer
 # still does. Target (issue): castline survives 50 of 50. It reports, it does not assert.
 #
-# Environment: CASTLINE (default .build/debug/castline), CYCLES (default 50),
+# Environment: CASTLINE (default .build/release/castline, what `make bench` builds), CYCLES (default 50),
 # BENCH_OUT (logs; default a new temp dir).
 set -euo pipefail
 

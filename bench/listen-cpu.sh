@@ -31,8 +31,7 @@
 # report, they do not assert: exit 0 either way (non-zero only if it cannot run).
 #
 # Environment:
-#   CASTLINE   castline binary (default .build/debug/castline, what `make bench` builds;
-#              .build/release/castline for the figures that matter)
+#   CASTLINE   castline binary (default .build/release/castline, what `make bench` builds)
 #   DURATION   seconds of stream (default 20)
 #   SHORT      seconds of the short runs (default 4)
 #   ROUNDS     rounds (default 2)

@@ -12,7 +12,7 @@
 # Target (issue): 50 listeners on this 2-core machine, each within 50 ms of real time.
 # Reports, does not assert.
 #
-# Environment: CASTLINE (default .build/debug/castline), LISTENERS (default 50),
+# Environment: CASTLINE (default .build/release/castline, what `make bench` builds), LISTENERS (default 50),
 # DURATION (default 40), WARMUP (default 10), BENCH_OUT (default a new temp dir).
 set -euo pipefail
 

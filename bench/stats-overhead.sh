@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-20}
 ROUNDS=${2:-3}
-BIN=${CASTLINE_BIN:-.build/debug/castline}
+BIN=${CASTLINE_BIN:-${CASTLINE:-.build/release/castline}}
 BUDGET_PERCENT=${BUDGET_PERCENT:-2}
 [ -x "$BIN" ] || { echo "build castline first (swift build), or set CASTLINE_BIN" >&2; exit 2; }
 work=$(mktemp -d)

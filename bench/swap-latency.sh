@@ -22,8 +22,7 @@
 # Benchmarks report; exit 0 either way (non-zero only if it cannot run).
 #
 # Environment:
-#   CASTLINE   castline binary (default .build/debug/castline; .build/release/castline
-#              for the figures that matter)
+#   CASTLINE   castline binary (default .build/release/castline, what `make bench` builds)
 #   SWAPS      swaps (default 20)
 #   PEER_RUNS  gst-launch restarts (default 5)
 #   BENCH_OUT  directory for logs (default: a new temp dir, kept)

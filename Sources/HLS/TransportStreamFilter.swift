@@ -7,13 +7,15 @@ import Foundation
 /// otherwise reassemble and parse every one of its frames only to drop them.
 ///
 /// The bytes stream through in chunks of any size; a packet split between two
-/// chunks is kept until it is whole. Bytes that are not on a packet boundary
-/// (a sync byte lost) are passed over until the next sync byte, as a demuxer would.
+/// chunks is kept until it is whole. Bytes off the packet grid (a sync byte lost)
+/// are passed over until two sync bytes stand a packet apart, as a demuxer would.
 public struct TransportStreamFilter: Sendable {
     private let keep: Set<MediaKind>
     private var mapPID: Int?
     private var dropped: Set<Int> = []
     private var partial: [UInt8] = []
+    /// The sync byte was lost: a packet is taken again where two sync bytes stand a packet apart.
+    private var lost = false
 
     /// `keep`: the kinds of stream to let through; data streams (ID3, SCTE-35) always pass.
     public init(keeping keep: Set<MediaKind>) {
@@ -30,8 +32,17 @@ public struct TransportStreamFilter: Sendable {
         var offset = 0
         while offset + size <= bytes.count {
             guard bytes[offset] == 0x47 else {
+                lost = true
                 offset += 1
                 continue
+            }
+            if lost {
+                guard offset + size < bytes.count else { break }  // the next sync byte has not come yet
+                guard bytes[offset + size] == 0x47 else {
+                    offset += 1
+                    continue
+                }
+                lost = false
             }
             var packet = bytes[offset..<offset + size]
             offset += size
