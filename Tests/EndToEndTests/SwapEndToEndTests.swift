@@ -38,7 +38,8 @@ struct SwapEndToEndTests {
             ])
             #expect(made.status == 0, "\(made.stderr)")
             let pipeline = try scratch.write("live.yaml", Self.broadcast(source: "{ test: {} }", endpoints: endpoints))
-            let process = try Castline.start(["run", pipeline, "--watch"], environment: ["CASTLINE_TEST_KEY": Self.key])
+            let process = try Castline.start(["run", pipeline, "--watch"],
+                                             environment: Castline.strict.merging(["CASTLINE_TEST_KEY": Self.key]) { $1 })
             let hls = endpoints.published(key: Self.key)
             #expect(await hls.waitForSegments(2, timeout: .seconds(20)), "\(process.standardError)")
             // A typo first: refused, and the broadcast goes on.
@@ -51,6 +52,7 @@ struct SwapEndToEndTests {
             let status = await Castline.interrupt(process)
             #expect(status == 0, "\(process.standardError)")
             #expect(!process.standardError.contains(Self.key))
+            #expect(Castline.glibWarnings(in: process.standardError).isEmpty, "\(process.standardError)")
 
             let playlist = try String(contentsOfFile: hls.directory + "/" + Self.key + ".m3u8", encoding: .utf8)
             // nginx-rtmp marks the first fragment of a publish; any other mark is a break in the stream.

@@ -55,6 +55,15 @@ enum Castline {
         return status
     }
 
+    /// What a run of castline under `strict` printed as a GLib or GStreamer WARNING or
+    /// CRITICAL (`(castline:PID): GStreamer-WARNING **: ...`): none belongs in a normal run.
+    static func glibWarnings(in stderr: String) -> [Substring] {
+        stderr.split(separator: "\n").filter { $0.contains("-WARNING **") || $0.contains("-CRITICAL **") }
+    }
+
+    /// The environment that turns a GLib CRITICAL into an abort (which a test sees as a crash).
+    static let strict = ["G_DEBUG": "fatal-criticals"]
+
     static func example(_ name: String) -> String {
         repositoryRoot + "/pipelines/" + name
     }

@@ -92,7 +92,10 @@ public final class RTMPSink: SinkComponent {
 
     static func trust(_ options: OptionValues, secure: Bool, at keyPath: String) throws -> Trust {
         var chosen: [(String, Trust)] = []
-        if let path = options.string("ca-file") {
+        if let given = options.string("ca-file") {
+            // GIO takes an absolute path only (a relative one was a GLib warning, then "unknown CA").
+            let path = given.hasPrefix("/") ? given
+                : URL(fileURLWithPath: given, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).path
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw BuildError("cannot read the CA file \"\(path)\" (check the path)", at: "\(keyPath).ca-file")
             }
@@ -150,7 +153,7 @@ public final class RTMPSink: SinkComponent {
                 insecureTLS: trust == .insecure, displayURL: endpoint.displayURL,
                 streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
             context: context,
-            requestKeyframe: { videoPad?.sendEvent(.upstreamForceKeyUnit()) })
+            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
         for (stream, sink) in sinks {
             sink.onSample { [weak publisher] sample in
                 publisher?.accept(sample, on: stream)
