@@ -40,7 +40,7 @@ test: build
 bench: release
 	CASTLINE=$${CASTLINE:-.build/release/castline} ./bench/run-all.sh
 
-# The HLS playlist parser under libFuzzer and AddressSanitizer, FUZZ_SECONDS (60) long.
+# The HLS playlist parser and MPEG-TS readers under libFuzzer and AddressSanitizer, FUZZ_SECONDS (60) each.
 fuzz:
 	./Fuzz/run.sh
 

@@ -121,15 +121,8 @@ extension Element {
         g_object_set_property(cast(pointer, to: GObject.self), spec.pointee.name, &value)
     }
 
-    /// Reads a property into a GValue of its own type.
     private func withValue<R>(_ property: String, _ body: (UnsafePointer<GValue>) -> R?) -> R? {
-        guard let spec = castline_find_property(pointer, property),
-              spec.pointee.flags.rawValue & G_PARAM_READABLE.rawValue != 0 else { return nil }
-        var value = GValue()
-        g_value_init(&value, spec.pointee.value_type)
-        defer { g_value_unset(&value) }
-        g_object_get_property(cast(pointer, to: GObject.self), spec.pointee.name, &value)
-        return withUnsafePointer(to: &value) { body($0) }
+        readProperty(property, of: pointer, body)
     }
 
     /// String properties as they are; other types serialized as GStreamer would write them (enum nicks, caps text).
@@ -166,4 +159,21 @@ extension Element {
             return Element.wrap(borrowing: object.assumingMemoryBound(to: GstElement.self))
         }
     }
+}
+
+extension Pad {
+    /// int/uint/long/int64/uint64/enum/flags pad properties (e.g. multiqueue's "current-level-time").
+    public func int(_ property: String) -> Int? { readProperty(property, of: pointer, GValueReader.int) }
+}
+
+/// Reads a GObject's property into a GValue of its own type.
+private func readProperty<R>(_ property: String, of object: UnsafeMutableRawPointer,
+                             _ body: (UnsafePointer<GValue>) -> R?) -> R? {
+    guard let spec = castline_find_property(object, property),
+          spec.pointee.flags.rawValue & G_PARAM_READABLE.rawValue != 0 else { return nil }
+    var value = GValue()
+    g_value_init(&value, spec.pointee.value_type)
+    defer { g_value_unset(&value) }
+    g_object_get_property(object.assumingMemoryBound(to: GObject.self), spec.pointee.name, &value)
+    return withUnsafePointer(to: &value) { body($0) }
 }

@@ -32,6 +32,13 @@ public protocol SegmentConsumer: Sendable {
     func segmentBytes(_ bytes: Data) async
     func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async
     func readerEvent(_ event: ReaderEvent)
+    /// Returns when the consumer has room for another segment: how far ahead of play-out a
+    /// client reads (hls.js's `maxBufferLength`). Awaited before a segment is fetched.
+    func roomForSegment() async
+}
+
+extension SegmentConsumer {
+    public func roomForSegment() async {}
 }
 
 /// Why reading ended.
@@ -122,6 +129,7 @@ public final class SegmentReader: Sendable {
                 discontinuity = true
             }
             if let segment = playlist.segments.first(where: { $0.sequence == next }) {
+                if prefetched == nil { await consumer.roomForSegment() }
                 let outcome = await read(segment, position: position, prefetched: prefetched, discontinuity: discontinuity,
                                          initSection: &initSection, consumer: consumer)
                 prefetched = nil

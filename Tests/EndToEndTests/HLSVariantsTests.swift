@@ -107,6 +107,22 @@ struct HLSVariantsTests {
         #expect(renditions.last == "960x540 1800k", "\(renditions)")
     }
 
+    @Test("a long VOD is read 30 s ahead of what plays, not fetched whole")
+    func readsAheadByTime() async throws {
+        let scratch = try Scratch()
+        // 90 s of 1 s audio segments: 1.4 MB, which a limit in bytes alone would fetch at once.
+        try await HLSFixtures.vod("long", in: scratch.path, seconds: 90, video: false)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let result = try await Castline.run(["listen", server.url("long.m3u8"), "--audio-only", "--output", "null",
+                                             "--duration", "3s"], timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        let fetched = (0..<90).filter { server.requests(of: "long-\($0).ts") > 0 }
+        // 30 s ahead of 3 s played, and the segment that crossed the mark: no fewer than 30, far from 90.
+        #expect(fetched.count >= 30 && fetched.count <= 40, "\(fetched.count) segments fetched")
+        #expect(fetched == Array(0..<fetched.count), "fetched out of order: \(fetched)")
+    }
+
     @Test("audio only from a separate EXT-X-MEDIA audio rendition: no video segment is fetched")
     func separateAudio() async throws {
         let scratch = try Scratch()

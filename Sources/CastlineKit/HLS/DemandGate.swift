@@ -1,6 +1,6 @@
 import Synchronization
 
-/// appsrc's demand, for an async writer: `enough` (appsrc holds its fill) makes
+/// Demand for data (appsrc's, or the read-ahead's), for an async writer: `enough` (appsrc holds its fill) makes
 /// `wait` suspend until `need` (it wants more) or `open` (the source stops).
 /// Waiters are resumed, not polled: a VOD read ahead sleeps until appsrc drains.
 final class DemandGate: Sendable {
@@ -16,6 +16,9 @@ final class DemandGate: Sendable {
 
     /// appsrc holds enough.
     func enough() { state.withLock { $0.wanted = false } }
+
+    /// Whether data is wanted now (no writer would wait).
+    var isWanted: Bool { state.withLock { $0.wanted || $0.open } }
 
     /// No more waiting, ever (the source stops).
     func open() { release { $0.open = true } }

@@ -24,6 +24,7 @@ final class HLSFeed: SegmentConsumer {
     private let reading = Mutex<Task<Void, Never>?>(nil)
     private let stats: HLSStats
     private let demand = DemandGate()
+    private let readAhead: ReadAhead
 
     private struct Flow {
         /// The next push starts a segment whose place on the time line (seconds) must be given.
@@ -38,8 +39,9 @@ final class HLSFeed: SegmentConsumer {
     private let filter: Mutex<TransportStreamFilter?>
 
     init(track: HLSTrack, variants: [MultivariantPlaylist.Variant], variant: URL?, appsrc: AppSrc, stats: HLSStats,
-         streamStarted: OnceFlag, wanted: Set<StreamKind>, context: ComponentContext) {
+         streamStarted: OnceFlag, wanted: Set<StreamKind>, readAhead: ReadAhead, context: ComponentContext) {
         self.track = track
+        self.readAhead = readAhead
         let carried = Set(track.streams.keys)
         filter = Mutex(track.container == .transportStream && !carried.isSubset(of: wanted)
             ? TransportStreamFilter(keeping: Set(wanted.map { $0 == .audio ? MediaKind.audio : .video })) : nil)
@@ -83,6 +85,7 @@ final class HLSFeed: SegmentConsumer {
         guard stopped.trip() else { return }
         reading.withLock { $0 }?.cancel()
         demand.open()
+        readAhead.stop()
         appsrc.endOfStream()
     }
 
@@ -116,6 +119,10 @@ final class HLSFeed: SegmentConsumer {
             _ = appsrc.push(raw, pts: pts.map { ClockTime(nanoseconds: $0) }, dts: nil, duration: nil, isDelta: false,
                             discont: pts != nil)
         }
+    }
+
+    func roomForSegment() async {
+        await readAhead.room()
     }
 
     func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) async {
@@ -187,6 +194,7 @@ final class HLSFeed: SegmentConsumer {
                 _ = info.pad?.pushEvent(event)
             }
             if let pts { stats.left(pts: pts, through: pad, stream: stream) }
+            readAhead.drained()
             return .ok
         }
     }

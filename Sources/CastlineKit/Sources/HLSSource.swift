@@ -84,8 +84,10 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             .map { URISource.stopCaps($0.key, $0.value) }.joined(separator: "; "))
         // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
         // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
+        let readAhead = ReadAhead(targetDuration: start.tracks.map(\.playlist.targetDuration).max() ?? 0)
         bin.onDeepElementAdded { element in
             if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
+            if element.factoryName == "multiqueue" { readAhead.watch(element) }
         }
         // decodebin3's multiqueue holds each stream's media already.
         let outlets = try URISource.outletQueues(streams.keys, in: bin, threaded: false)
@@ -109,7 +111,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             if index == 0 { stats.timed(by: appsrc.element) }
             let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
                                appsrc: appsrc, stats: stats, streamStarted: streamStarted,
-                               wanted: Set(streams.keys), context: context)
+                               wanted: Set(streams.keys), readAhead: readAhead, context: context)
             // The reader starts when appsrc first asks for data: the pipeline is starting.
             appsrc.onNeedData { [weak feed] _ in feed?.needData() }
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
