@@ -77,6 +77,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
         let bin = Bin(name: name)
+        Conversion.preferLightAACDecoder(Set(streams.keys) == [.audio])
         // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
         // a stream nobody wants stops encoded and ends in a discard, never decoded.
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
