@@ -90,6 +90,8 @@ public final class HTTPFetcher: Sendable {
                 body.append(chunk)
                 if body.count > limit { throw FetchError.tooLarge(url: url.absoluteString, limit: limit) }
             }
+            // A cancelled stream ends without an error: what came is not the whole body.
+            if Task.isCancelled { throw FetchError.cancelled }
         } catch let error as FetchError {
             throw error
         } catch {

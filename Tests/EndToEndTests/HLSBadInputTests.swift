@@ -46,9 +46,11 @@ struct HLSBadInputTests {
         let began = ContinuousClock.now
         let empty = try await listen(server.url("empty.m3u8"), ["--end-after", "3s"])
         #expect(empty.status == 2 && empty.stderr.contains("listed no segment within 3s"), "\(empty.stderr)")
+        #expect(empty.stderr.contains("still connecting: waiting for the playlist \(server.url("empty.m3u8")) to list a segment"),
+                "\(empty.stderr)")
         #expect(ContinuousClock.now - began < .seconds(8))
         for result in [loop, huge, empty] {
-            #expect(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("connecting") }.count == 1, "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("connecting") && !$0.hasPrefix("still connecting") }.count == 1, "\(result.stderr)")
         }
     }
 
@@ -63,6 +65,26 @@ struct HLSBadInputTests {
         #expect(ContinuousClock.now - began < .seconds(15), "took \(ContinuousClock.now - began)")
     }
 
+    @Test("a start stuck on a server that never answers says so; SIGTERM or Ctrl-C ends it within a second, exit 0", arguments: [SIGTERM, SIGINT])
+    func stopsWhileConnecting(_ signal: Int32) async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let listener = try Castline.start(["listen", server.url("silent.m3u8"), "--audio-only", "--output", "null"])
+        let deadline = ContinuousClock.now + .seconds(10)
+        // The stuck start says what it waits on; the fetch is still inside its 10 s timeout.
+        let waiting = "still connecting: waiting for the playlist \(server.url("silent.m3u8")) to answer"
+        while ContinuousClock.now < deadline, listener.exitStatus == nil, !listener.standardError.contains(waiting) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(listener.standardError.contains(waiting), "\(listener.standardError)")
+        #expect(listener.exitStatus == nil, "\(listener.standardError)")
+        let stopping = ContinuousClock.now
+        let status = await Castline.interrupt(listener, with: signal, within: .seconds(5))
+        #expect(ContinuousClock.now - stopping < .seconds(1), "stopping took \(ContinuousClock.now - stopping)")
+        #expect(status == 0, "\(listener.standardError)")
+    }
+
     @Test("a first segment that 404s or is garbage: one line naming it, exit 2")
     func badFirstSegment() async throws {
         let scratch = try Scratch()
@@ -74,7 +96,7 @@ struct HLSBadInputTests {
         #expect(garbage.status == 2 && garbage.stderr.contains("not MPEG-TS"), "\(garbage.stderr)")
     }
 
-    @Test("segments that start to 404 mid-stream: skipped with a warning, then reconnecting; Ctrl-C ends it at once, exit 0")
+    @Test("segments that start to 404 mid-stream: skipped with a warning, then reconnecting; SIGTERM ends it within a second, exit 0")
     func segmentsGoMissing() async throws {
         let scratch = try Scratch()
         let server = try await HostileServer(scratch: scratch)
@@ -88,8 +110,8 @@ struct HLSBadInputTests {
         #expect(text.contains("skipped: the server answered HTTP 404"), "\(text)")
         #expect(text.contains("\nreconnecting"), "\(text)")
         let stopping = ContinuousClock.now
-        let status = await Castline.interrupt(listener)
-        #expect(ContinuousClock.now - stopping < .seconds(3), "stopping took \(ContinuousClock.now - stopping)")
+        let status = await Castline.interrupt(listener, with: SIGTERM)
+        #expect(ContinuousClock.now - stopping < .seconds(1), "stopping took \(ContinuousClock.now - stopping)")
         #expect(status == 0, "\(listener.standardError)")
     }
 

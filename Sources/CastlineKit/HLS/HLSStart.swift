@@ -1,5 +1,6 @@
 import Foundation
 import HLS
+import Synchronization
 
 /// One media playlist castline reads: the main one, or a separate audio
 /// rendition beside it. Worked out before anything is built: the segment to
@@ -49,11 +50,18 @@ struct HLSStart: Sendable {
 
     static func prepare(url: URL, rendition: String, wantVideo: Bool, historyWanted: Double?, waitForLive: Bool,
                         endAfter: Duration, keyPath: String, events: EventEmitter) async throws -> HLSStart {
-        let top = try await fetchTop(url, waitForLive: waitForLive, keyPath: keyPath, events: events)
+        let waiting = WaitingOn("the playlist \(url.absoluteString) to answer")
+        // A start that hangs says on what, once; the request timeout ends it later.
+        let announcing = Task {
+            try await Task.sleep(for: .seconds(2))
+            events.emit(.notice("still connecting: waiting for \(waiting.what)"))
+        }
+        defer { announcing.cancel() }
+        let top = try await fetchTop(url, waitForLive: waitForLive, waiting: waiting, keyPath: keyPath, events: events)
         guard case .multivariant(let multivariant) = top.playlist else {
             // A media playlist: the fetch just made is its first read.
             let fetched = top.playlist.media.map { SegmentReader.Fetched(playlist: $0, sent: top.sent, received: top.received) }
-            let track = try await prepareTrack(url, declared: nil, fetched: fetched, historyWanted: historyWanted,
+            let track = try await prepareTrack(url, declared: nil, fetched: fetched, waiting: waiting, historyWanted: historyWanted,
                                                endAfter: endAfter, keyPath: keyPath)
             return HLSStart(tracks: [track], variants: [], variant: nil)
         }
@@ -61,12 +69,12 @@ struct HLSStart: Sendable {
         var tracks: [HLSTrack] = []
         if wantVideo || choice.audioRendition == nil {
             events.emit(.renditionChanged(HLSRenditions.describe(choice.variant)))
-            tracks.append(try await prepareTrack(choice.variant.uri, declared: HLSRenditions.streams(named: choice.variant.codecs),
+            tracks.append(try await prepareTrack(choice.variant.uri, declared: HLSRenditions.streams(named: choice.variant.codecs), waiting: waiting,
                                                  historyWanted: historyWanted, endAfter: endAfter, keyPath: keyPath))
         }
         if let audio = choice.audioRendition, let uri = audio.uri {
             events.emit(.renditionChanged("audio \(audio.name)"))
-            var track = try await prepareTrack(uri, declared: nil, historyWanted: historyWanted, endAfter: endAfter, keyPath: keyPath)
+            var track = try await prepareTrack(uri, declared: nil, waiting: waiting, historyWanted: historyWanted, endAfter: endAfter, keyPath: keyPath)
             track.streams = track.streams.filter { $0.key == .audio }
             tracks.append(track)
         }
@@ -74,16 +82,18 @@ struct HLSStart: Sendable {
     }
 
     /// A media playlist's track: fetched, waited for while it lists nothing, its first segment read.
-    private static func prepareTrack(_ url: URL, declared: [StreamKind: Codec?]?, fetched first: SegmentReader.Fetched? = nil,
+    private static func prepareTrack(_ url: URL, declared: [StreamKind: Codec?]?, fetched first: SegmentReader.Fetched? = nil, waiting: WaitingOn,
                                      historyWanted: Double?, endAfter: Duration, keyPath: String) async throws -> HLSTrack {
         var options = SegmentReader.Options()
         options.endAfter = endAfter
         options.timeLiveEdge = historyWanted != nil
         let reader = SegmentReader(playlistURL: url, options: options)
         var fetched: SegmentReader.Fetched
+        waiting.what = "the playlist \(url.absoluteString) to answer"
         if let first { fetched = first } else { fetched = try await located(keyPath) { try await reader.fetchPlaylist(url) } }
         // A live playlist that lists nothing yet is waited for, as a live stream that has not started.
         let waitingSince = ContinuousClock.now
+        if fetched.playlist.segments.isEmpty { waiting.what = "the playlist \(url.absoluteString) to list a segment" }
         while fetched.playlist.segments.isEmpty {
             guard fetched.playlist.isLive, ContinuousClock.now - waitingSince < endAfter else {
                 throw BuildError("the playlist listed no segment within \(endAfter.configText) (the stream has not started)",
@@ -102,6 +112,7 @@ struct HLSStart: Sendable {
               let segment = playlist.segments.first(where: { $0.sequence == start.sequence }) else {
             throw BuildError("the playlist lists no segments", at: "\(keyPath).url", badInput: true)
         }
+        waiting.what = "the first segment \(segment.uri.absoluteString) to arrive"
         let first = try await located(keyPath) { try await reader.fetchWhole(segment) }
         let container: HLSTrack.Container = segment.initSection != nil ? .fragmentedMP4
             : SegmentHead.packedAudio(named: segment.uri) != nil ? .packedAudio : .transportStream
@@ -118,7 +129,7 @@ struct HLSStart: Sendable {
 
     /// The playlist at `url` and when it was fetched (monotonic ns), waiting while it is not
     /// there yet (HTTP 404) when asked to.
-    private static func fetchTop(_ url: URL, waitForLive: Bool, keyPath: String,
+    private static func fetchTop(_ url: URL, waitForLive: Bool, waiting: WaitingOn, keyPath: String,
                                  events: EventEmitter) async throws -> (playlist: Playlist, sent: Int64, received: Int64) {
         var announced = false
         while true {
@@ -128,6 +139,7 @@ struct HLSStart: Sendable {
                 return (try PlaylistParser.parse(body, base: url), sent, MonotonicTime.now())
             } catch FetchError.http(status: 404, _) where waitForLive {
                 if !announced {
+                    waiting.what = "\(url.absoluteString) to go live"
                     events.emit(.notice("waiting for \(url.absoluteString) to go live (HTTP 404); retrying every 2 s"))
                     announced = true
                 }
@@ -160,5 +172,15 @@ struct HLSStart: Sendable {
         } catch {
             throw BuildError("\(error)", at: "\(keyPath).url", badInput: true)
         }
+    }
+}
+
+/// What a start is waiting on, for the line that says so.
+final class WaitingOn: Sendable {
+    private let state: Mutex<String>
+    init(_ what: String) { state = Mutex(what) }
+    var what: String {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
     }
 }

@@ -32,6 +32,8 @@ public actor PipelineRunner {
     private var tasks: [Task<Void, Never>] = []
     /// Finishing the sinks, once the outcome is known; `finished` once they are done and the events end.
     private var finishing: Task<Void, Never>?
+    /// The source fetching what it needs to start (a playlist, its first segment).
+    private var preparing: Task<Void, any Error>?
     private var finished = false
     private var outcome: Outcome?
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
@@ -78,7 +80,11 @@ public actor PipelineRunner {
         let built: BuiltPipeline
         do {
             transition(to: .connecting)
-            try await planned.prepareSource()
+            // A task of its own, so a stop while it waits on the network cancels it.
+            let preparing = Task { [planned] in try await planned.prepareSource() }
+            self.preparing = preparing
+            defer { self.preparing = nil }
+            try await preparing.value
             // Stopped while preparing (waiting for a stream to go live): nothing to start.
             guard outcome == nil else { return }
             built = try GraphBuilder().build(planned)
@@ -118,6 +124,7 @@ public actor PipelineRunner {
     /// to reach the sinks (at most the drain timeout) before tearing down.
     public func stop() {
         guard outcome == nil, let built else {
+            preparing?.cancel()
             planned.source.component.willStop()
             if outcome == nil { finish(.stopped) }
             return

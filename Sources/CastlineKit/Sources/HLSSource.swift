@@ -29,6 +29,9 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     let context: ComponentContext
     /// Seconds of history a delay stage can hold: the live window is read from that far back.
     private var historyWanted: Double?
+    /// The streams the pipeline uses. One it drops (audio-only) still gets its pad, but
+    /// its packets are cut from the segments before the demuxer and never parsed.
+    private var used: Set<StreamKind> = Set(StreamKind.allCases)
     private var start: HLSStart?
     private var feeds: [HLSFeed] = []
     private var stats: HLSStats?
@@ -54,6 +57,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     /// Fetches the playlists, chooses what to play, where to start, and its first
     /// segment (whose head says which streams there are).
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        used = wanted
         start = try await HLSStart.prepare(
             url: playlistURL, rendition: rendition, wantVideo: wanted.contains(.video), historyWanted: historyWanted,
             waitForLive: waitForLive, endAfter: endAfter, keyPath: keyPath, events: context.events)
@@ -77,7 +81,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
         let bin = Bin(name: name)
-        Conversion.preferLightAACDecoder(Set(streams.keys) == [.audio])
+        let fed = Set(streams.keys).intersection(used)
+        Conversion.preferLightAACDecoder(fed == [.audio])
         // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
         // a stream nobody wants stops encoded and ends in a discard, never decoded.
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
@@ -112,7 +117,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             if index == 0 { stats.timed(by: appsrc.element) }
             let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
                                appsrc: appsrc, stats: stats, streamStarted: streamStarted,
-                               wanted: Set(streams.keys), readAhead: readAhead, context: context)
+                               wanted: fed, readAhead: readAhead, context: context)
             // The reader starts when appsrc first asks for data: the pipeline is starting.
             appsrc.onNeedData { [weak feed] _ in feed?.needData() }
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }

@@ -46,9 +46,11 @@ enum Castline {
         return process
     }
 
-    /// Stops a background castline the way a user does (Ctrl-C) and returns its exit status.
-    static func interrupt(_ process: ChildProcess, within timeout: Duration = .seconds(15)) async -> Int32? {
-        process.signal(SIGINT)
+    /// Stops a background castline the way a user does (Ctrl-C, or SIGTERM from a
+    /// service manager) and returns its exit status; nil when it was still running after `timeout`.
+    static func interrupt(_ process: ChildProcess, with signal: Int32 = SIGINT,
+                          within timeout: Duration = .seconds(15)) async -> Int32? {
+        process.signal(signal)
         let status = await process.waitForExit(timeout: timeout)
         if status == nil { await process.terminate() }
         await process.waitForOutput()
