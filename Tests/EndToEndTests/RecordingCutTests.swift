@@ -1,0 +1,43 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// A recording cut by SIGKILL (no clean end, no rename) is still there as `PATH.partial`
+/// and readable up to its last seconds in the streamable containers: WAV, Matroska,
+/// MPEG-TS. (MP4 is not: its index is written at the end; README says so.)
+@Suite("recordings cut by SIGKILL", .serialized, .timeLimit(.minutes(3)))
+struct RecordingCutTests {
+    @Test("listen --record, killed mid-stream: PATH.partial plays up to its last seconds, PATH is not made",
+          arguments: ["wav", "mkv", "ts"])
+    func killedRecordingReadable(_ container: String) async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.vod("tone", in: scratch.path, seconds: 30, video: false)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let path = scratch.file("cut.\(container)")
+        let partial = path + ".partial"
+        let listener = try Castline.start(["listen", server.url("tone.m3u8"), "--audio-only", "--output", "null", "--record", path])
+        // Played at the pace of the clock: wait until the file holds a few seconds (128 kb/s AAC, or PCM).
+        let enough = container == "wav" ? 4 * 192_000 : 4 * 16_000
+        let deadline = ContinuousClock.now + .seconds(30)
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0 }
+        while ContinuousClock.now < deadline, listener.exitStatus == nil, size() < enough {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(size() >= enough, "\(partial): \(size()) bytes; \(listener.standardError)")
+        listener.signal(SIGKILL)
+        _ = await listener.waitForExit(timeout: .seconds(5))
+        #expect(!FileManager.default.fileExists(atPath: path), "a cut recording looks complete")
+        let probe = try await ChildProcess.run("/usr/bin/ffprobe", [
+            "-v", "error", "-select_streams", "a", "-count_packets", "-show_entries", "stream=nb_read_packets,codec_name",
+            "-of", "csv=p=0", partial,
+        ])
+        let fields = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        let packets = fields.last.flatMap { Int($0) } ?? 0
+        // PCM packets are not frames: WAV is judged by its bytes of 48 kHz stereo S16.
+        let seconds = container == "wav" ? Double(size() - 44) / 192_000 : Double(packets) * 1024 / 48_000
+        print("killed \(container): \(partial) \(size()) bytes, \(packets) audio packets read, \(seconds) s (\(probe.stderr))")
+        #expect(probe.status == 0 && packets > 0, "ffprobe: \(probe.stdout) \(probe.stderr)")
+        #expect(seconds >= 2, "\(container): \(seconds) s readable")
+    }
+}
