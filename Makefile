@@ -40,7 +40,8 @@ test: build
 bench: release
 	CASTLINE=$${CASTLINE:-.build/release/castline} ./bench/run-all.sh
 
-# The HLS playlist parser and MPEG-TS readers under libFuzzer and AddressSanitizer, FUZZ_SECONDS (60) each.
+# The HLS playlist parser, the MPEG-TS readers and the pipeline loader (files and --set) under libFuzzer
+# and AddressSanitizer, FUZZ_SECONDS (60) each.
 fuzz:
 	./Fuzz/run.sh
 

@@ -47,39 +47,29 @@ struct Override: Sendable, Hashable {
 
     /// Applies the override to `tree` (the document root).
     func apply(to tree: inout Tree) throws(ConfigError) {
-        var root: Tree? = tree
-        try set(&root, at: segments[...])
-        tree = root!
+        tree = try set(tree, at: segments[...])
     }
 
     private func fail(_ path: some Collection<Segment>, _ message: String) -> ConfigError {
         ConfigError(file: "--set", keyPath: Override.render(path), message: message)
     }
 
-    private func set(_ node: inout Tree?, at rest: ArraySlice<Segment>) throws(ConfigError) {
-        guard let segment = rest.first else {
-            node = TreeBuilder.overrideValue(value)
-            return
-        }
+    /// `node` (nil where nothing is yet) with the value set at `rest` below it.
+    private func set(_ node: Tree?, at rest: ArraySlice<Segment>) throws(ConfigError) -> Tree {
+        guard let segment = rest.first else { return TreeBuilder.overrideValue(value) }
         let here = segments[..<rest.startIndex]
         let next = segments[...rest.startIndex]
-        if let current = node, current.isNull { node = nil }
+        let node = node?.isNull == true ? nil : node
         switch (segment, node) {
         case (.key(let key), nil):
-            var child: Tree? = nil
-            try set(&child, at: rest.dropFirst())
-            node = .map([Tree.Entry(key: key, keyPosition: .override, value: child!)], .override)
+            return .map([Tree.Entry(key: key, keyPosition: .override, value: try set(nil, at: rest.dropFirst()))], .override)
         case (.key(let key), .map(var entries, let position)?):
             if let i = entries.firstIndex(where: { $0.key == key }) {
-                var child: Tree? = entries[i].value
-                try set(&child, at: rest.dropFirst())
-                entries[i].value = child!
+                entries[i].value = try set(entries[i].value, at: rest.dropFirst())
             } else {
-                var child: Tree? = nil
-                try set(&child, at: rest.dropFirst())
-                entries.append(Tree.Entry(key: key, keyPosition: .override, value: child!))
+                entries.append(Tree.Entry(key: key, keyPosition: .override, value: try set(nil, at: rest.dropFirst())))
             }
-            node = .map(entries, position)
+            return .map(entries, position)
         case (.key, .list?):
             throw fail(next, "\(Override.render(here)) is a list, not a map (pick an item, e.g. \(Override.render(here))[0])")
         case (.key, .scalar(let text, _, _)?):
@@ -88,10 +78,8 @@ struct Override: Sendable, Hashable {
             guard index < items.count else {
                 throw fail(next, "there is no \(Override.render(next)) (\(Override.count(items.count, in: here)))")
             }
-            var child: Tree? = items[index]
-            try set(&child, at: rest.dropFirst())
-            items[index] = child!
-            node = .list(items, position)
+            items[index] = try set(items[index], at: rest.dropFirst())
+            return .list(items, position)
         case (.index, nil):
             throw fail(next, "there is no \(Override.render(next)) (\(Override.count(0, in: here)))")
         case (.index, let other?):
