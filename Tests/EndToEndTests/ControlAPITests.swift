@@ -184,7 +184,7 @@ struct ControlAPITests {
         let file = try scratch.write("control.yaml", Self.delayedTone)
         let port = try FreePort.find()
         let result = try await Castline.run(["run", file, "--control", "0.0.0.0:\(port)"], timeout: .seconds(10))
-        #expect(result.status != 0)
+        #expect(result.status == 64)
         let first = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
         #expect(first.contains("--control 0.0.0.0:\(port)") && first.contains("--control-token-env"), "\(result.stderr)")
         #expect(!result.stderr.contains("playing"))

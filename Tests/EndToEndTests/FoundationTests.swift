@@ -189,6 +189,7 @@ struct FoundationTests {
         let one = try await Castline.run(["stages", "encode"])
         #expect(one.stdout.contains("keyframe-interval (duration), default 2s"), "\(one.stdout)")
         let unknown = try await Castline.run(["stages", "nope"])
-        #expect(unknown.status != 0)
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("no kind named \"nope\" (known: audio, audio-only, delay, encode, file, gain,"), "\(unknown.stderr)")
     }
 }

@@ -202,7 +202,7 @@ struct TLSRelayTests {
             defer { relay.stop() }
             let result = try await ChildProcess.run("/usr/bin/gst-launch-1.0",
                                                     gstPublish("rtmp://127.0.0.1:\(localPort)/live/refused"), timeout: .seconds(30))
-            #expect(result.status != 0)
+            #expect(result.status == 1)
             #expect(waitUntil { !failures.value.isEmpty })
             #expect(failures.value.first ==
                     "TLS certificate of 127.0.0.1:\(endpoints.rtmpsPort) is not trusted: unknown CA (give its CA with --ca-file, or check the host)")
@@ -219,7 +219,7 @@ struct TLSRelayTests {
         defer { relay.stop() }
         let result = try await ChildProcess.run("/usr/bin/gst-launch-1.0",
                                                 gstPublish("rtmp://127.0.0.1:\(localPort)/live/x", buffers: 30), timeout: .seconds(30))
-        #expect(result.status != 0)
+        #expect(result.status == 1)
         #expect(waitUntil { !failures.value.isEmpty })
         #expect(failures.value.first?.hasPrefix("cannot connect to 127.0.0.1:\(closed): Connection refused") == true)
     }
@@ -249,7 +249,7 @@ struct TLSRelayTests {
             #expect(openSockets(touching: [localPort, endpoints.rtmpsPort]) == 0)
             let status = await publisher.waitForExit(timeout: .seconds(15))
             if status == nil { await publisher.terminate(grace: .seconds(1)) }
-            #expect(status != nil && status != 0, "gst-launch still running or succeeded after stop()")
+            #expect(status == 1, "gst-launch still running or succeeded after stop()")
             relay.stop()  // idempotent
         }
     }

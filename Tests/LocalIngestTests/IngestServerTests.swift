@@ -121,11 +121,17 @@ struct IngestServerTests {
 
     @Test func rtmpsRefusesUnknownCA() async throws {
         try await withIngest { _, endpoints in
-            // Without our CA, a verifying client must fail: proves verification is real.
+            // Without our CA (an empty CA folder: OpenSSL takes it, where /dev/null as a CA file fails
+            // before connecting), a verifying client must fail on the certificate: verification is real.
+            let noCAs = FileManager.default.temporaryDirectory.appendingPathComponent("castline-no-ca-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: noCAs, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: noCAs) }
             let result = try await ChildProcess.run("/bin/sh", ["-c",
-                "echo | openssl s_client -connect 127.0.0.1:\(endpoints.rtmpsPort) -CAfile /dev/null -no-CApath -no-CAstore -verify_return_error"],
+                "echo | openssl s_client -connect 127.0.0.1:\(endpoints.rtmpsPort) -CApath '\(noCAs)' -no-CAfile -no-CAstore -verify_return_error"],
                 timeout: .seconds(10))
-            #expect(result.status != 0)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("certificate verify failed") && result.stdout.contains("unable to get local issuer certificate"),
+                    "\(result.stdout)\n\(result.stderr)")
         }
     }
 

@@ -16,7 +16,7 @@ public enum StageList {
             }
         }
         if lines.isEmpty, let kind {
-            let known = ComponentRole.allCases.flatMap(registry.kinds(for:)).sorted().joined(separator: ", ")
+            let known = Set(ComponentRole.allCases.flatMap(registry.kinds(for:))).sorted().joined(separator: ", ")
             throw SettingsError("no kind named \"\(kind)\" (known: \(known))")
         }
         return lines

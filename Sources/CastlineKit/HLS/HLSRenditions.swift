@@ -34,15 +34,15 @@ enum HLSRenditions {
             }
             // Players start on the first variant listed, then adapt to the measured throughput.
             guard let first = playlist.variants.first(where: { !wantVideo || $0.hasVideo != false }) ?? playlist.variants.first
-            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
+            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url", badInput: true) }
             return Choice(variant: first, audioRendition: audioGroup(first), adaptive: wantVideo && withVideo.count > 1)
         case "best":
             guard let best = (wantVideo ? withVideo : byBandwidth).last ?? byBandwidth.last
-            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
+            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url", badInput: true) }
             return Choice(variant: best, audioRendition: audioGroup(best), adaptive: false)
         case "lowest":
             guard let lowest = (wantVideo ? withVideo : byBandwidth).first ?? byBandwidth.first
-            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url") }
+            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url", badInput: true) }
             return Choice(variant: lowest, audioRendition: audioGroup(lowest), adaptive: false)
         default:
             let wanted = rendition.lowercased()
@@ -57,7 +57,7 @@ enum HLSRenditions {
                 return Choice(variant: match, audioRendition: audioGroup(match), adaptive: false)
             }
             let known = byBandwidth.map(describe).joined(separator: "; ")
-            throw BuildError("no rendition \"\(rendition)\" in the playlist (it has: \(known))", at: "\(keyPath).rendition")
+            throw BuildError("no rendition \"\(rendition)\" in the playlist (it has: \(known))", at: "\(keyPath).rendition", badInput: true)
         }
     }
 
