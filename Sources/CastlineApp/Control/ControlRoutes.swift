@@ -178,7 +178,8 @@ struct ControlRoutes: Sendable {
 
     /// The body of a command: `{"<value field>": number}` or `{"step": whole number}`.
     static func adjustment(_ command: StageCommand, json: Data) throws -> StageAdjustment {
-        let usage = "(send {\"\(command.valueField)\": \(command.range.upperBound.formatted(.number.grouping(.never))) or less, or {\"step\": 1})"
+        let range = [command.range.lowerBound, command.range.upperBound].map { $0.formatted(.number.grouping(.never)) }
+        let usage = "(send {\"\(command.valueField)\": N} with N from \(range[0]) to \(range[1]), or {\"step\": 1} or {\"step\": -1})"
         guard let object = try? JSONDecoder().decode([String: Double].self, from: json) else {
             throw ControlRefusal(status: .badRequest, message: "the body is not a JSON object of numbers \(usage)")
         }

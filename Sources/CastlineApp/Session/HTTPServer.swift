@@ -19,6 +19,9 @@ struct HTTPServer: Service {
         let started = OneShot()
         application = Application(
             responder: responder,
+            // A connection that sends no request part for 10 s is closed: a half-sent head
+            // (a slow client) or a body that stops coming. A response being written (/events) is not idle.
+            server: .http1(configuration: .init(idleTimeout: .seconds(10))),
             configuration: .init(address: .hostname(endpoint.host, port: endpoint.port), serverName: nil),
             onServerRunning: { _ in started.resume(with: .success(())) },
             logger: logger)
@@ -26,13 +29,30 @@ struct HTTPServer: Service {
         cannotListen = "\(flag): cannot listen on \(endpoint.host):\(endpoint.port)"
     }
 
+    /// How long requests still open may hold the exit once the run is over (the pipelines have
+    /// drained by then; the servers stop last).
+    static let shutdownGrace: Duration = .milliseconds(500)
+
     func run() async throws {
-        do {
-            try await application.run()
-        } catch {
-            let failure = SettingsError("\(cannotListen): \(error) (is the port in use?)")
-            started.resume(with: .failure(failure))
-            throw failure
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [application, started, cannotListen] in
+                do {
+                    try await application.run()
+                } catch {
+                    let failure = SettingsError("\(cannotListen): \(error) (is the port in use?)")
+                    started.resume(with: .failure(failure))
+                    throw failure
+                }
+            }
+            // Hummingbird's graceful shutdown waits for every request in flight, and a client that
+            // never sends the body it announced would hold Ctrl-C for as long as it likes.
+            group.addTask {
+                try await gracefulShutdown()
+                try await Task.sleep(for: Self.shutdownGrace)
+            }
+            // Whichever ends first ends the other: a cancelled Hummingbird closes what is open.
+            defer { group.cancelAll() }
+            try await group.next()
         }
     }
 
