@@ -40,7 +40,8 @@ test: build
 bench: release
 	CASTLINE=$${CASTLINE:-.build/release/castline} ./bench/run-all.sh
 
-# The HLS playlist parser, the MPEG-TS readers and the pipeline loader (files and --set) under libFuzzer
+# The HLS playlist parser, the MPEG-TS readers, the pipeline loader (files and --set) and the control
+# API's command bodies under libFuzzer
 # and AddressSanitizer, FUZZ_SECONDS (60) each.
 fuzz:
 	./Fuzz/run.sh

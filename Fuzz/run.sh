@@ -2,8 +2,9 @@
 # Fuzzes castline's readers of network input with libFuzzer, under AddressSanitizer, each for
 # ${FUZZ_SECONDS:-60} s: `playlist` (PlaylistParser), `transport-stream` (TransportStreamFilter
 # and TransportStreamHead, which see segment bytes) and `pipeline-loader` (a pipeline file, a
-# `POST /swap` body or a `--watch` edit, and `--set` overrides: YAML → spec → validation).
-# FUZZ_TARGETS picks (default: all three).
+# `POST /swap` body or a `--watch` edit, and `--set` overrides: YAML → spec → validation) and
+# `control-body` (a `POST /delay` or `/gain` body, a `castline ctl set` change).
+# FUZZ_TARGETS picks (default: all four).
 # Each seed corpus (Fuzz/corpus/TARGET) is copied to a scratch directory, which gets the new
 # entries and any crash; the repo is never written to. Exits non-zero on a crash, leak or hang.
 #
@@ -15,11 +16,11 @@ cd "$(dirname "$0")/.."
 
 SWIFTC=${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}
 SECONDS_TO_RUN=${FUZZ_SECONDS:-60}
-TARGETS=${FUZZ_TARGETS:-playlist transport-stream pipeline-loader}
+TARGETS=${FUZZ_TARGETS:-playlist transport-stream pipeline-loader control-body}
 YAMS=.build/checkouts/Yams/Sources
 
 # A target's own files only: the rest of Sources/HLS needs swift-crypto, which plain swiftc cannot
-# see. One module (HLS, PipelineConfig), so a harness calls the code without an import;
+# see. One module (HLS, PipelineConfig, CastlineKit), so a harness calls the code without an import;
 # -parse-as-library because libFuzzer supplies main().
 sources() {
     case $1 in
@@ -29,12 +30,13 @@ sources() {
             Fuzz/TransportStreamFuzz/main.swift ;;
         pipeline-loader) echo Sources/PipelineConfig/*.swift Tests/PipelineConfigTests/FixtureCatalog.swift \
             Fuzz/PipelineLoaderFuzz/main.swift ;;
-        *) echo "unknown fuzz target $1 (playlist, transport-stream, pipeline-loader)" >&2; return 2 ;;
+        control-body) echo Sources/CastlineKit/Model/StageAdjustment.swift Fuzz/ControlBodyFuzz/main.swift ;;
+        *) echo "unknown fuzz target $1 (playlist, transport-stream, pipeline-loader, control-body)" >&2; return 2 ;;
     esac
 }
 
 # The module name each target's sources are compiled as, and what else it links.
-module() { case $1 in pipeline-loader) echo PipelineConfig ;; *) echo HLS ;; esac; }
+module() { case $1 in pipeline-loader) echo PipelineConfig ;; control-body) echo CastlineKit ;; *) echo HLS ;; esac; }
 linked() {
     [[ $1 == pipeline-loader ]] || return 0
     yams >&2

@@ -58,6 +58,36 @@ struct StageCommandTextTests {
         #expect(try ControlCall.adjustment("gain", "-6dB").1 == .set(-6))
         #expect(throws: SettingsError.self) { try ControlCall.adjustment("gain", "-99dB") }
         #expect(throws: SettingsError.self) { try ControlCall.adjustment("loudness", "+1") }
+        // Steps past the limit, or past Int: refused, not negated into an overflow.
+        #expect(try ControlCall.adjustment("delay", "-1000000").1 == .step(-1_000_000))
+        for text in ["+1000001", "--9223372036854775808", "-9223372036854775808", "+-3", "-", "+"] {
+            #expect(throws: SettingsError.self, "\(text)") { try ControlCall.adjustment("delay", text) }
+        }
+    }
+
+    @Test("API bodies: a value in range or whole steps within the limit; anything else is refused with the usage")
+    func bodies() throws {
+        func body(_ json: String) throws(StageAdjustment.Refusal) -> StageAdjustment {
+            try StageAdjustment(json: Data(json.utf8), valueField: "seconds", range: 0...2_592_000)
+        }
+        #expect(try body(#"{"seconds": 12.5}"#) == .set(12.5))
+        #expect(try body(#"{"step": -3}"#) == .step(-3))
+        let usage = #"(send {"seconds": N} with N from 0 to 2592000, or {"step": 1} or {"step": -1})"#
+        let refused: [String: String] = [
+            #"{"seconds": 1e400}"#: "the body is not a JSON object of numbers",
+            #"{"step": 1e7}"#: "step: a whole number, at most 1000000 either way",
+            #"{"step": 1.5}"#: "step: a whole number",
+            #"{"seconds": -1}"#: "seconds out of range",
+            #"{"seconds": 1, "step": 1}"#: "give one of seconds or step",
+            #"{"second": 1}"#: #"unknown field "second""#,
+            String(repeating: "[", count: 100_000): "the body is not a JSON object of numbers",
+        ]
+        for (json, start) in refused {
+            #expect(throws: StageAdjustment.Refusal.self) { try body(json) }
+            do { _ = try body(json) } catch {
+                #expect(error.description.hasPrefix(start) && error.description.hasSuffix(usage), "\(error)")
+            }
+        }
     }
 
     @Test("the keys listen --help lists come from the stages")

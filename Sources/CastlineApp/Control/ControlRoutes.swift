@@ -178,28 +178,10 @@ struct ControlRoutes: Sendable {
 
     /// The body of a command: `{"<value field>": number}` or `{"step": whole number}`.
     static func adjustment(_ command: StageCommand, json: Data) throws -> StageAdjustment {
-        let range = [command.range.lowerBound, command.range.upperBound].map { $0.formatted(.number.grouping(.never)) }
-        let usage = "(send {\"\(command.valueField)\": N} with N from \(range[0]) to \(range[1]), or {\"step\": 1} or {\"step\": -1})"
-        guard let object = try? JSONDecoder().decode([String: Double].self, from: json) else {
-            throw ControlRefusal(status: .badRequest, message: "the body is not a JSON object of numbers \(usage)")
-        }
-        if let unknown = object.keys.sorted().first(where: { $0 != command.valueField && $0 != "step" }) {
-            throw ControlRefusal(status: .badRequest, message: "unknown field \"\(unknown)\" \(usage)")
-        }
-        switch (object[command.valueField], object["step"]) {
-        case (let value?, nil):
-            guard value.isFinite, command.range.contains(value) else {
-                throw ControlRefusal(status: .badRequest,
-                                     message: "\(command.valueField): a number from \(command.range.lowerBound) to \(command.range.upperBound) \(usage)")
-            }
-            return .set(value)
-        case (nil, let step?):
-            guard step.rounded() == step, step.magnitude <= 1_000_000 else {
-                throw ControlRefusal(status: .badRequest, message: "step: a whole number, e.g. 1 or -1 \(usage)")
-            }
-            return .step(Int(step))
-        default:
-            throw ControlRefusal(status: .badRequest, message: "give one of \(command.valueField) or step \(usage)")
+        do {
+            return try StageAdjustment(json: json, valueField: command.valueField, range: command.range)
+        } catch {
+            throw ControlRefusal(status: .badRequest, message: error.description)
         }
     }
 

@@ -41,18 +41,8 @@ public struct StageCommand: Sendable {
 
     /// `+2` and `-1` are steps; anything else is a value (`12s`, `-6dB`) in the command's own words.
     public func adjustment(from text: String) -> StageAdjustment? {
-        if let sign = text.first, sign == "+" || sign == "-", let steps = Int(text.dropFirst()) {
-            return .step(sign == "-" ? -steps : steps)
-        }
-        guard let value = parseValue(text), range.contains(value) else { return nil }
-        return .set(value)
+        StageAdjustment(text: text, range: range, parseValue: parseValue)
     }
-}
-
-/// What a command asks: a value in the command's unit, or steps of the stage's step.
-public enum StageAdjustment: Sendable, Equatable {
-    case set(Double)
-    case step(Int)
 }
 
 /// A stage with commands that move it while it runs (the delay stage, a gain stage).
