@@ -139,6 +139,10 @@ final class BusDispatcher: @unchecked Sendable {  // all mutable state is guarde
         gst_bus_set_sync_handler(bus, { _, message, data in
             guard let message, let data else { return GST_BUS_PASS }
             Unmanaged<BusDispatcher>.fromOpaque(data).takeUnretainedValue().deliver(BusMessage(message))
+            // A sync handler that drops a message owns it (GstBusSyncHandler's contract): without this
+            // unref every message leaked, and with it the element that posted it (seen: each RTMP
+            // reconnect left its whole publishing pipeline behind, 6 fds and its threads' objects).
+            gst_message_unref(message)
             return GST_BUS_DROP
         }, Unmanaged.passRetained(dispatcher).toOpaque(), { data in
             guard let data else { return }

@@ -71,6 +71,26 @@ import Testing
         #expect(count > 0)
     }
 
+    @Test("a delivered bus message is released, and with it the element that posted it")
+    func deliveredMessagesAreReleased() async throws {
+        let pipeline = try Gst.parseLaunch("audiotestsrc num-buffers=5 ! fakesink name=sink")
+        let sink = try #require(pipeline.element(named: "sink"))
+        let baseline = sink.referenceCount  // the pipeline's and ours
+        let stream = pipeline.bus.messages()
+        pipeline.setState(.playing)
+        var seen = 0
+        for await message in stream {
+            seen += 1
+            if case .endOfStream = message { break }
+        }
+        pipeline.setState(.null)
+        // The sink posted state changes and the EOS; each message held a ref on it. A sync handler
+        // that drops a message owns it: unreleased, they leaked their sources (a whole RTMP
+        // publishing pipeline at every reconnect).
+        #expect(seen > 5)
+        #expect(sink.referenceCount == baseline)
+    }
+
     @Test func errorMessageFromMissingFile() throws {
         let pipeline = try Gst.parseLaunch("filesrc location=/nonexistent/castline.wav ! fakesink")
         defer { pipeline.setState(.null) }
