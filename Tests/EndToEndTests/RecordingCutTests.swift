@@ -4,8 +4,9 @@ import Testing
 
 /// A recording cut by SIGKILL (no clean end, no rename) is still there as `PATH.partial`
 /// and readable up to its last seconds in the streamable containers: WAV, Matroska,
-/// MPEG-TS. (MP4 is not: its index is written at the end; README says so.)
-@Suite("recordings cut by SIGKILL", .serialized, .timeLimit(.minutes(3)))
+/// MPEG-TS. (MP4 is not: its index is written at the end; README says so.) A full disk
+/// stops the run with one line that says so, and leaves what fitted readable.
+@Suite("recordings cut by SIGKILL or a full disk", .serialized, .timeLimit(.minutes(3)))
 struct RecordingCutTests {
     @Test("listen --record, killed mid-stream: PATH.partial plays up to its last seconds, PATH is not made",
           arguments: ["wav", "mkv", "ts"])
@@ -39,5 +40,41 @@ struct RecordingCutTests {
         print("killed \(container): \(partial) \(size()) bytes, \(packets) audio packets read, \(seconds) s (\(probe.stderr))")
         #expect(probe.status == 0 && packets > 0, "ffprobe: \(probe.stdout) \(probe.stderr)")
         #expect(seconds >= 2, "\(container): \(seconds) s readable")
+    }
+
+    @Test("a disk that fills up: one line that says so, exit 1, what fitted is readable in PATH.partial")
+    func fullDisk() async throws {
+        let scratch = try Scratch()
+        let disk = scratch.file("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let pipeline = try scratch.write("record.yaml", """
+            version: 1
+            name: full-disk
+            source:
+              test:
+                audio: { tone: 440 }
+            sinks:
+              - file: \(disk)/tone.wav
+            """)
+        // A 300 kB disk of its own: a tmpfs mounted in a mount namespace of castline's own
+        // (unshare -r maps the user to root there, so this needs no privilege).
+        let result = try await ChildProcess.run("/usr/bin/unshare", [
+            "-rm", "/bin/sh", "-c", """
+            mount -t tmpfs -o size=300k tmpfs '\(disk)' || exit 99
+            '\(Castline.executable)' run '\(pipeline)' 2>&1; status=$?
+            /usr/bin/ffprobe -v error -show_entries format=duration -of csv=p=0 '\(disk)/tone.wav.partial' | sed 's/^/probed: /'
+            exit $status
+            """,
+        ], timeout: .seconds(30))
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(result.status == 1, "\(result.stdout)")
+        #expect(lines.filter { $0.hasPrefix("error:") }
+                == ["error: sinks[0].file (filesink0): the disk is full (free some space, or write to another disk)"],
+                "\(result.stdout)")
+        #expect(lines.contains("recording cut short: \(disk)/tone.wav.partial holds what was written"), "\(result.stdout)")
+        #expect(lines.contains { $0.hasPrefix("summary:") }, "\(result.stdout)")
+        // 300 kB of 48 kHz stereo S16 is 1.6 s; the tmpfs's own blocks take some.
+        let probed = lines.first { $0.hasPrefix("probed: ") }.flatMap { Double($0.dropFirst("probed: ".count)) } ?? 0
+        #expect(probed > 0.5, "\(result.stdout)")
     }
 }

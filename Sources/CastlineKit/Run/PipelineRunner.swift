@@ -351,8 +351,12 @@ public actor PipelineRunner {
     private func failureText(_ message: BusMessage) -> String? {
         guard case .error(let source, let text, let debug) = message else { return nil }
         if let missingDecoder { return masker.mask("\(owner(of: source)): \(missingDecoder)") }
+        // GStreamer's own words for GST_RESOURCE_ERROR_NO_SPACE_LEFT (filesink and the muxers' sinks say no more).
+        if text == "No space left on the resource." {
+            return masker.mask("\(owner(of: source)): the disk is full (free some space, or write to another disk)")
+        }
         var line = "\(owner(of: source)): \(text)"
-        if let hint = debug.flatMap(Self.hint(fromDebug:)) { line += " (\(hint))" }
+        if let hint = debug.flatMap(Self.hint(fromDebug:)), hint != source { line += " (\(hint))" }
         return masker.mask(line)
     }
 
