@@ -19,13 +19,20 @@ struct SupportTypesTests {
         #expect(backoff.delay(attempt: 3, random: 0.999_999).seconds > 4.79)
     }
 
-    @Test("secrets are masked whole, percent-encoded too, and ones added later")
+    @Test("secrets are masked where they are used; long ones wherever they stand, percent-encoded too")
     func masking() {
-        let masker = SecretMasker(secrets: [Secret("abc"), Secret("abc/def")])
-        #expect(masker.mask("key abc/def and abc") == "key **** and ****")
-        #expect(masker.mask("url rtmp://h/app/abc%2Fdef") == "url rtmp://h/app/****")
-        masker.add(Secret("later-key"))
-        #expect(masker.mask("publishing later-key") == "publishing ****")
+        let masker = SecretMasker(secrets: [Secret("abcdefgh"), Secret("abcdefgh/ijk")])
+        #expect(masker.mask("key abcdefgh/ijk and abcdefgh") == "key **** and ****")
+        #expect(masker.mask("url rtmp://h/app/abcdefgh%2Fijk") == "url rtmp://h/app/****")
+        masker.add(Secret("later-key-1"))
+        #expect(masker.mask("publishing later-key-1") == "publishing ****")
         #expect(masker.mask("nothing here") == "nothing here")
+        // Short keys are not hunted through all text: only where they are used.
+        let short = SecretMasker(secrets: [Secret("live"), Secret("1"), Secret("x")])
+        let text = "rtmp://127.0.0.1:37701/live carries video/x-h264"
+        #expect(short.mask(text) == text)
+        short.add(use: "rtmp://127.0.0.1:37701/live/live", masked: "rtmp://127.0.0.1:37701/live/****")
+        #expect(short.mask("cannot publish to rtmp://127.0.0.1:37701/live/live: refused") == "cannot publish to rtmp://127.0.0.1:37701/live/****: refused")
+        #expect(short.mask(text) == text)
     }
 }

@@ -100,6 +100,17 @@ struct BroadcastTests {
             #expect(result.status == 1)
             #expect(result.stderr.contains("refused"), "\(result.stderr)")
             #expect(!result.stderr.contains(Self.key))
+            // A short key is masked where it is used, not wherever its letters stand: key `live`
+            // on .../live once showed as `rtmp://127.0.0.1:PORT/****`, key `1` mangled the address.
+            for key in ["live", "1"] {
+                let short = try await Castline.run([
+                    "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "320x240",
+                ], environment: ["CASTLINE_TEST_KEY": key], timeout: .seconds(20))
+                #expect(short.status == 1)
+                #expect(short.stderr.contains("the server at \(endpoints.rtmpURL) refused to publish with this stream key"),
+                        "\(short.stderr)")
+                #expect(!short.stderr.contains("\(endpoints.rtmpURL)/\(key)"), "\(short.stderr)")
+            }
         }
     }
 

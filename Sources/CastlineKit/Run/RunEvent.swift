@@ -67,41 +67,68 @@ public struct EventEmitter: Sendable {
         deliver(RunEvent(pipeline: pipeline, kind: masker.mask(kind)))
     }
 
-    /// Masks `secret` in every event from now on.
+    /// Masks `secret` in every event from now on (if it is long enough to be found by itself).
     public func protect(_ secret: Secret) {
         masker.add(secret)
+    }
+
+    /// Masks `text`, which holds a secret, as `masked` in every event from now on.
+    public func protect(use text: String, masked: String) {
+        masker.add(use: text, masked: masked)
     }
 
     /// An emitter that drops everything (planning, `graph`, `validate`).
     public static let discarding = EventEmitter(pipeline: "", masker: SecretMasker(secrets: [])) { _ in }
 }
 
-/// Replaces every secret (and its percent-encoded form) in text with `****`.
-/// Components add secrets they resolve themselves (a key read from a file).
+/// Replaces secrets in text with `****`, where they are used: each text a component
+/// builds around a secret (an RTMP location, `rtmp://host/app/KEY`) is replaced by its masked
+/// form, and a secret long enough not to occur by chance (8 characters or more: every real
+/// stream key) is masked wherever it stands, percent-encoded too. A short one (`live`, `1`)
+/// is not hunted through all text: that turned `rtmp://host/live` and `127.0.0.1` into `****`.
 public final class SecretMasker: Sendable {
-    private let needles: Mutex<[String]>
+    /// Shorter secrets are masked only where they are used.
+    public static let maskedEverywhere = 8
+
+    private struct Needles {
+        /// Texts holding a secret and what they show instead, longest first.
+        var uses: [(text: String, masked: String)] = []
+        /// Long secrets and their percent-encoded forms, longest first.
+        var secrets: [String] = []
+    }
+    private let needles = Mutex(Needles())
 
     public init(secrets: [Secret]) {
-        needles = Mutex([])
         for secret in secrets { add(secret) }
     }
 
     public func add(_ secret: Secret) {
         let text = secret.reveal()
-        guard !text.isEmpty else { return }
+        guard text.count >= Self.maskedEverywhere else { return }
         var forms = [text]
         if let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != text {
             forms.append(encoded)
         }
         needles.withLock { needles in
-            needles = Array(Set(needles + forms))
             // Longest first, so a secret that contains another is masked whole.
-            needles.sort { $0.count > $1.count }
+            needles.secrets = Array(Set(needles.secrets + forms)).sorted { $0.count > $1.count }
+        }
+    }
+
+    /// `text` holds a secret wherever it appears; it shows as `masked` (e.g. the URL with `****` for the key).
+    public func add(use text: String, masked: String) {
+        guard !text.isEmpty, text != masked else { return }
+        needles.withLock { needles in
+            guard !needles.uses.contains(where: { $0.text == text }) else { return }
+            needles.uses.append((text, masked))
+            needles.uses.sort { $0.text.count > $1.text.count }
         }
     }
 
     public func mask(_ text: String) -> String {
-        needles.withLock { $0 }.reduce(text) { $0.replacingOccurrences(of: $1, with: "****") }
+        let needles = needles.withLock { $0 }
+        let used = needles.uses.reduce(text) { $0.replacingOccurrences(of: $1.text, with: $1.masked) }
+        return needles.secrets.reduce(used) { $0.replacingOccurrences(of: $1, with: "****") }
     }
 
     func mask(_ kind: RunEvent.Kind) -> RunEvent.Kind {

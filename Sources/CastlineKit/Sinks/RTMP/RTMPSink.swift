@@ -149,7 +149,12 @@ public final class RTMPSink: SinkComponent {
         let videoPad = sinks[.video]?.element.staticPad("sink")
         let publisher = RTMPPublisher(
             settings: .init(
-                location: { try connector.location(endpoint: endpoint, key: key) },
+                location: { [events = context.events] in
+                    let location = try connector.location(endpoint: endpoint, key: key)
+                    // Masked where it is used: a location is a URL whose last part is the key.
+                    events.protect(use: location, masked: String(location.dropLast(key.reveal().count)) + "****")
+                    return location
+                },
                 insecureTLS: trust == .insecure, displayURL: endpoint.displayURL,
                 streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
             context: context,
