@@ -5,6 +5,8 @@ public struct PipelineLoader: Sendable {
     public var catalog: any ComponentCatalog
     /// Where `${VAR}` references are looked up.
     public var environment: [String: String]
+    /// An unset `${VAR}` in a secret is noted in `neededAtRunTime`, not an error (checking a file, not running it).
+    public var defersUnsetSecrets = false
 
     public init(catalog: any ComponentCatalog, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.catalog = catalog
@@ -63,7 +65,7 @@ public struct PipelineLoader: Sendable {
             }
         }
 
-        var validator = Validator(catalog: catalog, environment: environment)
+        var validator = Validator(catalog: catalog, environment: environment, deferringUnsetSecrets: defersUnsetSecrets)
         let spec = validator.pipeline(tree, defaultName: Self.defaultName(for: file))
         let fileErrors = validator.errors.enumerated().sorted { a, b in
             let (x, y) = (a.element, b.element)
@@ -76,6 +78,7 @@ public struct PipelineLoader: Sendable {
             throw ConfigErrors(all.isEmpty ? [ConfigError(file: file, message: "invalid pipeline (check the file)")] : all)
         }
         spec.positions = SourcePositions(tree)
+        spec.neededAtRunTime = validator.neededAtRunTime
         return spec
     }
 

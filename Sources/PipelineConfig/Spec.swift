@@ -31,6 +31,9 @@ public struct PipelineSpec: Sendable, Hashable {
     public var sinks: [ComponentSpec]
     /// Where each key sat in the file, for errors found later.
     public var positions = SourcePositions.none
+    /// Environment variables the file's secrets read that were unset when it was checked
+    /// (only when the loader defers them: `validate`, `--print-pipeline`).
+    public var neededAtRunTime: [String] = []
 
     public init(version: Int = 1, name: String, source: ComponentSpec, stages: [ComponentSpec] = [],
                 sinks: [ComponentSpec]) {

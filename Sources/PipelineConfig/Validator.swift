@@ -4,11 +4,17 @@ import Foundation
 struct Validator {
     let catalog: any ComponentCatalog
     let environment: [String: String]
+    /// A secret whose `${VAR}` is unset is not an error but a variable needed at run time
+    /// (`validate`, `--print-pipeline`: a CI job checks files without the keys).
+    let deferringUnsetSecrets: Bool
     var errors: [ConfigError] = []
+    /// The variables deferred secrets read, in the order met.
+    var neededAtRunTime: [String] = []
 
-    init(catalog: any ComponentCatalog, environment: [String: String]) {
+    init(catalog: any ComponentCatalog, environment: [String: String], deferringUnsetSecrets: Bool = false) {
         self.catalog = catalog
         self.environment = environment
+        self.deferringUnsetSecrets = deferringUnsetSecrets
     }
 
     mutating func error(_ position: Position, _ keyPath: String, _ message: String) {

@@ -20,7 +20,7 @@ struct GraphCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let status = await GraphExport.run(PipelineFiles.load(file, overrides: overrides).orExit(), file: file, output: output)
+        let status = await GraphExport.run(PipelineFiles.load(file, overrides: overrides, checkOnly: true).orExit(), file: file, output: output)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -16,6 +16,15 @@ struct FoundationTests {
         for example in examples {
             #expect(result.stdout.contains("\(example): ok"))
         }
+        // Checked without its key, as a CI job would: the variable is needed at run time, not an error.
+        #expect(result.stdout.contains("broadcast-to-mux.yaml: ok (needs MUX_STREAM_KEY at run time)"), "\(result.stdout)")
+        let printed = try await Castline.run(["broadcast", "rtmps://global-live.mux.com:443/app", "--key-env", "CASTLINE_UNSET_KEY",
+                                              "--print-pipeline"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(printed.stdout.contains("key: ${CASTLINE_UNSET_KEY}"), "\(printed.stdout)")
+        let run = try await Castline.run(["run", Castline.example("broadcast-to-mux.yaml")])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("sinks[0].rtmp.key: environment variable MUX_STREAM_KEY is not set"), "\(run.stderr)")
     }
 
     @Test("a bad file gets FILE:LINE:COL: key.path: problem (fix) and exit 2")

@@ -7,12 +7,13 @@ public enum PipelineFiles {
     public static let registry = ComponentRegistry.builtin
 
     /// Loads, validates and plans (makes every component); errors come back as printable lines.
-    public static func load(_ path: String, overrides: [String] = []) -> Result<PipelinePlan, LoadFailure> {
-        spec(path, overrides: overrides).flatMap { plan($0, origin: path) }
+    /// `checkOnly` (validate, print, graph: nothing runs): a secret's unset `${VAR}` is noted, not an error.
+    public static func load(_ path: String, overrides: [String] = [], checkOnly: Bool = false) -> Result<PipelinePlan, LoadFailure> {
+        spec(path, overrides: overrides, checkOnly: checkOnly).flatMap { plan($0, origin: path) }
     }
 
     /// The same for a spec that a command built from its flags (`document` is JSON, which YAML reads).
-    public static func load(document: [String: Any], origin: String) -> Result<PipelinePlan, LoadFailure> {
+    public static func load(document: [String: Any], origin: String, checkOnly: Bool = false) -> Result<PipelinePlan, LoadFailure> {
         let text: String
         do {
             let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
@@ -20,7 +21,7 @@ public enum PipelineFiles {
         } catch {
             return .failure(LoadFailure(lines: ["\(origin): \(error)"]))
         }
-        return spec(yaml: text, origin: origin).flatMap { plan($0, origin: origin) }
+        return spec(yaml: text, origin: origin, checkOnly: checkOnly).flatMap { plan($0, origin: origin) }
     }
 
     /// Every key a listener takes, for `listen --help`: the fixed ones, then each stage command's.
@@ -38,8 +39,9 @@ public enum PipelineFiles {
     public static func check(_ files: [String], overrides: [String]) -> Bool {
         var good = true
         for file in files {
-            switch load(file, overrides: overrides) {
-            case .success: print("\(file): ok")
+            switch load(file, overrides: overrides, checkOnly: true) {
+            case .success(let plan) where plan.spec.neededAtRunTime.isEmpty: print("\(file): ok")
+            case .success(let plan): print("\(file): ok (needs \(plan.spec.neededAtRunTime.joined(separator: ", ")) at run time)")
             case .failure(let failure):
                 failure.report()
                 good = false
@@ -49,14 +51,20 @@ public enum PipelineFiles {
     }
 
     /// Loads and validates a pipeline file, without making its components (a reload plans into the running pipeline).
-    static func spec(_ path: String, overrides: [String] = []) -> Result<PipelineSpec, LoadFailure> {
-        loaded { () throws(ConfigErrors) in try PipelineLoader(catalog: registry).load(contentsOf: path, overrides: overrides) }
+    static func spec(_ path: String, overrides: [String] = [], checkOnly: Bool = false) -> Result<PipelineSpec, LoadFailure> {
+        loaded { () throws(ConfigErrors) in try loader(checkOnly).load(contentsOf: path, overrides: overrides) }
     }
 
     /// The same for pipeline YAML that did not come from a file (a control API request);
     /// `origin` names it in errors, and names the pipeline when the text does not.
-    static func spec(yaml: String, origin: String) -> Result<PipelineSpec, LoadFailure> {
-        loaded { () throws(ConfigErrors) in try PipelineLoader(catalog: registry).load(yaml: yaml, file: origin) }
+    static func spec(yaml: String, origin: String, checkOnly: Bool = false) -> Result<PipelineSpec, LoadFailure> {
+        loaded { () throws(ConfigErrors) in try loader(checkOnly).load(yaml: yaml, file: origin) }
+    }
+
+    private static func loader(_ checkOnly: Bool) -> PipelineLoader {
+        var loader = PipelineLoader(catalog: registry)
+        loader.defersUnsetSecrets = checkOnly
+        return loader
     }
 
     /// Makes every component of `spec`.

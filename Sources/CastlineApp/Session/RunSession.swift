@@ -45,7 +45,7 @@ public enum RunSession {
 
     /// `listen` and `broadcast`: the pipeline their flags make, printed (`--print-pipeline`) or run.
     public static func run(document: [String: Any], origin: String, printOnly: Bool, options: Options) async -> Int32 {
-        let plan = PipelineFiles.load(document: document, origin: origin).orExit()
+        let plan = PipelineFiles.load(document: document, origin: origin, checkOnly: printOnly).orExit()
         guard !printOnly else {
             print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
             return 0
