@@ -85,7 +85,12 @@ public enum Gst {
     }
 }
 
-private let gstInitialized: Void = { gst_init(nil, nil) }()
+private let gstInitialized: Void = {
+    // OpenAL Soft, one of autoaudiosink's candidates, prints its own errors to stderr ("AL lib: (EE)
+    // ... Could not open playback device") unless told not to; castline says what failed itself.
+    setenv("ALSOFT_LOGLEVEL", "0", 0)
+    gst_init(nil, nil)
+}()
 
 public enum GstError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingElement(factory: String)

@@ -152,6 +152,34 @@ struct FoundationTests {
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
     }
 
+    @Test("no sound device, or a named one that does not open: one line before anything plays, exit 2")
+    func noSoundDevice() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("speakers.yaml", """
+            version: 1
+            name: speakers
+            source:
+              test:
+                audio: { tone: 440 }
+            sinks:
+              - audio: {}
+            """)
+        // No PulseAudio to reach and an ALSA without a default output, whatever this machine has.
+        let empty = try scratch.write("alsa.conf", "")
+        let none = try await Castline.run(["run", file, "--duration", "2s"],
+                                          environment: ["PULSE_SERVER": "unix:/nonexistent", "ALSA_CONFIG_PATH": empty])
+        #expect(none.status == 2, "\(none.stderr)")
+        #expect(none.stderr.split(separator: "\n") == [
+            "connecting",
+            "speakers: sinks[0].audio: no sound device: neither PulseAudio nor ALSA has an output here "
+                + "(start PulseAudio or plug one in; to play without sound, use --output null or a null: {} sink)",
+        ], "\(none.stderr)")
+        let named = try await Castline.run(["run", file, "--set", "sinks[0].audio.device=castline-no-such-device", "--duration", "2s"])
+        #expect(named.status == 2, "\(named.stderr)")
+        #expect(named.stderr.contains("cannot open the ALSA device \"castline-no-such-device\""), "\(named.stderr)")
+        #expect(!named.stderr.contains("playing") && !none.stderr.contains("AL lib"))
+    }
+
     @Test("an element GStreamer does not have is named, with where to look")
     func unknownElement() async throws {
         let scratch = try Scratch()
@@ -190,6 +218,8 @@ struct FoundationTests {
         #expect(doctor.status == 0, "\(doctor.stdout)\(doctor.stderr)")
         #expect(doctor.stdout.contains("x264enc"))
         #expect(doctor.stdout.contains("gstreamer1.0-plugins-ugly"))
+        // Whether this machine has one or not, the line is there (and does not fail the check).
+        #expect(doctor.stdout.contains("sound output     PulseAudio or ALSA"), "\(doctor.stdout)")
         let stages = try await Castline.run(["stages"])
         #expect(stages.status == 0)
         for kind in ["encode:", "gst:", "test:", "file:", "null:", "audio:"] {

@@ -25,6 +25,11 @@ public enum Doctor {
         for program in programs {
             line(ChildProcess.which(program.name) != nil, program.name, program.package, program.purpose)
         }
+        // Not a package: a sound output is only needed to hear a listen, and --output null does without.
+        let sound: String?
+        do { sound = try AudioSink.outputProblem() } catch { sound = "\(error)" }
+        print("\(sound == nil ? "ok     " : "none   ") \("sound output".padding(16)) \("PulseAudio or ALSA".padding(28)) "
+              + (sound ?? "listen's default output"))
         guard missing.isEmpty else {
             Terminal.status("missing: install them with: apt-get install \(Array(Set(missing)).sorted().joined(separator: " "))")
             return ExitStatus.failed

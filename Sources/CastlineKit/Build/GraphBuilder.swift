@@ -270,7 +270,7 @@ nonisolated(nonsending) func located<T>(_ keyPath: String, _ body: nonisolated(n
 private func located(_ error: any Error, _ keyPath: String) -> BuildError {
     switch error {
     case let error as BuildError where error.keyPath != nil: error
-    case let error as BuildError: BuildError(error.message, at: keyPath)
+    case let error as BuildError: BuildError(error.message, at: keyPath, badInput: error.isBadInput)
     default: BuildError("\(error)", at: keyPath)
     }
 }

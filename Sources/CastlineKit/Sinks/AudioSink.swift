@@ -20,15 +20,38 @@ public final class AudioSink: SinkComponent {
     }
 
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
-        let output: Element
-        if let device {
-            output = try ElementCatalog.make("alsasink")
-            try output.set("device", text: device)
-        } else {
-            output = try ElementCatalog.make("autoaudiosink")
-        }
-        return try BinChain.make(name, [try ElementCatalog.make("audioconvert"),
-                                        try ElementCatalog.make("audioresample"), output],
-                                 sinkPad: StreamKind.audio.rawValue)
+        try BinChain.make(name, [try ElementCatalog.make("audioconvert"), try ElementCatalog.make("audioresample"), try output()],
+                          sinkPad: StreamKind.audio.rawValue)
     }
+
+    private func output() throws -> Element {
+        guard let device else { return try ElementCatalog.make("autoaudiosink") }
+        let output = try ElementCatalog.make("alsasink")
+        try output.set("device", text: device)
+        return output
+    }
+
+    /// Opens an output once before the run (READY opens the device, then NULL): with no sound
+    /// device, autoaudiosink settles for a fakesink and the run played to nothing with exit 0.
+    nonisolated(nonsending) public func preflight() async throws {
+        if let problem = try Self.outputProblem(device: device) { throw BuildError(problem, badInput: true) }
+    }
+
+    /// Why the default output (or ALSA `device`) cannot be opened, or nil when it can (`doctor` asks too).
+    public static func outputProblem(device: String? = nil) throws -> String? {
+        let output = try AudioSink(device: device).output()
+        defer { _ = output.setState(.null) }
+        let opened = output.setState(.ready) != .failure
+        if let device {
+            return opened ? nil : "cannot open the ALSA device \"\(device)\" (list them with aplay -L; to play without sound, "
+                + "use --output null or a null: {} sink)"
+        }
+        guard opened, (output as? Bin)?.children.first?.factoryName != "fakesink" else {
+            return "no sound device: neither PulseAudio nor ALSA has an output here "
+                + "(start PulseAudio or plug one in; to play without sound, use --output null or a null: {} sink)"
+        }
+        return nil
+    }
+
+    private init(device: String?) { self.device = device }
 }
