@@ -115,7 +115,7 @@ struct HLSBadInputTests {
         #expect(status == 0, "\(listener.standardError)")
     }
 
-    @Test("100,000 segments: plays from the live edge in well under a second; BOM and CRLF read as usual")
+    @Test("100,000 segments: plays from the live edge within 2 s (debug build); BOM and CRLF read as usual")
     func bigAndOdd() async throws {
         let scratch = try Scratch()
         let server = try await HostileServer(scratch: scratch)
@@ -131,7 +131,9 @@ struct HLSBadInputTests {
         }
         let connecting = try #require(times.first { $0.0 == "state-connecting" }?.1)
         let playing = try #require(times.first { $0.0 == "state-playing" }?.1, "\(big.stderr)")
-        #expect(playing.timeIntervalSince(connecting) < 1, "playing \(playing.timeIntervalSince(connecting)) s after connecting")
+        // The debug build reads the 2.4 MB playlist in 0.6-1.0 s on two busy cores (the release build in
+        // a fraction of that); a reader that slowed with the playlist's length would take far longer.
+        #expect(playing.timeIntervalSince(connecting) < 2, "playing \(playing.timeIntervalSince(connecting)) s after connecting")
         let bom = try await listen(server.url("bom-crlf.m3u8"), ["--record", scratch.file("bom.wav")])
         #expect(bom.status == 0, "\(bom.stderr)")
         let media = try await ProbedMedia.probe(scratch.file("bom.wav"))
