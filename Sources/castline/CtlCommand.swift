@@ -13,6 +13,10 @@ struct CtlCommand: AsyncParsableCommand {
             CtlStatusCommand.self, CtlSetCommand.self, CtlDelayCommand.self, CtlPauseCommand.self, CtlResumeCommand.self,
             CtlSwapCommand.self, CtlPipelineCommand.self, CtlEventsCommand.self,
         ])
+
+    /// Before the subcommand (`ctl --control ADDR status`) as well as after it; after wins.
+    @OptionGroup
+    var options: CtlOptions
 }
 
 /// Where the control API is, its token, and which pipeline: shared by every `ctl` subcommand.
@@ -28,6 +32,16 @@ struct CtlOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The pipeline to talk to, when castline runs several (its name:).", valueName: "name"))
     var pipeline: String?
 
+    /// These options, each one not given here taken from `outer` (the ones before the subcommand).
+    func over(_ outer: CtlOptions) -> CtlOptions {
+        var merged = self
+        merged.address = address ?? outer.address
+        merged.tokenEnv = tokenEnv ?? outer.tokenEnv
+        merged.tokenFile = tokenFile ?? outer.tokenFile
+        merged.pipeline = pipeline ?? outer.pipeline
+        return merged
+    }
+
     var call: ControlCall {
         get throws(SettingsError) {
             let token = try TokenSource(env: tokenEnv, file: tokenFile, flags: ("--token-env", "--token-file"))
@@ -41,13 +55,14 @@ struct CtlOptions: ParsableArguments {
 /// A `ctl` subcommand that is one request: `run` sends it, a refusal exits non-zero with its lines.
 protocol CtlRequest: AsyncParsableCommand {
     var options: CtlOptions { get }
+    var ctl: CtlCommand { get }
     func request(_ call: ControlCall) async throws(ControlCall.Failure)
 }
 
 extension CtlRequest {
     func run() async throws {
         do {
-            try await request(try options.call)
+            try await request(try options.over(ctl.options).call)
         } catch let failure as ControlCall.Failure {
             for line in failure.lines { Terminal.status(line) }
             throw ExitCode(failure.status)

@@ -18,6 +18,8 @@ struct CtlDelayCommand: CtlRequest {
 
     @OptionGroup
     var options: CtlOptions
+    @ParentCommand
+    var ctl: CtlCommand
 
     func validate() throws { _ = try CtlSetCommand.parse("delay", change) }
 

@@ -8,6 +8,8 @@ struct CtlPauseCommand: CtlRequest {
 
     @OptionGroup
     var options: CtlOptions
+    @ParentCommand
+    var ctl: CtlCommand
 
     func request(_ call: ControlCall) async throws(ControlCall.Failure) { try await call.send("POST", "/pause") }
 }

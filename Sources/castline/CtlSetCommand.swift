@@ -20,6 +20,8 @@ struct CtlSetCommand: CtlRequest {
 
     @OptionGroup
     var options: CtlOptions
+    @ParentCommand
+    var ctl: CtlCommand
 
     func validate() throws { _ = try Self.parse(command, change) }
 

@@ -20,6 +20,8 @@ struct CtlSwapCommand: CtlRequest {
 
     @OptionGroup
     var options: CtlOptions
+    @ParentCommand
+    var ctl: CtlCommand
 
     func validate() throws {
         guard inline else { return }

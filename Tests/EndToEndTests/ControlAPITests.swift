@@ -176,6 +176,14 @@ struct ControlAPITests {
         #expect(result.status == 1)
         #expect(result.stderr == "no castline control API at 127.0.0.1:\(port); start castline with --control 127.0.0.1:\(port)\n",
                 "\(result.stderr)")
+        // --control before the subcommand as well as after it; after wins.
+        let other = try FreePort.find()
+        for arguments in [["ctl", "--control", "127.0.0.1:\(port)", "status"],
+                          ["ctl", "--control", "127.0.0.1:\(other)", "delay", "--control", "127.0.0.1:\(port)", "+1"]] {
+            let placed = try await Castline.run(arguments)
+            #expect(placed.status == 1)
+            #expect(placed.stderr.hasPrefix("no castline control API at 127.0.0.1:\(port);"), "\(arguments): \(placed.stderr)")
+        }
     }
 
     @Test("a bind beyond loopback without a token is refused before anything runs")
