@@ -51,7 +51,9 @@ public struct IngestEndpoints: Sendable, Equatable {
 
     public init(host: String, rtmpPort: Int, rtmpsPort: Int, httpPort: Int, caFile: String, certificateFile: String,
                 certificateSHA256: String, workDirectory: String) {
-        let h = host.contains(":") ? "[\(host)]" : host
+        // URLs are for connecting: a server bound to every interface is reached here on loopback.
+        let reachable = ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : host
+        let h = reachable.contains(":") ? "[\(reachable)]" : reachable
         self.host = host
         self.rtmpPort = rtmpPort
         self.rtmpsPort = rtmpsPort

@@ -111,7 +111,32 @@ struct BroadcastTests {
                         "\(short.stderr)")
                 #expect(!short.stderr.contains("\(endpoints.rtmpURL)/\(key)"), "\(short.stderr)")
             }
+            // The ingest's publish URL pasted whole, key and all: say how to split it.
+            let pasted = try await Castline.run([
+                "broadcast", endpoints.rtmpPublishURL(key: "mykey"), "--key-env", "CASTLINE_TEST_KEY", "--size", "320x240",
+            ], environment: ["CASTLINE_TEST_KEY": Self.key], timeout: .seconds(20))
+            #expect(pasted.status == 1)
+            #expect(pasted.stderr.contains("""
+                error: the server at \(endpoints.rtmpURL)/mykey refused the app "live/mykey": if mykey is the stream key, \
+                give the URL without it (\(endpoints.rtmpURL)) and the key with --key-env or key:
+                """), "\(pasted.stderr)")
         }
+    }
+
+    @Test("castline ingest prints ready-to-run lines, and bound to every interface never an address of 0.0.0.0")
+    func ingestLines() async throws {
+        let ingest = try Castline.start(["ingest", "--host", "0.0.0.0"])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !ingest.standardOutput.contains("castline listen"), ContinuousClock.now < deadline, ingest.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await Castline.interrupt(ingest, with: SIGTERM) == 0, "\(ingest.standardError)")
+        let lines = ingest.standardOutput.split(separator: "\n").map(String.init)
+        #expect(!ingest.standardOutput.contains("0.0.0.0"), "\(ingest.standardOutput)")
+        let rtmp = try #require(lines.first { $0.hasPrefix("rtmp publish:") }?.split(separator: " ").last)
+        #expect(lines.contains("               castline broadcast \(rtmp.dropLast("/<key>".count)) --key-env STREAM_KEY"),
+                "\(ingest.standardOutput)")
+        #expect(lines.contains("listening on every interface: from another machine, put this machine's address in place of 127.0.0.1"))
     }
 
     @Test("an untrusted certificate, an unknown scheme, a missing key variable, an unreachable host: one line, non-zero")

@@ -36,6 +36,13 @@ public struct IngestSession: Service {
         print("rtmps publish: \(endpoints.rtmpsURL)/<key>   (--ca-file \(endpoints.caFile))")
         print("hls playback:  \(endpoints.hlsURLPattern)")
         print("certificate sha256: \(endpoints.certificateSHA256)")
+        if ["0.0.0.0", "::"].contains(endpoints.host) {
+            print("listening on every interface: from another machine, put this machine's address in place of 127.0.0.1")
+        }
+        // Ready to paste: the key goes apart from the URL (pasted onto it, the server refuses the app).
+        print("try:           export STREAM_KEY=test")
+        print("               castline broadcast \(endpoints.rtmpURL) --key-env STREAM_KEY")
+        print("               castline listen \(endpoints.hlsPlaylistURL(key: "test"))")
         fflush(nil)  // a script reading the URLs must not wait for exit
         Terminal.status("ingest running; Ctrl-C stops it")
         try? await gracefulShutdown()

@@ -327,7 +327,7 @@ final class RTMPPublisher: Sendable {
             }
             guard state.everConnected else {
                 state.phase = .finished
-                return (pipeline, .failed("cannot publish to \(settings.displayURL): \(reason) (check the URL and that the server is up)"), nil)
+                return (pipeline, .failed(PublishFailure.neverConnected(settings.displayURL, reason: reason)), nil)
             }
             state.failedAttempts += 1
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
