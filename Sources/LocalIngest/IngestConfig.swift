@@ -53,6 +53,10 @@ struct IngestLayout: Sendable {
     var stunnelLog: String { logs + "/stunnel.log" }
     var caKey: String { tls + "/ca.key" }
     var caCert: String { tls + "/ca.pem" }
+    /// The host the certificates were made for (they are made again for another).
+    var certificateHost: String { tls + "/host" }
+    /// The ports of the last start, `RTMP RTMPS HTTP`: a kept directory starts on them again.
+    var ports: String { root + "/ports" }
     var serverKey: String { tls + "/server.key" }
     var serverCSR: String { tls + "/server.csr" }
     var serverCert: String { tls + "/server.pem" }
@@ -199,6 +203,21 @@ enum IngestConfig {
 
 /// A CA and a server certificate signed by it, made with the openssl CLI.
 enum Certificates {
+    /// The server certificate's SHA-256 fingerprint, made fresh or, in a kept work directory, the one
+    /// made there before for the same host while it is good for another day (a restarted ingest is
+    /// then the same server: a publisher that trusts its CA or pins it reconnects).
+    static func prepare(layout: IngestLayout, openssl: String, host: String) async throws -> String {
+        let manager = FileManager.default
+        let made = [layout.caCert, layout.caKey, layout.serverCert, layout.serverKey].allSatisfy(manager.fileExists(atPath:))
+        if made, (try? String(contentsOfFile: layout.certificateHost, encoding: .utf8)) == host,
+           (try? await step(openssl, ["x509", "-in", layout.serverCert, "-noout", "-checkend", "86400"])) != nil {
+            return try await fingerprint(layout: layout, openssl: openssl)
+        }
+        let fingerprint = try await generate(layout: layout, openssl: openssl, host: host)
+        try? host.write(toFile: layout.certificateHost, atomically: true, encoding: .utf8)
+        return fingerprint
+    }
+
     static func generate(layout: IngestLayout, openssl: String, host: String) async throws -> String {
         var sans = ["IP:127.0.0.1", "DNS:localhost", "IP:::1"]
         let isIP = host.allSatisfy { $0.isHexDigit || $0 == "." || $0 == ":" }
@@ -239,6 +258,10 @@ enum Certificates {
                                  "-extfile", layout.opensslConf, "-extensions", "v3_server"])
         chmod(layout.caKey, 0o600)
         chmod(layout.serverKey, 0o600)
+        return try await fingerprint(layout: layout, openssl: openssl)
+    }
+
+    private static func fingerprint(layout: IngestLayout, openssl: String) async throws -> String {
         let out = try await step(openssl, ["x509", "-in", layout.serverCert, "-noout", "-fingerprint", "-sha256"])
         // "sha256 Fingerprint=AB:CD:..." (older versions: "SHA256 Fingerprint=")
         guard let eq = out.firstIndex(of: "=") else { throw IngestError.certificateFailed("unexpected fingerprint output: \(out)") }

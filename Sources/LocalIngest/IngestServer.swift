@@ -83,7 +83,7 @@ public actor IngestServer {
         self.layout = layout
         do {
             try layout.createDirectories()
-            let fingerprint = try await Certificates.generate(layout: layout, openssl: programs.openssl, host: options.host)
+            let fingerprint = try await Certificates.prepare(layout: layout, openssl: programs.openssl, host: options.host)
             // Auto-chosen ports can be taken by someone else between the probe and nginx's bind;
             // then pick new ones and try again.
             var attempt = 0
@@ -98,6 +98,7 @@ public actor IngestServer {
                 do {
                     try await launchNginx()
                     try await launchStunnel()
+                    try? "\(ports.rtmp) \(ports.rtmps) \(ports.http)\n".write(toFile: layout.ports, atomically: true, encoding: .utf8)
                     return endpoints
                 } catch IngestError.portInUse(let port) where attempt < 3 && isAutoPort(port, endpoints) {
                     await stunnel?.terminate(grace: .seconds(1)); stunnel = nil
@@ -203,6 +204,16 @@ public actor IngestServer {
     }
 
     private func resolvePorts() throws -> (rtmp: Int, rtmps: Int, http: Int) {
+        // A kept work directory starts on the ports it had, unless others are given.
+        var options = options
+        if let layout, !createdWorkDirectory, let saved = try? String(contentsOfFile: layout.ports, encoding: .utf8) {
+            let ports = saved.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if ports.count == 3 {
+                options.rtmpPort = options.rtmpPort ?? ports[0]
+                options.rtmpsPort = options.rtmpsPort ?? ports[1]
+                options.httpPort = options.httpPort ?? ports[2]
+            }
+        }
         var used: Set<Int> = []
         func pick(_ fixed: Int?) throws -> Int {
             if let fixed {

@@ -6,7 +6,10 @@ struct IngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
         abstract: "Run a local RTMP/RTMPS ingest (nginx-rtmp behind stunnel) that serves what is published as HLS.",
-        discussion: "Prints the publish and playback URLs, runs until Ctrl-C, then stops both servers and removes their files.")
+        discussion: """
+            Prints the publish and playback URLs, runs until Ctrl-C, then stops both servers and removes their files \
+            (with --state, keeps them).
+            """)
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -18,6 +21,10 @@ struct IngestCommand: AsyncParsableCommand {
     var httpPort: Int?
     @Option(help: ArgumentHelp("Only this stream key may publish (repeat for several); default: any key.", valueName: "key"))
     var allowKey: [String] = []
+    @Option(help: ArgumentHelp("Keep the CA, the certificate, the ports and the files here (made if needed): started again "
+                               + "with the same folder, the ingest is the same server and a publisher reconnects to it.",
+                               valueName: "folder"))
+    var state: String?
 
     func validate() throws {
         for port in [rtmpPort, rtmpsPort, httpPort].compactMap({ $0 }) where !(1...65535).contains(port) {
@@ -28,6 +35,7 @@ struct IngestCommand: AsyncParsableCommand {
     func run() async throws {
         var options = IngestOptions()
         (options.host, options.rtmpPort, options.rtmpsPort, options.httpPort) = (host, rtmpPort, rtmpsPort, httpPort)
+        options.workDirectory = state
         let status = await IngestSession.run(options, allowedKeys: allowKey)
         if status != 0 { throw ExitCode(status) }
     }

@@ -235,6 +235,29 @@ struct IngestServerTests {
         }
         #expect(FileManager.default.fileExists(atPath: dir + "/nginx.conf"))
     }
+
+    @Test("started again in its kept folder, the ingest is the same server: same ports, CA and certificate")
+    func keptFolderRestartsTheSameServer() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("castline-ingest-again-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var first: IngestEndpoints?
+        var ca = ""
+        try await withIngest(IngestOptions(workDirectory: dir)) { _, endpoints in
+            first = endpoints
+            ca = try String(contentsOfFile: endpoints.caFile, encoding: .utf8)
+        }
+        try await withIngest(IngestOptions(workDirectory: dir)) { _, endpoints in
+            #expect(endpoints.rtmpPort == first?.rtmpPort && endpoints.rtmpsPort == first?.rtmpsPort
+                    && endpoints.httpPort == first?.httpPort)
+            #expect(endpoints.certificateSHA256 == first?.certificateSHA256)
+            let again = try String(contentsOfFile: endpoints.caFile, encoding: .utf8)
+            #expect(again == ca)
+        }
+        // Another host needs other certificates: made again.
+        try await withIngest(IngestOptions(host: "localhost", workDirectory: dir)) { _, endpoints in
+            #expect(endpoints.certificateSHA256 != first?.certificateSHA256)
+        }
+    }
 }
 
 @Suite("IngestServer start failures")
