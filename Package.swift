@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins"]),
         .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
-        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"], exclude: ["Support/hostile_hls.py"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"], exclude: ["Support/hostile_hls.py", "Support/control_abuse.py"]),
     ],
     swiftLanguageModes: [.v6]
 )
