@@ -4,8 +4,16 @@ import Foundation
 import Synchronization
 import GLibSupport
 
+/// What an error message reports, where castline words it itself: matched on GStreamer's
+/// error domain and code, as its texts are translated.
+public enum ErrorCause: Sendable, Equatable {
+    /// GST_RESOURCE_ERROR_NO_SPACE_LEFT: a sink's disk is full.
+    case diskFull
+    case other
+}
+
 public enum BusMessage: Sendable {
-    case error(source: String, message: String, debug: String?)
+    case error(source: String, message: String, debug: String?, cause: ErrorCause)
     case warning(source: String, message: String, debug: String?)
     case info(source: String, message: String)
     case endOfStream(source: String)
@@ -21,7 +29,7 @@ public enum BusMessage: Sendable {
     /// Name of the object that posted the message ("" if none).
     public var sourceName: String {
         switch self {
-        case .error(let s, _, _), .warning(let s, _, _), .info(let s, _), .endOfStream(let s),
+        case .error(let s, _, _, _), .warning(let s, _, _), .info(let s, _), .endOfStream(let s),
              .stateChanged(let s, _, _, _), .element(let s, _), .application(let s, _), .latency(let s),
              .buffering(let s, _), .streamStart(let s), .clockLost(let s), .other(_, let s):
             return s
@@ -41,10 +49,12 @@ public enum BusMessage: Sendable {
             default: gst_message_parse_info(message, &error, &debug)
             }
             let text = error?.pointee.message.map { String(cString: $0) } ?? "(no message)"
+            let diskFull = error.map { $0.pointee.domain == gst_resource_error_quark()
+                && $0.pointee.code == gint(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue) } ?? false
             if let error { g_error_free(error) }
             let debugText = takeString(debug)
             switch type {
-            case GST_MESSAGE_ERROR: self = .error(source: source, message: text, debug: debugText)
+            case GST_MESSAGE_ERROR: self = .error(source: source, message: text, debug: debugText, cause: diskFull ? .diskFull : .other)
             case GST_MESSAGE_WARNING: self = .warning(source: source, message: text, debug: debugText)
             default: self = .info(source: source, message: text)
             }

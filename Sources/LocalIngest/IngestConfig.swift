@@ -58,6 +58,17 @@ struct IngestLayout: Sendable {
     /// The ports of the last start, `RTMP RTMPS HTTP`: a kept directory starts on them again.
     var ports: String { root + "/ports" }
     var serverKey: String { tls + "/server.key" }
+
+    /// The ports a start in this directory bound, if one did.
+    func savedPorts() -> (rtmp: Int, rtmps: Int, http: Int)? {
+        guard let text = try? String(contentsOfFile: ports, encoding: .utf8) else { return nil }
+        let numbers = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        return numbers.count == 3 ? (numbers[0], numbers[1], numbers[2]) : nil
+    }
+
+    func savePorts(_ bound: (rtmp: Int, rtmps: Int, http: Int)) {
+        try? "\(bound.rtmp) \(bound.rtmps) \(bound.http)\n".write(toFile: ports, atomically: true, encoding: .utf8)
+    }
     var serverCSR: String { tls + "/server.csr" }
     var serverCert: String { tls + "/server.pem" }
     var opensslConf: String { tls + "/openssl.cnf" }

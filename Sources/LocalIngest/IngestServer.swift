@@ -27,6 +27,8 @@ public actor IngestServer {
     private var programs: IngestPrograms?
     private var layout: IngestLayout?
     private var createdWorkDirectory = false
+    /// The ports to bind (nil: a free one): the given ones, else in a kept work directory the last start's.
+    private var fixedPorts: (rtmp: Int?, rtmps: Int?, http: Int?) = (nil, nil, nil)
     private var endpoints: IngestEndpoints?
     private var nginx: ChildProcess?
     private var stunnel: ChildProcess?
@@ -81,6 +83,8 @@ public actor IngestServer {
         }
         let layout = IngestLayout(root: root)
         self.layout = layout
+        let saved = createdWorkDirectory ? nil : layout.savedPorts()
+        fixedPorts = (options.rtmpPort ?? saved?.rtmp, options.rtmpsPort ?? saved?.rtmps, options.httpPort ?? saved?.http)
         do {
             try layout.createDirectories()
             let fingerprint = try await Certificates.prepare(layout: layout, openssl: programs.openssl, host: options.host)
@@ -98,7 +102,7 @@ public actor IngestServer {
                 do {
                     try await launchNginx()
                     try await launchStunnel()
-                    try? "\(ports.rtmp) \(ports.rtmps) \(ports.http)\n".write(toFile: layout.ports, atomically: true, encoding: .utf8)
+                    layout.savePorts(ports)
                     return endpoints
                 } catch IngestError.portInUse(let port) where attempt < 3 && isAutoPort(port, endpoints) {
                     await stunnel?.terminate(grace: .seconds(1)); stunnel = nil
@@ -199,21 +203,11 @@ public actor IngestServer {
     }
 
     private func isAutoPort(_ port: Int, _ endpoints: IngestEndpoints) -> Bool {
-        (options.rtmpPort == nil && port == endpoints.rtmpPort) || (options.rtmpsPort == nil && port == endpoints.rtmpsPort)
-            || (options.httpPort == nil && port == endpoints.httpPort)
+        (fixedPorts.rtmp == nil && port == endpoints.rtmpPort) || (fixedPorts.rtmps == nil && port == endpoints.rtmpsPort)
+            || (fixedPorts.http == nil && port == endpoints.httpPort)
     }
 
     private func resolvePorts() throws -> (rtmp: Int, rtmps: Int, http: Int) {
-        // A kept work directory starts on the ports it had, unless others are given.
-        var options = options
-        if let layout, !createdWorkDirectory, let saved = try? String(contentsOfFile: layout.ports, encoding: .utf8) {
-            let ports = saved.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if ports.count == 3 {
-                options.rtmpPort = options.rtmpPort ?? ports[0]
-                options.rtmpsPort = options.rtmpsPort ?? ports[1]
-                options.httpPort = options.httpPort ?? ports[2]
-            }
-        }
         var used: Set<Int> = []
         func pick(_ fixed: Int?) throws -> Int {
             if let fixed {
@@ -233,13 +227,13 @@ public actor IngestServer {
             throw IngestError.startFailed(program: "castline", log: "no free port found on \(options.host)")
         }
         // Fixed ports first so auto-picked ones never collide with them.
-        for fixed in [options.rtmpPort, options.rtmpsPort, options.httpPort].compactMap({ $0 }) {
+        for fixed in [fixedPorts.rtmp, fixedPorts.rtmps, fixedPorts.http].compactMap({ $0 }) {
             guard used.insert(fixed).inserted else { throw IngestError.portInUse(fixed) }
         }
         used.removeAll()
-        let rtmp = try pick(options.rtmpPort)
-        let rtmps = try pick(options.rtmpsPort)
-        let http = try pick(options.httpPort)
+        let rtmp = try pick(fixedPorts.rtmp)
+        let rtmps = try pick(fixedPorts.rtmps)
+        let http = try pick(fixedPorts.http)
         return (rtmp, rtmps, http)
     }
 

@@ -52,7 +52,7 @@ public struct IngestEndpoints: Sendable, Equatable {
     public init(host: String, rtmpPort: Int, rtmpsPort: Int, httpPort: Int, caFile: String, certificateFile: String,
                 certificateSHA256: String, workDirectory: String) {
         // URLs are for connecting: a server bound to every interface is reached here on loopback.
-        let reachable = ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : host
+        let reachable = Self.everyInterface.contains(host) ? "127.0.0.1" : host
         let h = reachable.contains(":") ? "[\(reachable)]" : reachable
         self.host = host
         self.rtmpPort = rtmpPort
@@ -71,6 +71,11 @@ public struct IngestEndpoints: Sendable, Equatable {
         self.nginxErrorLogPath = workDirectory + "/logs/nginx-error.log"
         self.stunnelLogPath = workDirectory + "/logs/stunnel.log"
     }
+
+    /// The host names that bind every interface, none of which is an address to connect to.
+    static let everyInterface: Set<String> = ["0.0.0.0", "::", ""]
+    /// Bound to every interface: the URLs say 127.0.0.1, and other machines use this one's address.
+    public var listensOnEveryInterface: Bool { Self.everyInterface.contains(host) }
 
     /// "http://127.0.0.1:PORT/hls/KEY.m3u8"
     public func hlsPlaylistURL(key: String) -> String { "\(httpBaseURL)/hls/\(key).m3u8" }

@@ -33,7 +33,7 @@ struct EncodingTests {
         defer { pipeline.setState(.null) }
         while let message = pipeline.bus.pop(timeout: .seconds(20)) {
             if case .endOfStream = message { break }
-            if case .error(_, let text, _) = message { Issue.record("\(text)"); break }
+            if case .error(_, let text, _, _) = message { Issue.record("\(text)"); break }
         }
         return seen.withLock { $0 }
     }

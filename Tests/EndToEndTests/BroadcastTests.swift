@@ -136,6 +136,9 @@ struct BroadcastTests {
         let rtmp = try #require(lines.first { $0.hasPrefix("rtmp publish:") }?.split(separator: " ").last)
         #expect(lines.contains("               castline broadcast \(rtmp.dropLast("/<key>".count)) --key-env STREAM_KEY"),
                 "\(ingest.standardOutput)")
+        let hls = try #require(lines.first { $0.hasPrefix("hls playback:") }?.split(separator: " ").last)
+        #expect(lines.contains("               castline listen \(hls.replacingOccurrences(of: "<key>", with: "test"))"),
+                "\(ingest.standardOutput)")
         #expect(lines.contains("listening on every interface: from another machine, put this machine's address in place of 127.0.0.1"))
     }
 

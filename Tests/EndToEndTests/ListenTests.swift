@@ -44,7 +44,8 @@ struct ListenTests {
             try publisher.start()
             defer { publisher.signal(SIGKILL) }
             #expect(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(30)))
-            // Ten keep `make test` short; bench/hls-outage-cycles.sh runs fifty. nginx writes the stream; this server, which the test stops and starts, is what castline reads.
+            // Ten keep `make test` short; bench/hls-outage-cycles.sh runs fifty. nginx writes the stream;
+            // this server, which the test stops and starts, is what castline reads.
             var server = try await HTTPFolder(endpoints.hlsDirectory)
             let port = server.port
             let scratch = try Scratch()

@@ -45,7 +45,7 @@ import Testing
             switch message {
             case .endOfStream: sawEOS = true
             case .stateChanged(let source, _, .playing, _) where source == pipeline.name: sawPlaying = true
-            case .error(_, let text, _): errors.append(text)
+            case .error(_, let text, _, _): errors.append(text)
             default: break
             }
             if sawEOS || !errors.isEmpty { break }
@@ -98,7 +98,7 @@ import Testing
         let messages = drainBus(pipeline, timeout: .seconds(5))
         let text = try #require(errorText(messages))
         #expect(text.contains("nonexistent") || text.lowercased().contains("not found") || text.lowercased().contains("no such"))
-        let sources = messages.compactMap { if case .error(let s, _, _) = $0 { s } else { nil } }
+        let sources = messages.compactMap { if case .error(let s, _, _, _) = $0 { s } else { nil } }
         #expect(sources.first?.hasPrefix("filesrc") == true)
     }
 

@@ -38,7 +38,7 @@ func isEOS(_ message: BusMessage) -> Bool {
 }
 
 func errorText(_ messages: [BusMessage]) -> String? {
-    for case .error(let source, let message, let debug) in messages { return "\(source): \(message) \(debug ?? "")" }
+    for case .error(let source, let message, let debug, _) in messages { return "\(source): \(message) \(debug ?? "")" }
     return nil
 }
 

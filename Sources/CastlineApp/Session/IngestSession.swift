@@ -36,7 +36,7 @@ public struct IngestSession: Service {
         print("rtmps publish: \(endpoints.rtmpsURL)/<key>   (--ca-file \(endpoints.caFile))")
         print("hls playback:  \(endpoints.hlsURLPattern)")
         print("certificate sha256: \(endpoints.certificateSHA256)")
-        if ["0.0.0.0", "::"].contains(endpoints.host) {
+        if endpoints.listensOnEveryInterface {
             print("listening on every interface: from another machine, put this machine's address in place of 127.0.0.1")
         }
         // Ready to paste: the key goes apart from the URL (pasted onto it, the server refuses the app).

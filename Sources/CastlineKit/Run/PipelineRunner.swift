@@ -301,7 +301,7 @@ public actor PipelineRunner {
     private func handle(_ message: BusMessage) {
         guard outcome == nil, let built else { return }
         switch message {
-        case .error(let source, _, _) where retiredNames.contains(source):
+        case .error(let source, _, _, _) where retiredNames.contains(source):
             return
         case .warning(let source, _, _) where retiredNames.contains(source):
             return
@@ -349,10 +349,9 @@ public actor PipelineRunner {
 
     /// One line for an error message: which part of the file, and what GStreamer said.
     private func failureText(_ message: BusMessage) -> String? {
-        guard case .error(let source, let text, let debug) = message else { return nil }
+        guard case .error(let source, let text, let debug, let cause) = message else { return nil }
         if let missingDecoder { return masker.mask("\(owner(of: source)): \(missingDecoder)") }
-        // GStreamer's own words for GST_RESOURCE_ERROR_NO_SPACE_LEFT (filesink and the muxers' sinks say no more).
-        if text == "No space left on the resource." {
+        if cause == .diskFull {
             return masker.mask("\(owner(of: source)): the disk is full (free some space, or write to another disk)")
         }
         var line = "\(owner(of: source)): \(text)"

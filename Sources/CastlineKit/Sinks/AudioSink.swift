@@ -20,11 +20,12 @@ public final class AudioSink: SinkComponent {
     }
 
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
-        try BinChain.make(name, [try ElementCatalog.make("audioconvert"), try ElementCatalog.make("audioresample"), try output()],
+        try BinChain.make(name, [try ElementCatalog.make("audioconvert"), try ElementCatalog.make("audioresample"),
+                                 try Self.output(device: device)],
                           sinkPad: StreamKind.audio.rawValue)
     }
 
-    private func output() throws -> Element {
+    private static func output(device: String?) throws -> Element {
         guard let device else { return try ElementCatalog.make("autoaudiosink") }
         let output = try ElementCatalog.make("alsasink")
         try output.set("device", text: device)
@@ -39,7 +40,7 @@ public final class AudioSink: SinkComponent {
 
     /// Why the default output (or ALSA `device`) cannot be opened, or nil when it can (`doctor` asks too).
     public static func outputProblem(device: String? = nil) throws -> String? {
-        let output = try AudioSink(device: device).output()
+        let output = try output(device: device)
         defer { _ = output.setState(.null) }
         let opened = output.setState(.ready) != .failure
         if let device {
@@ -52,6 +53,4 @@ public final class AudioSink: SinkComponent {
         }
         return nil
     }
-
-    private init(device: String?) { self.device = device }
 }

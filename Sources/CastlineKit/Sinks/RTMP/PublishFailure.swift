@@ -1,14 +1,14 @@
 /// The words for a publish that failed, saying what to change.
 enum PublishFailure {
-    /// Why a first connection failed, in words that say what to change. A refused `connect` on a
-    /// URL with more than an app (`rtmp://host/live/abc`) is most often a key pasted onto the URL.
-    static func neverConnected(_ url: String, reason: String) -> String {
-        let parts = url.split(separator: "/", omittingEmptySubsequences: true)  // scheme:, host:port, app...
-        if reason.contains("'connect' cmd failed"), parts.count > 3, let last = parts.last {
-            let base = parts.dropLast().joined(separator: "/").replacingOccurrences(of: ":/", with: "://")
-            return "the server at \(url) refused the app \"\(parts.dropFirst(2).joined(separator: "/"))\": if \(last) is the "
-                + "stream key, give the URL without it (\(base)) and the key with --key-env or key:"
+    /// Why a first connection failed. A refused `connect` on an application of more than one
+    /// part (`rtmp://host/live/abc`) is most often a stream key pasted onto the URL.
+    static func neverConnected(to endpoint: RTMPSink.Endpoint, reason: String) -> String {
+        let parts = endpoint.application.split(separator: "/")
+        if reason.contains("'connect' cmd failed"), parts.count > 1, let last = parts.last {
+            return "the server at \(endpoint.displayURL) refused the app \"\(endpoint.application)\": if \(last) is the "
+                + "stream key, give the URL without it (\(endpoint.server)/\(parts.dropLast().joined(separator: "/"))) "
+                + "and the key with --key-env or key:"
         }
-        return "cannot publish to \(url): \(reason) (check the URL and that the server is up)"
+        return "cannot publish to \(endpoint.displayURL): \(reason) (check the URL and that the server is up)"
     }
 }

@@ -15,8 +15,9 @@ final class RTMPPublisher: Sendable {
         /// What rtmp2sink connects to, key included: never shown.
         let location: @Sendable () throws -> String
         let insecureTLS: Bool
-        /// The URL without the key, for messages.
-        let displayURL: String
+        /// Where it publishes, for messages (the key is not in it).
+        let endpoint: RTMPSink.Endpoint
+        var displayURL: String { endpoint.displayURL }
         let streams: Set<StreamKind>
         let maxReconnects: Int?
         let backoff: Backoff
@@ -267,7 +268,7 @@ final class RTMPPublisher: Sendable {
             for await message in bus.messages() {
                 guard let self else { return }
                 switch message {
-                case .error(_, let text, _):
+                case .error(_, let text, _, _):
                     self.failed(generation: generation, reason: text)
                     self.endDrain(generation: generation)  // nothing more will drain
                     return
@@ -327,7 +328,7 @@ final class RTMPPublisher: Sendable {
             }
             guard state.everConnected else {
                 state.phase = .finished
-                return (pipeline, .failed(PublishFailure.neverConnected(settings.displayURL, reason: reason)), nil)
+                return (pipeline, .failed(PublishFailure.neverConnected(to: settings.endpoint, reason: reason)), nil)
             }
             state.failedAttempts += 1
             if let limit = settings.maxReconnects, state.failedAttempts > limit {

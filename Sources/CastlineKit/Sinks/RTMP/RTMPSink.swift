@@ -32,7 +32,9 @@ public final class RTMPSink: SinkComponent {
         /// The application path, e.g. `app` or `live`.
         let application: String
 
-        var displayURL: String { "\(secure ? "rtmps" : "rtmp")://\(host):\(port)/\(application)" }
+        /// `rtmps://host:443`: the server, without the application.
+        var server: String { "\(secure ? "rtmps" : "rtmp")://\(host):\(port)" }
+        var displayURL: String { "\(server)/\(application)" }
     }
 
     let endpoint: Endpoint
@@ -155,7 +157,7 @@ public final class RTMPSink: SinkComponent {
                     events.protect(use: location, masked: String(location.dropLast(key.reveal().count)) + "****")
                     return location
                 },
-                insecureTLS: trust == .insecure, displayURL: endpoint.displayURL,
+                insecureTLS: trust == .insecure, endpoint: endpoint,
                 streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
             context: context,
             requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
