@@ -66,6 +66,13 @@ final class DelayPlayout: Sendable {
         var ticking = false
         /// The newest unit handed out: its stream and the running time its media ends.
         var playedThrough: (stream: Int, end: UInt64)?
+        /// Play-out is held (the run is paused) since then; what arrives is still kept.
+        var pausedSince: ContinuousClock.Instant?
+
+        /// How long play-out has been held, in ns (0 while it plays).
+        func pausedFor(at now: ContinuousClock.Instant) -> Int64 {
+            pausedSince.map { nanoseconds(now - $0) } ?? 0
+        }
 
         /// What output timestamps add to running time: the delay not already in the media
         /// (or, from a live edge, delay 0's anchor plus the delay).
@@ -187,6 +194,45 @@ final class DelayPlayout: Sendable {
         }
     }
 
+    /// Holds play-out (pausing as time-shifting): what arrives is still kept, and the delay
+    /// grows by the time it is held.
+    func pause() {
+        state.withLock { state in
+            if state.pausedSince == nil { state.pausedSince = .now }
+        }
+    }
+
+    /// Plays on from where it paused: the delay is what it was plus the pause, as far as the
+    /// history still reaches (a pause longer than `max` resumes from its oldest, and says so).
+    func resume() {
+        let report = state.withLock { state -> (requested: Duration, applied: Duration)? in
+            let paused = state.pausedFor(at: .now)
+            state.pausedSince = nil
+            guard var cursor = state.cursor, let applied = state.applied, let position = cursor.position else {
+                // Still filling to the initial delay: the pause adds to it.
+                state.requested += .nanoseconds(paused)
+                return nil
+            }
+            let wanted = nanoseconds(applied) + paused
+            var newApplied = wanted
+            if let newest = history.newest, position < newest - nanoseconds(of: history.available) {
+                // Part of what was paused on has left the history: play from its oldest.
+                let moved = history.seek(&cursor, toPosition: position) ?? position
+                newApplied -= Int64(clamping: moved) - Int64(clamping: position)
+                state.cursor = cursor
+                state.discont = Set(state.outputs.indices)
+            }
+            state.applied = .nanoseconds(max(0, newApplied))
+            state.requested = .nanoseconds(max(0, newApplied))
+            return (.nanoseconds(wanted), .nanoseconds(max(0, newApplied)))
+        }
+        if let report {
+            events.emit(.stage(DelayReport.changed(stage: name, requested: report.requested, applied: report.applied,
+                                                   available: history.available, answering: false)))
+        }
+        playDue()
+    }
+
     /// Looks at the clock every `tick` until the outputs have ended (or the stage is gone),
     /// so held media goes out on time when nothing new arrives.
     private func startTicking() {
@@ -218,7 +264,7 @@ final class DelayPlayout: Sendable {
     private func playDue() {
         // Units are pushed under the lock so the streaming thread and the tick keep the order.
         state.withLock { state in
-            guard !state.finished else { return }
+            guard !state.finished, state.pausedSince == nil else { return }
             let now = Self.runningTime(of: state.outputs)
             if state.cursor == nil {
                 // Never started (the stream ended before the initial delay was held): just end.
@@ -331,8 +377,10 @@ final class DelayPlayout: Sendable {
         let report = state.withLock { state -> (applied: Duration, playing: (stream: Int, time: UInt64)?)? in
             guard state.statsAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
             state.statsAt = now
-            let applied = state.applied ?? .zero
-            guard let shift = state.shift, let played = state.playedThrough,
+            // Paused, the delay grows by the pause and what plays stays where it paused.
+            let paused = state.pausedFor(at: now)
+            let applied = (state.applied ?? .zero) + .nanoseconds(paused)
+            guard let shift = state.shift.map({ $0 + paused }), let played = state.playedThrough,
                   let running = Self.runningTime(of: state.outputs) else { return (applied, nil) }
             // What plays now: running time minus the shift, and never past what went out.
             let playing = Int64(clamping: running) - shift

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Each stream's bin is an appsink into the shared history and an appsrc out
 /// of it; one play-out serves every stream, so audio and video jump together.
-public final class DelayStage: ControllableStage {
+public final class DelayStage: ControllableStage, TimeShiftingStage {
     public static let kind = "delay"
     public static let summary = "play a chosen time behind live, movable while running (history kept encoded)"
     public static let schema = OptionSchema([
@@ -109,6 +109,9 @@ public final class DelayStage: ControllableStage {
     public var historyWanted: Duration? { playout.history.maxDuration }
 
     public var playsOutOnItsOwnClock: Bool { true }
+
+    public func pausePlayout() { playout.pause() }
+    public func resumePlayout() { playout.resume() }
 
     public func perform(_ command: String, _ adjustment: StageAdjustment) {
         guard command == DelayReport.command.name else { return }

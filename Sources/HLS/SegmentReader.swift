@@ -135,6 +135,9 @@ public final class SegmentReader: Sendable {
                 prefetched = nil
                 switch outcome {
                 case .read:
+                    // Media came: `endAfter` counts from here, so time spent held back (a paused
+                    // pipeline) is not taken for a stream that stopped.
+                    lastNewSegment = .now
                     if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
                     failures = 0
                     skips = 0

@@ -93,7 +93,7 @@ struct StageCommandTextTests {
     @Test("the keys listen --help lists come from the stages")
     func keyHelp() {
         let help = PipelineFiles.keyHelp
-        #expect(help.hasPrefix("space pauses and resumes, q quits"))
+        #expect(help.hasPrefix("space pauses and resumes (with a delay stage, as a time-shift), q quits"))
         #expect(help.contains("delay steps: [ (+10)") && help.contains("gain steps: 0 (+1), 9 (-1)"), "\(help)")
     }
 }

@@ -103,9 +103,12 @@ struct LatestFigures: Sendable {
     }
 
     /// The media position: the furthest stream of the first stats stage that
-    /// reported streams (as the status line shows it).
+    /// reported streams (as the status line shows it); without one, what a stage
+    /// playing out on its own clock (a delay) says it plays.
     var position: Double? {
-        guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else { return nil }
+        guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else {
+            return entries.lazy.compactMap { $0.sample.stream == nil ? $0.sample.figures[StatsFigure.position] : nil }.first
+        }
         return entries.filter { $0.sample.stage == stage }.compactMap(\.sample.playPosition).max()
     }
 }

@@ -31,7 +31,7 @@ public enum PipelineFiles {
                 .map { "\($0.key) (\($0.value > 0 ? "+" : "")\($0.value))" }.joined(separator: ", ")
             return "\(command.name) steps: \(keys)"
         }
-        return (["space pauses and resumes, q quits"] + commands).joined(separator: "; ")
+        return (["space pauses and resumes (with a delay stage, as a time-shift), q quits"] + commands).joined(separator: "; ")
     }
 
     /// `castline validate`: `FILE: ok` on stdout for each good file, the errors of each bad one on stderr;

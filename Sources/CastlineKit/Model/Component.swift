@@ -45,6 +45,14 @@ extension Stage {
     public var playsOutOnItsOwnClock: Bool { false }
 }
 
+/// A stage that can hold its play-out while it keeps taking what arrives (a delay): pausing
+/// the run is then time-shifting. The rest of the pipeline plays on, so a live source is not
+/// held back (and not taken for ended), and play-out resumes where it paused, further behind.
+public protocol TimeShiftingStage: Stage {
+    func pausePlayout()
+    func resumePlayout()
+}
+
 /// What a stage or sink may use while it runs.
 public struct ComponentContext: Sendable {
     public let pipelineName: String

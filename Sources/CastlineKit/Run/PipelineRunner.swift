@@ -136,7 +136,8 @@ public actor PipelineRunner {
         }
         stopRequested = true
         // Paused (by the user, or to buffer), the sinks would never render the end.
-        if [.paused, .buffering, .reconnecting].contains(state) { built.pipeline.setState(.playing) }
+        if state == .paused { resume() }
+        if [.buffering, .reconnecting].contains(state) { built.pipeline.setState(.playing) }
         transition(to: .stopping)
         emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
         built.plan.source.component.willStop()
@@ -159,16 +160,26 @@ public actor PipelineRunner {
         finish(.failed("stopped at once; outputs may be incomplete"))
     }
 
+    /// Pauses play: with a time-shifting stage (a delay) only its play-out holds, so a live
+    /// stream is still taken in; else the whole pipeline pauses.
     public func pause() {
         guard state == .playing, let built else { return }
-        built.pipeline.setState(.paused)
+        let shifting = Self.timeShifting(built.plan)
+        if shifting.isEmpty { built.pipeline.setState(.paused) }
+        for stage in shifting { stage.pausePlayout() }
         transition(to: .paused)
     }
 
     public func resume() {
         guard state == .paused, let built else { return }
-        built.pipeline.setState(.playing)
+        let shifting = Self.timeShifting(built.plan)
+        if shifting.isEmpty { built.pipeline.setState(.playing) }
+        for stage in shifting { stage.resumePlayout() }
         transition(to: .playing)
+    }
+
+    private static func timeShifting(_ plan: PipelinePlan) -> [any TimeShiftingStage] {
+        plan.stages.compactMap { $0.component as? any TimeShiftingStage }
     }
 
     /// The running stages that take `command`.
@@ -252,14 +263,15 @@ public actor PipelineRunner {
         retiredNames.formUnion(swap.retiredNames)
         // Paused sinks would hold the old parts' threads, and taking them out needs those threads.
         let wasPaused = state == .paused
-        if [.paused, .buffering].contains(state) {
+        if wasPaused { resume() }
+        if state == .buffering {
             built.pipeline.setState(.playing)
             transition(to: .playing)
         }
         let applied = await swap.apply(started: started)
-        if wasPaused { pause() }
         self.built = applied.built
         spec = newSpec
+        if wasPaused { pause() }
         for note in applied.notes { emitter.emit(.notice(note)) }
         emitter.emit(.reloaded(changes: swap.changes, took: applied.took))
         return SwapReport(changes: swap.changes, took: applied.took)
