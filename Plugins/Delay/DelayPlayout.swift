@@ -185,7 +185,7 @@ final class DelayPlayout: Sendable {
             // A request is clamped to what is held: the next step moves from the delay in use.
             state.requested = .nanoseconds(max(0, newApplied))
             state.discont = Set(state.outputs.indices)
-            return (.nanoseconds(max(0, newApplied)), history.available)
+            return (.nanoseconds(max(0, newApplied)), availableDelay(state))
         }
         if let report {
             events.emit(.stage(DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
@@ -205,7 +205,7 @@ final class DelayPlayout: Sendable {
     /// Plays on from where it paused: the delay is what it was plus the pause, as far as the
     /// history still reaches (a pause longer than `max` resumes from its oldest, and says so).
     func resume() {
-        let report = state.withLock { state -> (requested: Duration, applied: Duration)? in
+        let report = state.withLock { state -> (requested: Duration, applied: Duration, available: Duration)? in
             let paused = state.pausedFor(at: .now)
             state.pausedSince = nil
             guard var cursor = state.cursor, let applied = state.applied, let position = cursor.position else {
@@ -224,11 +224,11 @@ final class DelayPlayout: Sendable {
             }
             state.applied = .nanoseconds(max(0, newApplied))
             state.requested = .nanoseconds(max(0, newApplied))
-            return (.nanoseconds(wanted), .nanoseconds(max(0, newApplied)))
+            return (.nanoseconds(wanted), .nanoseconds(max(0, newApplied)), availableDelay(state))
         }
         if let report {
             events.emit(.stage(DelayReport.changed(stage: name, requested: report.requested, applied: report.applied,
-                                                   available: history.available, answering: false)))
+                                                   available: report.available, answering: false)))
         }
         playDue()
     }
@@ -290,6 +290,14 @@ final class DelayPlayout: Sendable {
             }
             if let last = due.last { state.playedThrough = (last.stream, last.pts + last.duration) }
             if state.draining, history.isCaughtUp(cursor) { finish(&state) }
+        }
+    }
+
+    /// Taken out by a swap: nothing more is played or reported, and the outputs end now.
+    func retire() {
+        state.withLock { state in
+            guard !state.finished else { return }
+            finish(&state)
         }
     }
 
@@ -356,16 +364,28 @@ final class DelayPlayout: Sendable {
 
     /// available-delay-changed, at most once a second, while the history grows.
     private func reportAvailable() {
-        let available = history.available
         let now = ContinuousClock.now
-        let grew = state.withLock { state -> Bool in
-            guard available > state.reportedAvailable,
-                  state.reportedAt.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+        let grew = state.withLock { state -> Duration? in
+            guard !state.finished, state.reportedAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
+            let available = availableDelay(state)
+            guard available > state.reportedAvailable else { return nil }
             state.reportedAvailable = available
             state.reportedAt = now
-            return true
+            return available
         }
-        if grew { events.emit(.stage(DelayReport.availableChanged(stage: name, available: available))) }
+        if let grew { events.emit(.stage(DelayReport.availableChanged(stage: name, available: grew))) }
+    }
+
+    /// The most delay there can be now. Playing, that is the delay in use (with a pause's
+    /// growth) plus how far back from the play-out position the history reaches, which is
+    /// what `request` can move to: the newest media held may be ahead of delay 0 (the live
+    /// edge's hold-back). Before play-out starts, what is held.
+    private func availableDelay(_ state: State) -> Duration {
+        guard let applied = state.applied, let position = state.cursor?.position, let newest = history.newest
+        else { return history.available }
+        let oldest = newest - nanoseconds(of: history.available)
+        let back = position > oldest ? position - oldest : 0
+        return applied + .nanoseconds(state.pausedFor(at: .now) + Int64(clamping: back))
     }
 
     /// Once a second: the delay, what is available, and the media playing out now
@@ -374,21 +394,22 @@ final class DelayPlayout: Sendable {
     /// after this one sees running time + delay instead).
     private func reportStats() {
         let now = ContinuousClock.now
-        let report = state.withLock { state -> (applied: Duration, playing: (stream: Int, time: UInt64)?)? in
-            guard state.statsAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
+        let report = state.withLock { state -> (applied: Duration, available: Duration, playing: (stream: Int, time: UInt64)?)? in
+            guard !state.finished, state.statsAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
             state.statsAt = now
             // Paused, the delay grows by the pause and what plays stays where it paused.
             let paused = state.pausedFor(at: now)
             let applied = (state.applied ?? .zero) + .nanoseconds(paused)
+            let available = availableDelay(state)
             guard let shift = state.shift.map({ $0 + paused }), let played = state.playedThrough,
-                  let running = Self.runningTime(of: state.outputs) else { return (applied, nil) }
+                  let running = Self.runningTime(of: state.outputs) else { return (applied, available, nil) }
             // What plays now: running time minus the shift, and never past what went out.
             let playing = Int64(clamping: running) - shift
-            guard playing >= 0 else { return (applied, nil) }
-            return (applied, (played.stream, min(UInt64(playing), played.end)))
+            guard playing >= 0 else { return (applied, available, nil) }
+            return (applied, available, (played.stream, min(UInt64(playing), played.end)))
         }
         guard let report else { return }
-        var figures = [DelayReport.delay: report.applied.seconds, DelayReport.available: history.available.seconds]
+        var figures = [DelayReport.delay: report.applied.seconds, DelayReport.available: report.available.seconds]
         if let playing = report.playing, let pts = timeline.streamPTS(stream: playing.stream, runningTime: playing.time) {
             figures[StatsFigure.position] = Double(pts) / 1e9
         }

@@ -1,5 +1,6 @@
 import CastlineKit
 import Foundation
+import Synchronization
 
 /// Plays the stream a chosen time behind the newest media, and moves that delay
 /// while it runs: further back replays history at once, nearer skips ahead.
@@ -8,7 +9,7 @@ import Foundation
 ///
 /// Each stream's bin is an appsink into the shared history and an appsrc out
 /// of it; one play-out serves every stream, so audio and video jump together.
-public final class DelayStage: ControllableStage, TimeShiftingStage {
+public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableStage {
     public static let kind = "delay"
     public static let summary = "play a chosen time behind live, movable while running (history kept encoded)"
     public static let schema = OptionSchema([
@@ -21,13 +22,20 @@ public final class DelayStage: ControllableStage, TimeShiftingStage {
     /// The bitrate `max` is checked against before anything starts: a generous
     /// video stream (the stage holds whatever it is given).
     static let estimateBitrate = 8_000_000.0
-    let step: Duration
+    /// The options as the pipeline file gives them (a swap may change them in place).
+    private struct Options {
+        var initial: Duration
+        var max: Duration
+        var step: Duration
+    }
+    private let options: Mutex<Options>
+    var step: Duration { options.withLock(\.step) }
     let playout: DelayPlayout
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let initial = spec.options.duration("initial") ?? .zero
         let max = spec.options.duration("max") ?? .seconds(600)
-        step = spec.options.duration("step") ?? .seconds(1)
+        let step = spec.options.duration("step") ?? .seconds(1)
         guard max > .zero else { throw BuildError("max must be more than 0s (e.g. 10m)", at: "\(spec.keyPath).max") }
         guard initial <= max else {
             throw BuildError("initial \(initial.configText) is more than max \(max.configText) (raise max, or lower initial)",
@@ -41,6 +49,7 @@ public final class DelayStage: ControllableStage, TimeShiftingStage {
                                     max.configText, bytes / 1e9, Self.estimateBitrate / 1e6, memory / 1e9),
                              at: "\(spec.keyPath).max")
         }
+        options = Mutex(Options(initial: initial, max: max, step: step))
         playout = DelayPlayout(initial: initial, max: max, name: context.componentName, events: context.events)
     }
 
@@ -102,15 +111,24 @@ public final class DelayStage: ControllableStage, TimeShiftingStage {
 
     public static let commands = [DelayReport.command]
 
-    /// The delay it starts with.
-    public var initialDelay: Duration { playout.requested }
-
     /// The most history it keeps: what a source may be able to give it at once.
     public var historyWanted: Duration? { playout.history.maxDuration }
 
     public var playsOutOnItsOwnClock: Bool { true }
 
     public func pausePlayout() { playout.pause() }
+    public func retire() { playout.retire() }
+
+    /// A changed delay stage keeps its history: a new `initial` is asked for as the delay
+    /// (clamped to what is held), a new `max` keeps that much from now on, a new `step` steps.
+    public func canAdjust(to replacement: any Stage) -> Bool { replacement is DelayStage }
+
+    public func adjust(to replacement: any Stage) {
+        guard let fresh = (replacement as? DelayStage)?.options.withLock({ $0 }) else { return }
+        let was = options.withLock { options in defer { options = fresh }; return options }
+        if fresh.max != was.max { playout.history.resize(to: fresh.max) }
+        if fresh.initial != was.initial { playout.request(fresh.initial) }
+    }
     public func resumePlayout() { playout.resume() }
 
     public func perform(_ command: String, _ adjustment: StageAdjustment) {

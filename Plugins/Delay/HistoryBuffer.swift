@@ -47,12 +47,18 @@ public struct HistoryCursor: Sendable {
 public final class HistoryBuffer<Payload: Sendable>: Sendable {
     public typealias Cursor = HistoryCursor
 
-    public let maxDuration: Duration
     private let state: Mutex<HistoryState<Payload>>
 
     public init(maxDuration: Duration) {
-        self.maxDuration = maxDuration
         state = Mutex(HistoryState(maxNanoseconds: nanoseconds(of: maxDuration)))
+    }
+
+    /// The most media kept.
+    public var maxDuration: Duration { .nanoseconds(Int64(clamping: state.withLock(\.maxNanoseconds))) }
+
+    /// Keeps `maxDuration` from now on (less: the oldest goes with the next unit held).
+    public func resize(to maxDuration: Duration) {
+        state.withLock { $0.maxNanoseconds = nanoseconds(of: maxDuration) }
     }
 
     /// Holds `unit` (counting `byteSize` bytes for it) and evicts what is older
@@ -162,7 +168,7 @@ func nanoseconds(of duration: Duration) -> UInt64 {
 
 /// The lock-protected state of a `HistoryBuffer`.
 struct HistoryState<Payload: Sendable> {
-    let maxNanoseconds: UInt64
+    var maxNanoseconds: UInt64
     var streams: [StreamHistory<Payload>] = []
     private(set) var newest: UInt64?
     private(set) var byteCount = 0

@@ -44,6 +44,20 @@ struct SpecDiffTests {
         let renamed = SpecDiff(old: old, new: try loadSpec(base.replacingOccurrences(of: "name: show", with: "name: other")))
         #expect(renamed.refusal != nil)
     }
+
+    @Test("a stage that takes its new options in place is kept; only that is nothing to rebuild")
+    func adjustedInPlace() throws {
+        let old = try loadSpec(base)
+        let new = try loadSpec(base.replacingOccurrences(of: "{ max: 1m }", with: "{ max: 1m, initial: 20s }"))
+        let adjusted = SpecDiff(old: old, new: new) { $0 == 1 }
+        #expect(adjusted.keptChain == 3 && adjusted.adjustedChain == [1])
+        #expect(adjusted.changes == ["stages[0] delay changed in place"])
+        #expect(adjusted.onlyAdjusts(old: old, new: new))
+        let rebuilt = SpecDiff(old: old, new: new)
+        #expect(rebuilt.keptChain == 1 && rebuilt.adjustedChain.isEmpty)
+        #expect(rebuilt.changes == ["stages[0] delay changed"])
+        #expect(!rebuilt.onlyAdjusts(old: old, new: new))
+    }
 }
 
 @Suite("Swapping parts of a running pipeline", .serialized, .timeLimit(.minutes(2)))

@@ -143,3 +143,58 @@ extension SwapEndToEndTests {
         }
     }
 }
+
+extension SwapEndToEndTests {
+    @Test("a delay stage's options change: it keeps its history and takes the new delay at once; rebuilt, the old one stops reporting")
+    func delayStageChanged() async throws {
+        try await withIngest { _, endpoints in
+            let key = "swapdelay\(UInt16.random(in: 1000...9999))"
+            let publisher = try publishTone(to: endpoints, key: key, seconds: 90)
+            defer { publisher.signal(SIGKILL) }
+            #expect(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(30)))
+            let scratch = try Scratch()
+            let events = scratch.file("events.jsonl")
+            func listening(initial: String, before: String = "") -> String {
+                """
+                version: 1
+                name: listening
+                source: { hls: { url: "\(endpoints.hlsPlaylistURL(key: key))" } }
+                stages: [ { audio-only: {} }\(before), { delay: { initial: \(initial), max: 1m } }, { stats: { every: 500ms } } ]
+                sinks: [ { null: {} } ]
+                """
+            }
+            let file = try scratch.write("listen.yaml", listening(initial: "1s"))
+            try await ControlAPITests.withControl(["run", file, "--stats-json", events]) { api, _ in
+                let filled = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 5 }, timeout: .seconds(30))
+                let held = try #require(filled["available_delay_s"] as? Double, "\(filled)")
+
+                let adjusted = try await api.request("POST", "/swap", body: listening(initial: "4s"), contentType: "application/yaml")
+                #expect(adjusted.status == 200, "\(adjusted.text)")
+                let changes = adjusted.json?["changes"] as? [String] ?? []
+                #expect(changes == ["stages[1] delay changed in place"], "\(adjusted.text)")
+                #expect((adjusted.json?["took_ms"] as? Int ?? 9_999) < 100, "\(adjusted.text)")
+                // At once, from the history it held: no refill from 0.
+                let moved = try await api.status(until: { abs(($0["delay_s"] as? Double ?? 0) - 4) < 0.05 }, timeout: .seconds(3))
+                #expect(abs((moved["delay_s"] as? Double ?? 0) - 4) < 0.05, "\(moved)")
+                #expect((moved["available_delay_s"] as? Double ?? 0) >= held, "history \(moved["available_delay_s"] ?? "none"), was \(held)")
+
+                // A stage added before it: the delay is rebuilt, and only the new one reports.
+                let rebuilt = try await api.request("POST", "/swap", body: listening(initial: "0s", before: ", { stats: { name: early } }"),
+                                                    contentType: "application/yaml")
+                #expect(rebuilt.status == 200, "\(rebuilt.text)")
+                let reloadedAt = Date()
+                _ = try await api.status(until: { _ in Date().timeIntervalSince(reloadedAt) > 4 }, timeout: .seconds(6))
+            }
+            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let reloads = lines.compactMap { $0["event"] as? String == "reloaded" ? DelayListener.time($0) : nil }
+            let second = try #require(reloads.dropFirst().first, "\(reloads)")
+            let after = lines.filter { $0["event"] as? String == "stats" && $0["delay_s"] != nil }
+                .compactMap(DelayListener.time).filter { $0 > second.addingTimeInterval(1) }
+            let span = (after.last ?? second).timeIntervalSince(second.addingTimeInterval(1))
+            // One delay stage reports once a second; the old one beside it would double that.
+            #expect(Double(after.count) <= span + 1.5, "\(after.count) delay samples in \(span) s")
+            #expect(after.count >= 2, "the new delay stage did not report: \(after.count)")
+        }
+    }
+}

@@ -56,6 +56,11 @@ public struct BuiltPipeline {
     public let limit: MediaLimit
     /// Where each part's elements are, for a swap.
     let layout: GraphLayout
+
+    /// The same graph running another plan (its parts adjusted in place).
+    func with(plan: PipelinePlan) -> BuiltPipeline {
+        BuiltPipeline(pipeline: pipeline, plan: plan, owners: owners, limit: limit, layout: layout)
+    }
 }
 
 /// Turns a plan into a GStreamer graph: source → stages → sinks over a bundle

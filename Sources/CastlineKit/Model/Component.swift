@@ -37,12 +37,23 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     /// It plays out on a clock of its own (a delay): buffering before it only fills it, so the
     /// run does not pause for it, and a source's latency is not what plays.
     var playsOutOnItsOwnClock: Bool { get }
+    /// A swap took it out of the running pipeline: it stops reporting and ends its outputs now.
+    func retire()
 }
 
 extension Stage {
     public func output(for stream: StreamKind, input: StreamForm) -> StreamForm { input }
     public var historyWanted: Duration? { nil }
     public var playsOutOnItsOwnClock: Bool { false }
+    public func retire() {}
+}
+
+/// A stage that takes a changed pipeline file's options while it runs, so a swap keeps it
+/// (a delay keeps its history) instead of rebuilding it and what follows.
+public protocol AdjustableStage: Stage {
+    /// Whether it can take `replacement`'s options (the stage the new file made, already validated).
+    func canAdjust(to replacement: any Stage) -> Bool
+    func adjust(to replacement: any Stage)
 }
 
 /// A stage that can hold its play-out while it keeps taking what arrives (a delay): pausing

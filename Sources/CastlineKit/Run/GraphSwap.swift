@@ -83,7 +83,7 @@ struct GraphSwap {
     }
 
     /// The new plan with the running components kept where the parts are kept.
-    private static func merge(_ old: PipelinePlan, _ fresh: PipelinePlan, keptChain: Int, keptSinks: Set<Int>) -> PipelinePlan {
+    static func merge(_ old: PipelinePlan, _ fresh: PipelinePlan, keptChain: Int, keptSinks: Set<Int>) -> PipelinePlan {
         PipelinePlan(
             spec: fresh.spec, channel: fresh.channel,
             source: keptChain > 0 ? old.source : fresh.source,
@@ -117,9 +117,15 @@ struct GraphSwap {
         for sink in retiredSinkElements {
             for pad in sink.sinkPads { pad.notifyEndOfStream { drained.tick() } }
         }
-        // 2. Stop what feeds the old parts, and end them.
+        // 2. Stop what feeds the old parts, and end them (a retired stage stops reporting, and
+        // one that holds media back, a delay, ends at once rather than playing its history out).
+        for part in old.plan.stages.dropFirst(max(0, keptChain - 1)) { part.component.retire() }
         let join = old.layout.sourceTimeline
         var blocks: [(Pad, ProbeID)] = []
+        // The kept prefix's threads, each held at its block: only then may the old parts be taken
+        // out (a buffer still inside one as it is set to NULL would come back flushing and stop
+        // that thread for good).
+        let held = Countdown(keptChain == 0 ? 0 : old.layout.cursors[keptChain - 1].count)
         if keptChain == 0 {
             old.plan.source.component.willStop()
             old.pipeline.element(named: old.plan.source.binName)?.sendEvent(.endOfStream())
@@ -128,14 +134,21 @@ struct GraphSwap {
             // sent from here, the end-of-stream would wait for a stream lock that thread may hold.
             for cursor in old.layout.cursors[keptChain - 1].values {
                 let ended = OnceFlag()
+                // Only the old part is ended: data that first reaches the block after the pad
+                // was linked to the new parts must not end them (their sinks would refuse all after).
+                let oldPart = cursor.pad.peer
                 let block = cursor.pad.addProbe(.blockDownstream) { info in
-                    if ended.trip() { _ = info.pad?.peer?.sendEvent(.endOfStream()) }
+                    if let oldPart, info.pad?.peer == oldPart, ended.trip() {
+                        _ = oldPart.sendEvent(.endOfStream())
+                        held.tick()
+                    }
                     return .ok
                 }
                 if let block { blocks.append((cursor.pad, block)) }
             }
         }
         await drained.wait(timeout: Self.drainTimeout)
+        await held.wait(timeout: Self.drainTimeout)
         for entry in keptEntries { entry.guardian.cancelDrain() }
         // 3. Out with the old parts.
         if keptChain > 0 {

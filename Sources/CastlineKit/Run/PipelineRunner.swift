@@ -242,7 +242,11 @@ public actor PipelineRunner {
         guard outcome == nil, !stopRequested else { throw refuse(["\(origin): the pipeline has stopped"]) }
         guard let built else { throw refuse(["\(origin): the pipeline is still starting; save the file again once it plays"]) }
         guard !swapping else { throw refuse(["\(origin): another swap is under way; try again when it is done"]) }
-        let diff = SpecDiff(old: spec, new: newSpec)
+        let diff = SpecDiff(old: spec, new: newSpec) { index in
+            guard index > 0, let running = built.plan.stages[safe: index - 1]?.component as? any AdjustableStage,
+                  let replacement = plan.stages[safe: index - 1]?.component else { return false }
+            return running.canAdjust(to: replacement)
+        }
         guard !diff.isEmpty else {
             let report = SwapReport(changes: [], took: ContinuousClock.now - started)
             emitter.emit(.reloaded(changes: ["nothing changed"], took: report.took))
@@ -252,6 +256,15 @@ public actor PipelineRunner {
         defer {
             swapping = false
             if stopAfterSwap { stop() }
+        }
+        if diff.onlyAdjusts(old: spec, new: newSpec) {
+            // Nothing is rebuilt: the running stages take their new options.
+            adjust(built.plan, to: plan, diff.adjustedChain)
+            self.built = built.with(plan: GraphSwap.merge(built.plan, plan, keptChain: diff.keptChain, keptSinks: diff.keptSinks))
+            spec = newSpec
+            let report = SwapReport(changes: diff.changes, took: ContinuousClock.now - started)
+            emitter.emit(.reloaded(changes: report.changes, took: report.took))
+            return report
         }
         generation += 1
         let swap: GraphSwap
@@ -269,12 +282,22 @@ public actor PipelineRunner {
             transition(to: .playing)
         }
         let applied = await swap.apply(started: started)
+        adjust(built.plan, to: plan, diff.adjustedChain)
         self.built = applied.built
         spec = newSpec
         if wasPaused { pause() }
         for note in applied.notes { emitter.emit(.notice(note)) }
         emitter.emit(.reloaded(changes: swap.changes, took: applied.took))
         return SwapReport(changes: swap.changes, took: applied.took)
+    }
+
+    /// The running chain parts at `chain` (stages: index - 1) take the options of `plan`'s.
+    private func adjust(_ running: PipelinePlan, to plan: PipelinePlan, _ chain: [Int]) {
+        for index in chain where index > 0 {
+            guard let stage = running.stages[safe: index - 1]?.component as? any AdjustableStage,
+                  let replacement = plan.stages[safe: index - 1]?.component else { continue }
+            stage.adjust(to: replacement)
+        }
     }
 
     /// Reports a pipeline file that was not applied (it did not load or validate).

@@ -7,6 +7,8 @@ import PipelineConfig
 public struct SpecDiff: Sendable, Equatable {
     /// How many chain parts, from the source on, are kept as they run.
     public let keptChain: Int
+    /// Chain parts among the kept whose options changed and that take them in place.
+    public let adjustedChain: [Int]
     /// Indexes of the sinks kept as they run (same kind, name and options, same place).
     public let keptSinks: Set<Int>
     /// Lines for the reload event, e.g. `source: test → file`, `stages[1] gst added`.
@@ -16,15 +18,33 @@ public struct SpecDiff: Sendable, Equatable {
 
     public var isEmpty: Bool { changes.isEmpty && refusal == nil }
 
-    public init(old: PipelineSpec, new: PipelineSpec) {
+    /// Only options taken in place changed: nothing is rebuilt.
+    public func onlyAdjusts(old: PipelineSpec, new: PipelineSpec) -> Bool {
+        refusal == nil && keptChain == 1 + old.stages.count && keptChain == 1 + new.stages.count
+            && old.sinks.count == new.sinks.count && keptSinks.count == new.sinks.count
+    }
+
+    /// `adjustable`: whether the running chain part at an index takes its new options in place
+    /// (asked only of a part whose kind and name stay).
+    public init(old: PipelineSpec, new: PipelineSpec, adjustable: (Int) -> Bool = { _ in false }) {
         let oldChain = [old.source] + old.stages, newChain = [new.source] + new.stages
         var kept = 0
-        while kept < min(oldChain.count, newChain.count), Self.same(oldChain[kept], newChain[kept]) { kept += 1 }
+        var adjusted: [Int] = []
+        while kept < min(oldChain.count, newChain.count) {
+            let (was, now) = (oldChain[kept], newChain[kept])
+            if !Self.same(was, now) {
+                guard was.kind == now.kind, was.name == now.name, adjustable(kept) else { break }
+                adjusted.append(kept)
+            }
+            kept += 1
+        }
         keptChain = kept
+        adjustedChain = adjusted
         keptSinks = Set(old.sinks.indices.filter { $0 < new.sinks.count && Self.same(old.sinks[$0], new.sinks[$0]) })
         refusal = old.name == new.name ? nil
             : "name: a running pipeline keeps its name (\(old.name)); restart castline to rename it"
-        var changes = Self.chainChanges(old: oldChain, new: newChain, from: kept)
+        var changes = adjusted.map { "\($0 == 0 ? "source" : "stages[\($0 - 1)]") \(newChain[$0].kind) changed in place" }
+        changes += Self.chainChanges(old: oldChain, new: newChain, from: kept)
         for index in 0..<max(old.sinks.count, new.sinks.count) where !keptSinks.contains(index) {
             switch (old.sinks[safe: index], new.sinks[safe: index]) {
             case let (was?, now?) where was.kind == now.kind: changes.append("sinks[\(index)] \(now.kind) changed (reconnects)")
