@@ -47,6 +47,23 @@ struct StatusLineTests {
     }
 }
 
+@Suite("the summary at the end of a run")
+struct RunSummaryTests {
+    @Test("totals run across swaps: a stats stage or publisher made anew counts from 0, and the earlier count is kept")
+    func totalsAcrossSwaps() {
+        var summary = RunSummary()
+        for bytes in [400_000.0, 800_000] { summary.add(StatusLineTests.stats("encoded", .video, ["bytes": bytes])) }
+        summary.add(RunEvent(pipeline: "p", kind: .reloaded(changes: ["stages[0] encode changed"], took: .milliseconds(40))))
+        for bytes in [300_000.0, 900_000] { summary.add(StatusLineTests.stats("encoded", .video, ["bytes": bytes])) }
+        for (sent, acked) in [(5e6, 4e6), (1e6, 0.5e6), (2e6, 1.5e6)] {
+            summary.add(StatusLineTests.stats("rtmp", nil, [StatsFigure.sentBytes: sent, StatsFigure.ackedBytes: acked]))
+        }
+        let lines = summary.lines()
+        #expect(lines.contains("  encoded video: 1.70 MB"), "\(lines)")
+        #expect(lines.contains("  rtmp: 7.00 MB sent, 5.50 MB acknowledged"), "\(lines)")
+    }
+}
+
 @Suite("stage commands as people and the API write them")
 struct StageCommandTextTests {
     @Test("ctl values: steps, a delay in its unit or bare seconds, a gain in dB")

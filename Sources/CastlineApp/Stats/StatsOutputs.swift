@@ -92,8 +92,22 @@ final class StatsOutputs {
 /// buffering time, reconnects, silences.
 struct RunSummary {
     private struct Stream {
-        var bytes = 0.0
+        var bytes = RunningTotal()
         var bitrates: [Double] = []
+    }
+
+    /// A counter's total over the run: a stage or sink a swap made anew counts from 0 again
+    /// (its count falls), and what the one before it counted is kept.
+    struct RunningTotal {
+        private var before = 0.0
+        private var latest = 0.0
+
+        var total: Double { before + latest }
+
+        mutating func observe(_ count: Double) {
+            if count < latest { before += latest }
+            latest = count
+        }
     }
 
     private var first: Date?
@@ -105,7 +119,7 @@ struct RunSummary {
     private var reconnects = 0.0
     private var reconnectStates = 0
     private var silences = 0
-    private var rtmp: (sent: Double, acked: Double)?
+    private var rtmp: (sent: RunningTotal, acked: RunningTotal)?
 
     mutating func add(_ event: RunEvent) {
         if first == nil { first = event.time }
@@ -136,12 +150,15 @@ struct RunSummary {
     private mutating func add(_ sample: StatsSample) {
         if let count = sample.figures[StatsFigure.reconnects] { reconnects = max(reconnects, count) }
         if sample.stage == "rtmp", let sent = sample.figures[StatsFigure.sentBytes] {
-            rtmp = (sent, sample.figures[StatsFigure.ackedBytes] ?? 0)
+            var totals = rtmp ?? (RunningTotal(), RunningTotal())
+            totals.sent.observe(sent)
+            if let acked = sample.figures[StatsFigure.ackedBytes] { totals.acked.observe(acked) }
+            rtmp = totals
         }
         guard let stream = sample.stream else { return }
         let key = "\(sample.stage) \(stream)"
         if streams[key] == nil { order.append(key) }
-        if let bytes = sample.figures["bytes"] { streams[key, default: Stream()].bytes = bytes }
+        if let bytes = sample.figures["bytes"] { streams[key, default: Stream()].bytes.observe(bytes) }
         if let bitrate = sample.figures[StatsFigure.bitrate] { streams[key, default: Stream()].bitrates.append(bitrate) }
     }
 
@@ -156,7 +173,7 @@ struct RunSummary {
             guard let stream = streams[key] else { continue }
             // The first interval of a stream starts mid-way; leave it out of min/avg/max when there are others.
             let rates = stream.bitrates.count > 1 ? Array(stream.bitrates.dropFirst()) : stream.bitrates
-            var line = "  \(key): \(Self.megabytes(stream.bytes))"
+            var line = "  \(key): \(Self.megabytes(stream.bytes.total))"
             if let low = rates.min(), let high = rates.max() {
                 let average = rates.reduce(0, +) / Double(rates.count)
                 line += String(format: ", bitrate min/avg/max %.0f/%.0f/%.0f kbit/s", low, average, high)
@@ -164,7 +181,7 @@ struct RunSummary {
             lines.append(line)
         }
         if let rtmp {
-            lines.append("  rtmp: \(Self.megabytes(rtmp.sent)) sent, \(Self.megabytes(rtmp.acked)) acknowledged")
+            lines.append("  rtmp: \(Self.megabytes(rtmp.sent.total)) sent, \(Self.megabytes(rtmp.acked.total)) acknowledged")
         }
         return lines
     }
