@@ -198,18 +198,35 @@ struct FoundationTests {
         #expect(result.stderr.contains("audioechoo"), "\(result.stderr)")
     }
 
-    @Test("graph prints dot with the inserted encoder, and writes SVG")
+    @Test("graph draws source → stages → sinks with the streams and forms between them, readably; --gst is GStreamer's dump")
     func graph() async throws {
-        let result = try await Castline.run(["graph", Castline.example("test-pattern-to-mkv.yaml")])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.hasPrefix("digraph"))
-        #expect(result.stdout.contains("x264enc"))
         let scratch = try Scratch()
+        let file = try scratch.write("listen.yaml", """
+            version: 1
+            name: listen
+            source: { test: { audio: { tone: 440 } } }
+            stages: [ { delay: { initial: 10s, max: 1m } }, { gain: { db: -6 } } ]
+            sinks: [ { null: {} }, { file: \(scratch.file("x.wav")) } ]
+            """)
+        let result = try await Castline.run(["graph", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        let edges = result.stdout.split(separator: "\n").filter { $0.contains("->") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(edges == [
+            #"part0 -> part1 [label="audio raw → encoded"];"#, #"part1 -> part2 [label="audio aac → raw"];"#,
+            #"part2 -> sink0 [label="audio raw"];"#, #"part2 -> sink1 [label="audio raw"];"#,
+        ], "\(result.stdout)")
+        // Only what differs from the defaults is written in a box.
+        #expect(result.stdout.contains(#"part1 [label="delay\ninitial: 10s\nmax: 1m""#), "\(result.stdout)")
+        #expect(result.stdout.contains(#"[label="source: test\naudio: {tone: 440.0}""#), "\(result.stdout)")
         let svg = scratch.file("graph.svg")
-        let written = try await Castline.run(["graph", Castline.example("tone-to-wav.yaml"), "-o", svg])
+        let written = try await Castline.run(["graph", Castline.example("test-pattern-to-mkv.yaml"), "-o", svg])
         #expect(written.status == 0, "\(written.stderr)")
         let text = try String(contentsOfFile: svg, encoding: .utf8)
-        #expect(text.contains("<svg"))
+        // Readable at a glance: a few parts wide, not GStreamer's 14679 px of elements.
+        let size = text.firstMatch(of: /width="(\d+)pt" height="(\d+)pt"/).map { (Int($0.1) ?? 0, Int($0.2) ?? 0) }
+        #expect(size.map { $0.0 < 1400 && $0.1 < 400 } == true, "\(String(describing: size))")
+        let gst = try await Castline.run(["graph", Castline.example("test-pattern-to-mkv.yaml"), "--gst"])
+        #expect(gst.status == 0 && gst.stdout.hasPrefix("digraph") && gst.stdout.contains("x264enc"), "\(gst.stderr)")
     }
 
     @Test("doctor finds every element, stages lists every kind")

@@ -2,10 +2,12 @@ import CastlineKit
 import Foundation
 import LocalIngest
 
-/// `castline graph`: the GStreamer graph a pipeline file builds, as Graphviz dot or SVG, secrets masked.
+/// `castline graph`: what a pipeline file builds, as Graphviz dot or SVG, secrets masked: castline's
+/// own picture (parts and the streams between them), or with `gst` GStreamer's full dump of every
+/// element, the pipelines sinks run of their own (an RTMP publish) drawn beside it.
 public enum GraphExport {
     /// Prints the dot on stdout, or writes `output` (.dot, or .svg through Graphviz's dot); the exit status.
-    public static func run(_ plan: PipelinePlan, file: String, output: String?) async -> Int32 {
+    public static func run(_ plan: PipelinePlan, file: String, output: String?, gst: Bool = false) async -> Int32 {
         let built: BuiltPipeline
         do {
             try await plan.prepareSource()
@@ -14,7 +16,8 @@ public enum GraphExport {
             Terminal.status("\(file): \(error)")
             return ExitStatus.badInput
         }
-        let dot = SecretMasker(secrets: plan.spec.allSecrets).mask(built.pipeline.dotGraph())
+        let picture = gst ? gstDump(built) : PipelinePicture.dot(built)
+        let dot = SecretMasker(secrets: plan.spec.allSecrets).mask(picture)
         guard let output else {
             print(dot)
             return 0
@@ -31,6 +34,20 @@ public enum GraphExport {
         }
         Terminal.status("wrote \(output)")
         return 0
+    }
+
+    /// GStreamer's dump of the main pipeline, each sink's own pipelines as clusters inside it.
+    static func gstDump(_ built: BuiltPipeline) -> String {
+        let main = built.pipeline.dotGraph()
+        let own = built.plan.sinks.flatMap { part in part.component.ownPipelines.map { (part.spec.keyPath, $0) } }
+        guard !own.isEmpty, let close = main.range(of: "}", options: .backwards) else { return main }
+        var merged = String(main[..<close.lowerBound])
+        for (index, (keyPath, pipeline)) in own.enumerated() {
+            // Its own `digraph pipeline {` opens a cluster instead; node names are addresses, so unique.
+            let body = pipeline.dotGraph().drop { $0 != "{" }.dropFirst()
+            merged += "subgraph cluster_own\(index) {\n  label=\"\(keyPath): its own pipeline, fed by its appsinks\";\n" + body + "\n"
+        }
+        return merged + "}\n"
     }
 
     /// nil when written; else the exit status, its line printed.

@@ -30,6 +30,9 @@ public protocol SinkComponent: ComponentDescription {
     /// Called once the run is over; `completed` when every stream reached its end cleanly.
     /// May wait (without blocking a thread) to drain: an RTMP publish sends its end.
     nonisolated(nonsending) func finish(completed: Bool) async -> String?
+    /// Pipelines of its own it runs beside the main one (an RTMP publish), built but not
+    /// started, its secrets not in them: for `graph --gst`.
+    var ownPipelines: [Pipeline] { get }
 }
 
 extension SourceComponent {
@@ -41,6 +44,7 @@ extension SourceComponent {
 extension SinkComponent {
     nonisolated(nonsending) public func preflight() async throws {}
     nonisolated(nonsending) public func finish(completed: Bool) async -> String? { nil }
+    public var ownPipelines: [Pipeline] { [] }
 }
 
 extension Bin {

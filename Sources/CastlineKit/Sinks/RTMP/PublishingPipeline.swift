@@ -7,12 +7,13 @@ struct PublishingPipeline {
     let output: Element
     let sources: [StreamKind: AppSrc]
 
-    init(settings: RTMPPublisher.Settings, generation: Int) throws {
+    /// `location`: in place of the real one (a picture of it: the key is not read).
+    init(settings: RTMPPublisher.Settings, generation: Int, location: String? = nil) throws {
         let pipeline = Pipeline(name: "publish-\(generation)")
         let muxer = try ElementCatalog.make("flvmux")
         try muxer.set("streamable", true)
         let output = try ElementCatalog.make("rtmp2sink")
-        try output.set("location", text: try settings.location())
+        try output.set("location", text: try location ?? settings.location())
         // Timestamps are the main pipeline's running time; pacing happened there.
         try output.set("sync", false)
         if settings.insecureTLS { try output.set("tls-validation-flags", text: "0") }

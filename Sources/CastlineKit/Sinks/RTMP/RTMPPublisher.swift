@@ -97,6 +97,11 @@ final class RTMPPublisher: Sendable {
     /// From the main pipeline's streaming threads. Always accepts: the main
     /// pipeline must keep running whatever the connection does. Never waits:
     /// the first sample only has the publishing pipeline built on `queue`.
+    /// The publishing pipeline as it would be built, not started, its key shown as `****`.
+    func unstartedPipeline() -> Pipeline? {
+        try? PublishingPipeline(settings: settings, generation: 0, location: settings.displayURL + "/****").pipeline
+    }
+
     func accept(_ sample: Sample, on stream: StreamKind) {
         let step: Step = state.withLock { state in
             var launch: Int?

@@ -171,6 +171,8 @@ public final class RTMPSink: SinkComponent {
         return bin
     }
 
+    public var ownPipelines: [Pipeline] { connector.publisher?.unstartedPipeline().map { [$0] } ?? [] }
+
     nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
         defer { connector.close() }
         return await connector.publisher?.finish(drain: .seconds(5))
