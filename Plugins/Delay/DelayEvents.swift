@@ -3,9 +3,9 @@ import CastlineKit
 /// The delay stage's command, figures and events, in its own words.
 enum DelayReport {
     /// How far behind the live edge playback is, in seconds (pipeline-wide stats, `stage` the delay's name).
-    static let delay = "delay_s"
+    static let delay = StatsFigure.delay
     /// How much delay the stage could give now (what it has buffered), in seconds.
-    static let available = "available_delay_s"
+    static let available = StatsFigure.availableDelay
 
     /// More than any history a delay stage could hold (30 days, in seconds or steps).
     static let longest: Double = 30 * 86_400

@@ -111,6 +111,29 @@ struct StatsOutputTests {
         #expect(reader.series.contains { $0.series == "level" && $0.name == "meter audio" && $0.points >= 4 }, "\(reader.series)")
         #expect(reader.texts.contains("bitrate (kbit/s)") && reader.texts.contains("audio RMS (dBFS)"))
         #expect(reader.texts.contains("castline: stats-e2e"))
+        #expect(!reader.series.contains { $0.series == "behind" }, "no delay, no latency: no third panel")
+    }
+
+    @Test("--stats-plot with a delay stage adds the seconds behind live: the delay and the available delay")
+    func plotWithDelay() async throws {
+        let scratch = try Scratch()
+        let pipeline = try scratch.write("delayed.yaml", """
+            version: 1
+            name: delayed
+            source: { test: { audio: { tone: 440 } } }
+            stages: [ { delay: { initial: 1s, max: 1m } }, { stats: { every: 500ms } } ]
+            sinks: [ { null: {} } ]
+            """)
+        let path = scratch.file("delayed.svg")
+        let run = try await Castline.run(["run", pipeline, "--duration", "4s", "--stats-plot", path])
+        try #require(run.status == 0, "\(run.stderr)")
+        let reader = SVGReader()
+        let parser = XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+        parser.delegate = reader
+        #expect(parser.parse())
+        #expect(reader.series.contains { $0.series == "behind" && $0.name.hasSuffix(" delay") && !$0.name.contains("available") && $0.points >= 3 }, "\(reader.series)")
+        #expect(reader.series.contains { $0.series == "behind" && $0.name.hasSuffix(" available delay") && $0.points >= 3 }, "\(reader.series)")
+        #expect(reader.texts.contains("behind live (s)"))
     }
 
     @Test("broadcast --stats-json: the publisher's rtmp figures and the published streams' bitrates")

@@ -9,6 +9,8 @@ struct PlotData {
     private(set) var bitrate: [(name: String, points: [Point])] = []
     /// RMS level (dBFS) per `stage audio`.
     private(set) var level: [(name: String, points: [Point])] = []
+    /// Seconds behind live: a delay stage's delay and available delay, a source's latency.
+    private(set) var behind: [(name: String, points: [Point])] = []
 
     mutating func add(_ sample: StatsSample, at time: Date) {
         // Pipeline-wide samples of a stats stage carry no bitrate; the publisher's does.
@@ -21,6 +23,12 @@ struct PlotData {
         if let value = sample.figures[StatsFigure.rms] {
             Self.append(Point(time: seconds, value: value), to: name, in: &level)
         }
+        for (figure, label) in [(StatsFigure.delay, "delay"), (StatsFigure.availableDelay, "available delay"),
+                                (StatsFigure.latency, "latency (programme time)")] {
+            if let value = sample.figures[figure] {
+                Self.append(Point(time: seconds, value: value), to: "\(sample.stage) \(label)", in: &behind)
+            }
+        }
     }
 
     private static func append(_ point: Point, to name: String, in series: inout [(name: String, points: [Point])]) {
@@ -32,15 +40,16 @@ struct PlotData {
     }
 }
 
-/// A hand-written SVG of a run: bitrate above, audio level below, on one time
-/// axis, each panel with ticks, units and a legend.
+/// A hand-written SVG of a run: bitrate above, audio level below, and with a delay
+/// stage or a source that knows its latency the seconds behind live at the bottom, on
+/// one time axis, each panel with ticks, units and a legend.
 enum StatsPlot {
     static let width = 960.0
     static let left = 80.0, right = 200.0
     static let colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"]
 
     static func svg(_ data: PlotData, title: String) -> String {
-        let allPoints = (data.bitrate + data.level).flatMap(\.points)
+        let allPoints = (data.bitrate + data.level + data.behind).flatMap(\.points)
         let duration = max(allPoints.map(\.time).max() ?? 0, 1)
         let time = Axis(low: 0, high: duration)
         let rates = data.bitrate.flatMap(\.points).map(\.value)
@@ -51,9 +60,10 @@ enum StatsPlot {
             ? Axis(low: pow(10, floor(log10(lowestRate))), high: pow(10, ceil(log10(bitrateHigh))), logarithmic: true)
             : Axis(low: 0, high: bitrateHigh)
         let levelLow = min((data.level.flatMap(\.points).map(\.value).min() ?? -60) - 5, -60)
+        let height = data.behind.isEmpty ? 620 : 900
         var svg = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="620" viewBox="0 0 \(Int(width)) 620" \
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(height)" viewBox="0 0 \(Int(width)) \(height)" \
             font-family="sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
             <text x="\(Int(width / 2))" y="28" text-anchor="middle" font-size="18">\(escape(title))</text>
@@ -62,7 +72,12 @@ enum StatsPlot {
         svg += panel(id: "bitrate", label: "bitrate (kbit/s)", series: data.bitrate, top: 50, height: 230,
                      time: time, values: bitrateAxis, showTime: false)
         svg += panel(id: "level", label: "audio RMS (dBFS)", series: data.level, top: 330, height: 230,
-                     time: time, values: Axis(low: levelLow, high: 0), showTime: true)
+                     time: time, values: Axis(low: levelLow, high: 0), showTime: data.behind.isEmpty)
+        if !data.behind.isEmpty {
+            let most = max(data.behind.flatMap(\.points).map(\.value).max() ?? 0, 1) * 1.1
+            svg += panel(id: "behind", label: "behind live (s)", series: data.behind, top: 610, height: 230,
+                         time: time, values: Axis(low: 0, high: most), showTime: true)
+        }
         svg += "</svg>\n"
         return svg
     }

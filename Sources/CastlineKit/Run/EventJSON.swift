@@ -115,4 +115,7 @@ public enum StatsFigure {
     public static let segmentFetch = "segment_fetch_s"
     public static let hlsBuffered = "hls_buffered_s"
     public static let latency = "latency_s"
+    /// A delay stage's: how far behind live it plays, and how far behind it could (`stream: null`).
+    public static let delay = "delay_s"
+    public static let availableDelay = "available_delay_s"
 }
