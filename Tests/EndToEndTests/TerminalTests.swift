@@ -76,6 +76,21 @@ struct TerminalTests {
         shown = try await pane.waitFor("delay 2.0 s /")
         try await pane.keys("-")
         shown = try await pane.waitFor("delay 1.0 s /")
+        // Space pauses as a time-shift: the line says paused and the delay grows; again, it plays on from there.
+        func last(_ text: String) -> (state: String, delay: Double)? {
+            guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("playing  ") || $0.hasPrefix("paused  ") }),
+                  let range = line.range(of: #"delay [0-9.]+ s"#, options: .regularExpression),
+                  let delay = Double(line[range].dropFirst(6).dropLast(2)) else { return nil }
+            return (String(line.prefix { $0 != " " }), delay)
+        }
+        try await pane.keys(" ")
+        shown = try await pane.waitUntil("paused, the delay past 2.5 s", timeout: .seconds(10)) { text in
+            last(text).map { $0.state == "paused" && $0.delay >= 2.5 } ?? false
+        }
+        try await pane.keys(" ")
+        shown = try await pane.waitUntil("playing again, the pause kept in the delay", timeout: .seconds(10)) { text in
+            last(text).map { $0.state == "playing" && $0.delay >= 2.5 } ?? false
+        }
         try await pane.keys("q")
         shown = try await pane.waitFor("stopped")
         for line in shown.split(separator: "\n") { #expect(line.count <= 80, "a line over 80 columns: \(line)") }
