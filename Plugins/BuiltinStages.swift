@@ -8,6 +8,7 @@ extension ComponentRegistry {
         EncodeStage.self,
         GainStage.self,
         GstStage.self,
+        LatencyStage.self,
         StatsStage.self,
     ])
 }

@@ -79,3 +79,13 @@ void castline_set_current_thread_name(const gchar *name) {
 void castline_element_unset_sink_flag(GstElement *element) {
     GST_OBJECT_FLAG_UNSET(element, GST_ELEMENT_FLAG_SINK);
 }
+
+#include <gst/video/video.h>
+
+gboolean castline_buffer_first_plane(GstBuffer *buffer, gsize *offset, gint *stride) {
+    GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+    if (meta == NULL) return FALSE;
+    *offset = meta->offset[0];
+    *stride = meta->stride[0];
+    return TRUE;
+}

@@ -58,6 +58,7 @@ public final class Event: Sendable {
         raw.time = segment.time.raw
         raw.base = segment.base.raw
         raw.position = segment.position.raw
+        raw.offset = segment.offset.raw
         return Event(owning: gst_event_new_segment(&raw))
     }
     public static func customDownstream(_ structure: Structure) -> Event {
@@ -105,14 +106,16 @@ public struct SegmentInfo: Sendable, Hashable {
     public var base: ClockTime?
     public var position: ClockTime?
     public var isTimeFormat: Bool
+    /// How far into the segment running time starts (a negative pad offset puts it here).
+    public var offset: ClockTime? = nil
 
     /// The running time of `position` in this (forward, time) segment, as gst_segment_to_running_time
-    /// computes it for positions inside the segment; nil before its start.
+    /// computes it for positions inside the segment; nil before its start (start plus offset).
     public func runningTime(of position: ClockTime) -> ClockTime? {
-        let start = start?.nanoseconds ?? 0
+        let start = (start?.nanoseconds ?? 0) &+ (offset?.nanoseconds ?? 0)
         guard isTimeFormat, rate > 0, position.nanoseconds >= start else { return nil }
-        let offset = Double(position.nanoseconds - start) / rate
-        return ClockTime(nanoseconds: UInt64(offset) &+ (base?.nanoseconds ?? 0))
+        let into = Double(position.nanoseconds - start) / rate
+        return ClockTime(nanoseconds: UInt64(into) &+ (base?.nanoseconds ?? 0))
     }
 }
 
@@ -143,7 +146,8 @@ public struct EventView: Sendable {
             segment = s.map { s in
                 SegmentInfo(rate: s.pointee.rate, start: ClockTime(raw: s.pointee.start), stop: ClockTime(raw: s.pointee.stop),
                             time: ClockTime(raw: s.pointee.time), base: ClockTime(raw: s.pointee.base),
-                            position: ClockTime(raw: s.pointee.position), isTimeFormat: s.pointee.format == GST_FORMAT_TIME)
+                            position: ClockTime(raw: s.pointee.position), isTimeFormat: s.pointee.format == GST_FORMAT_TIME,
+                            offset: ClockTime(raw: s.pointee.offset))
             }
         } else {
             segment = nil

@@ -132,6 +132,14 @@ public struct BufferView {
         guard scope.info != nil else { return nil }
         return mapBuffer(raw, body)
     }
+
+    /// A video buffer's first plane (luma), offset and row stride in bytes, when its video
+    /// meta says (a decoder may pad rows); nil: the caps' default layout holds.
+    public var firstPlane: (offset: Int, stride: Int)? {
+        var offset = 0, stride: Int32 = 0
+        guard castline_buffer_first_plane(raw, &offset, &stride) != 0 else { return nil }
+        return (offset, Int(stride))
+    }
 }
 
 @available(*, unavailable)

@@ -32,6 +32,8 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
                                valueName: "duration"))
     var maxDelay: String?
+    @Flag(help: "Read castline's test-signal clock back from what plays: latency behind the broadcaster and A/V offset, each second and in the summary (video is then decoded too, unless --audio-only).")
+    var measureLatency = false
     @Option(help: "Pipeline name in events and metrics.")
     var name = "listen"
     @OptionGroup
@@ -46,6 +48,7 @@ struct ListenCommand: AsyncParsableCommand {
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
         (made.name, made.stats, made.statusLine) = (name, stats.settings, Terminal.stderrIsTerminal)
+        made.measureLatency = measureLatency
         return made
     }
 

@@ -55,3 +55,7 @@ GType castline_type_of(gpointer instance);
 // ---- TLSRelay (tls branch) ----
 // Names the calling thread (prctl PR_SET_NAME, 15 characters); GLib 2.74 does not name its threads here.
 void castline_set_current_thread_name(const gchar *name);
+
+// The first plane's place in a video buffer, from its GstVideoMeta (a decoder may pad rows);
+// FALSE when the buffer has none (then the caps' default layout holds).
+gboolean castline_buffer_first_plane(GstBuffer *buffer, gsize *offset, gint *stride);

@@ -16,6 +16,8 @@ public struct ListenShortcut: Sendable {
     public var stats = StatsSettings()
     /// A status line on a terminal: a stats stage for it even when no stats output is asked for.
     public var statusLine = false
+    /// A latency stage after the delay: what plays is measured against the test signal's clock.
+    public var measureLatency = false
 
     public init(url: String) {
         self.url = url
@@ -41,7 +43,8 @@ public struct ListenShortcut: Sendable {
         return [
             "version": 1, "name": name,
             "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
-            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages,
+            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages
+                + (measureLatency ? [["latency": [String: Any]()]] : []) + statsStages,
             "sinks": sinks,
         ]
     }

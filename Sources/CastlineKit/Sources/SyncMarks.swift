@@ -5,18 +5,22 @@ import Synchronization
 /// The A/V sync marks of the test source: a beep and a white flash at the start
 /// of every `interval` of wall-clock time, placed by buffer timestamp so audio
 /// and video mark the very same instant, and the wall-clock time and frame
-/// count burnt into the picture.
+/// count burnt into the picture. Machine-readable too (see `PictureClock` and
+/// `SoundClock`): the latency stage reads both back.
 final class SyncMarks: Sendable {
     let interval: Duration
     let length: Duration = .milliseconds(100)
     let beepFrequency: Double
+    /// The sound's marks come this much after the picture's (`av-offset`), in seconds.
+    let audioLate: Double
     /// Wall-clock seconds at running time zero, fixed by the first buffer seen.
     private let origin = Mutex<Double?>(nil)
     private let frames = Mutex(0)
 
-    init(interval: Duration, beepFrequency: Double) {
+    init(interval: Duration, beepFrequency: Double, audioLate: Double = 0) {
         self.interval = interval
         self.beepFrequency = beepFrequency
+        self.audioLate = audioLate
     }
 
     /// Wall-clock seconds of a buffer timestamp (live sources stamp with running time).
@@ -41,23 +45,28 @@ final class SyncMarks: Sendable {
 
     // MARK: Audio
 
-    /// Writes the beep over the tone where a buffer of interleaved F32 samples overlaps a mark.
-    func addBeep(_ info: inout ProbeInfo, rate: Int, channels: Int) {
+    /// Writes the beep, then the mark's number (`SoundClock`), over the tone where a buffer of
+    /// interleaved F32 samples overlaps a mark; `av-offset` later than the picture's marks.
+    func addBeep(_ info: inout ProbeInfo, rate: Int, channels: Int, volume: Double) {
         guard interval > .zero, let buffer = info.buffer, let pts = buffer.pts else { return }
         let count = buffer.size / (4 * channels)
-        let start = wallTime(pts)
+        let start = wallTime(pts) - audioLate
         let end = start + Double(count) / Double(rate)
-        // Quick reject: no mark starts or lasts within this buffer.
+        // Quick reject: no mark's beep or code starts or lasts within this buffer.
         let phase = sinceMark(start)
-        guard phase < length.seconds || phase + (end - start) >= interval.seconds else { return }
+        guard phase < SoundClock.codeEnd || phase + (end - start) >= interval.seconds else { return }
         let startTime = pts.seconds
+        let tone = beepFrequency / 2
         _ = info.withWritableBuffer { writable in
             writable.withUnsafeMutableBytes { raw in
                 let samples = raw.bindMemory(to: Float.self)
                 for frame in 0..<count {
                     let t = startTime + Double(frame) / Double(rate)
-                    guard sinceMark(start + (t - startTime)) < length.seconds else { continue }
-                    let value = Float(0.8 * sin(2 * Double.pi * beepFrequency * t))
+                    let wall = start + (t - startTime)
+                    let number = Int64((wall / interval.seconds).rounded(.down))
+                    guard let multiple = SoundClock.multiple(at: sinceMark(wall), of: number) else { continue }
+                    // The beep loud (a person hears the mark), the code at the tone's level.
+                    let value = Float((multiple == 2 ? 0.8 : volume) * sin(2 * Double.pi * tone * multiple * t))
                     for channel in 0..<channels where frame * channels + channel < samples.count {
                         samples[frame * channels + channel] = value
                     }
@@ -99,9 +108,12 @@ final class SyncMarks: Sendable {
     /// Where a still caption stays: where a moving one starts, top left.
     static let stillCaptionPlace = (x: 0.02, y: 0.05)
 
-    /// Turns a marked I420 frame white.
-    func flash(_ info: inout ProbeInfo, width: Int, height: Int) {
-        guard let pts = info.buffer?.pts, isMarked(pts) else { return }
+    /// Turns a marked I420 frame white, and writes the picture clock along its bottom.
+    func flashAndStamp(_ info: inout ProbeInfo, width: Int, height: Int) {
+        guard let pts = info.buffer?.pts else { return }
+        let wall = wallTime(pts)
+        let number = frames.withLock { $0 }
+        let marked = isMarked(pts)
         // GStreamer's default I420 layout: strides rounded up to 4, chroma at half size.
         let lumaStride = (width + 3) & ~3
         let chromaStride = ((width + 1) / 2 + 3) & ~3
@@ -111,8 +123,18 @@ final class SyncMarks: Sendable {
         _ = info.withWritableBuffer { writable in
             writable.withUnsafeMutableBytes { raw in
                 guard raw.count >= luma + 2 * chroma, let base = raw.baseAddress else { return }
-                memset(base, 235, luma)
-                memset(base + luma, 128, 2 * chroma)
+                if marked {
+                    memset(base, 235, luma)
+                    memset(base + luma, 128, 2 * chroma)
+                }
+                PictureClock.stamp(milliseconds: UInt64(max(0, wall * 1000).rounded()), frame: UInt64(number), into: raw,
+                                   offset: 0, stride: lumaStride, width: width, height: height)
+                // Grey under the stripe, so its blocks are black and white, not tinted by the pattern.
+                let stripeTop = (height - PictureClock.stripeRows(height: height)) / 2
+                for row in stripeTop..<(rows / 2) {
+                    memset(base + luma + row * chromaStride, 128, chromaStride)
+                    memset(base + luma + chroma + row * chromaStride, 128, chromaStride)
+                }
             }
         }
     }

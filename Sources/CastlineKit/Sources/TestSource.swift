@@ -30,12 +30,15 @@ public final class TestSource: SourceComponent {
             OptionField("beep", .duration, default: .duration(.seconds(1)),
                         help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none"),
         ])), help: "an audio test tone (omit both video and audio for both)"),
+        OptionField("av-offset", .duration, default: .duration(.zero),
+                    help: "the sound's marks this much after the picture's (a known A/V offset to measure, e.g. 120ms)"),
     ])
 
     struct Video { var width: Int, height: Int, fps: Double, pattern: String, movingCaption: Bool }
     struct Audio { var tone: Double, volume: Double, beep: Duration }
     let video: Video?
     let audio: Audio?
+    let avOffset: Duration
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -47,6 +50,7 @@ public final class TestSource: SourceComponent {
                   fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte-rp-219",
                   movingCaption: $0.string("caption") != "still")
         }
+        avOffset = options.duration("av-offset") ?? .zero
         audio = audioOptions.map {
             Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.3, beep: $0.duration("beep") ?? .seconds(1))
         }
@@ -69,7 +73,8 @@ public final class TestSource: SourceComponent {
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
-        let marks = SyncMarks(interval: audio?.beep ?? .seconds(1), beepFrequency: 2 * (audio?.tone ?? 1000))
+        let marks = SyncMarks(interval: audio?.beep ?? .seconds(1), beepFrequency: 2 * (audio?.tone ?? 1000),
+                              audioLate: avOffset.seconds)
         if let video, streams[.video] != nil { try addVideo(video, marks: marks, to: bin) }
         if let audio, streams[.audio] != nil { try addAudio(audio, marks: marks, to: bin) }
         return bin
@@ -113,7 +118,7 @@ public final class TestSource: SourceComponent {
         }
         let (width, height) = (video.width, video.height)
         overlay.staticPad("src")?.addProbe(.buffer) { info in
-            marks.flash(&info, width: width, height: height)
+            marks.flashAndStamp(&info, width: width, height: height)
             return .ok
         }
         try bin.ghost(overlay.staticPad("src"), as: StreamKind.video.rawValue)
@@ -130,8 +135,9 @@ public final class TestSource: SourceComponent {
         let caps = try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2")
         try bin.add(source, caps)
         try source.link(caps)
+        let volume = audio.volume
         caps.staticPad("src")?.addProbe(.buffer) { info in
-            marks.addBeep(&info, rate: 48_000, channels: 2)
+            marks.addBeep(&info, rate: 48_000, channels: 2, volume: volume)
             return .ok
         }
         try bin.ghost(caps.staticPad("src"), as: StreamKind.audio.rawValue)

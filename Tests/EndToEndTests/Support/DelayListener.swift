@@ -10,13 +10,14 @@ struct DelayListener {
     /// When it was launched (wall clock), to time its start.
     let launched: Date
 
-    /// Starts `castline listen URL --audio-only --output null --delay DELAY --stats-json FILE`.
-    static func start(url: String, delay: String, scratch: Scratch) throws -> DelayListener {
+    /// Starts `castline listen URL --audio-only --output null --delay DELAY --stats-json FILE`
+    /// (and `--measure-latency`).
+    static func start(url: String, delay: String, scratch: Scratch, measuringLatency: Bool = false) throws -> DelayListener {
         let file = scratch.file("delay-\(delay).jsonl")
         let launched = Date()
         let process = try Castline.start([
             "listen", url, "--audio-only", "--output", "null", "--delay", delay, "--stats-json", file,
-        ])
+        ] + (measuringLatency ? ["--measure-latency"] : []))
         return DelayListener(delay: delay, statsFile: file, process: process, launched: launched)
     }
 

@@ -1,0 +1,235 @@
+import CastlineKit
+import Foundation
+import Synchronization
+
+/// Reads the test signal's clock back from decoded media (`PictureClock` in each frame,
+/// `SoundClock` after each beep) and reports how far behind the wall clock each plays:
+/// `latency_video_s` and `latency_audio_s` (the wall-clock time a frame or beep is rendered,
+/// its running time plus the pipeline's latency, minus the time the media carries),
+/// `av_offset_ms` (sound minus picture: positive when the sound comes late) and the picture's
+/// jitter. Media passes untouched.
+public final class LatencyStage: Stage {
+    public static let kind = "latency"
+    public static let summary = "read castline's test-signal clock back from decoded media: latency behind the wall clock, A/V offset"
+    public static let schema = OptionSchema([
+        OptionField("every", .duration, default: .duration(.seconds(1)), help: "how often to report the figures"),
+        OptionField("tone", .double(20...10_000), default: .double(1000),
+                    help: "the test signal's tone in Hz (its beep is at twice this, its code at three and four times)"),
+        OptionField("missing-after", .duration, default: .duration(.seconds(5)),
+                    help: "say once that a stream carries no clock when none was read in this much of its media"),
+    ])
+
+    public static let audioLatency = "latency_audio_s"
+    public static let videoLatency = "latency_video_s"
+    public static let avOffset = "av_offset_ms"
+    public static let jitter = "latency_jitter_ms"
+    /// How many times the clock was read in the period: frames, and beeps.
+    public static let videoReads = "clock_reads_video"
+    public static let audioReads = "clock_reads_audio"
+
+    let every: Duration
+    let tone: Double
+    let missingAfter: Duration
+    private let context: ComponentContext
+    private let readings: Mutex<Readings>
+    private let timerStarted = Atomic(false)
+    /// The pipeline's latency (ns): media renders that long after its running time.
+    private let pipelineLatency = Atomic<UInt64>(0)
+
+    struct Readings {
+        var audio: SoundClockReader?
+        var audioFormat: (rate: Int, channels: Int)?
+        var video: (width: Int, height: Int)?
+        var segments: [StreamKind: SegmentInfo] = [:]
+        /// This period's latencies (s), and the last read of each.
+        var audioLatencies: [Double] = []
+        var videoLatencies: [Double] = []
+        var lastAudio: Double?
+        var lastVideo: Double?
+        /// Media seen without a read, per stream (ns of running time), until the first read.
+        var unread: [StreamKind: (first: UInt64, said: Bool)] = [:]
+        var element: Element?
+    }
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        every = spec.options.duration("every") ?? .seconds(1)
+        tone = spec.options.double("tone") ?? 1000
+        missingAfter = spec.options.duration("missing-after") ?? .seconds(5)
+        self.context = context
+        readings = Mutex(Readings())
+        guard every >= .milliseconds(100) else { throw BuildError("must be at least 100ms (try 1s)", at: "\(spec.keyPath).every") }
+    }
+
+    public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
+        .process(takes: .raw)
+    }
+
+    /// Audio as F32 (its first channel is read); video in a layout whose first plane is luma.
+    public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
+        let identity = try ElementCatalog.make("identity")
+        try identity.set("silent", true)
+        let parts: [Element]
+        switch stream {
+        case .audio:
+            parts = [try ElementCatalog.make("audioconvert"),
+                     try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved"), identity]
+        case .video:
+            parts = [try ElementCatalog.make("videoconvert"),
+                     try BinChain.capsFilter("video/x-raw,format={I420,YV12,NV12,NV21,Y42B,Y444,GRAY8}"), identity]
+        }
+        readings.withLock { $0.element = $0.element ?? identity }
+        identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] info in
+            guard let self else { return .ok }
+            if let event = info.event {
+                self.handle(event, stream: stream)
+            } else if let buffer = info.buffer, let element = info.pad?.parentElement {
+                self.startTimer()
+                self.read(buffer, stream: stream, element: element)
+            }
+            return .ok
+        }
+        return try BinChain.make(name, parts)
+    }
+
+    private func handle(_ event: EventView, stream: StreamKind) {
+        switch event.kind {
+        case .caps:
+            guard let structure = event.caps?.structure(at: 0) else { return }
+            readings.withLock { readings in
+                if stream == .audio, let rate = structure.int("rate"), let channels = structure.int("channels") {
+                    readings.audioFormat = (rate, channels)
+                    readings.audio = SoundClockReader(rate: rate, tone: tone)
+                } else if stream == .video, let width = structure.int("width"), let height = structure.int("height") {
+                    readings.video = (width, height)
+                }
+            }
+        case .segment:
+            if let segment = event.segment { readings.withLock { $0.segments[stream] = segment } }
+        case .eos:
+            // What was read since the last report, before the run ends.
+            _ = report()
+        default:
+            break
+        }
+    }
+
+    /// The wall-clock time (s) media of running time `runningTime` renders: now, plus how far
+    /// ahead of the element's running time it is, plus the pipeline's latency.
+    private func renderWallTime(_ runningTime: UInt64, element: Element) -> Double? {
+        guard let now = element.runningTime?.nanoseconds else { return nil }
+        let ahead = Double(runningTime) - Double(now) + Double(pipelineLatency.load(ordering: .relaxed))
+        return Date().timeIntervalSince1970 + ahead / 1e9
+    }
+
+    private func read(_ buffer: BufferView, stream: StreamKind, element: Element) {
+        guard let pts = buffer.pts,
+              let runningTime = readings.withLock({ $0.segments[stream] })?.runningTime(of: pts)?.nanoseconds else { return }
+        switch stream {
+        case .video:
+            guard let (width, height) = readings.withLock({ $0.video }) else { return }
+            let layout = buffer.firstPlane ?? (0, (width + 3) & ~3)
+            let code = buffer.withUnsafeBytes { PictureClock.read($0, offset: layout.offset, stride: layout.stride, width: width, height: height) } ?? nil
+            guard let code, let rendered = renderWallTime(runningTime, element: element) else { return noteUnread(stream, at: runningTime) }
+            let latency = rendered - Double(code.milliseconds) / 1000
+            readings.withLock { readings in
+                readings.videoLatencies.append(latency)
+                readings.lastVideo = latency
+                readings.unread[stream] = nil
+            }
+        case .audio:
+            let marks = readings.withLock { readings -> [SoundClockReader.Mark] in
+                guard var reader = readings.audio, let format = readings.audioFormat else { return [] }
+                let found = buffer.withUnsafeBytes { raw in
+                    reader.feed(raw.bindMemory(to: Float.self), channels: format.channels, start: runningTime)
+                } ?? []
+                readings.audio = reader
+                return found
+            }
+            guard !marks.isEmpty else { return noteUnread(stream, at: runningTime) }
+            for mark in marks {
+                guard let rendered = renderWallTime(mark.start, element: element) else { continue }
+                let second = SoundClock.number(low: mark.low, before: Int64(rendered.rounded(.down)))
+                let latency = rendered - Double(second)
+                readings.withLock { readings in
+                    readings.audioLatencies.append(latency)
+                    readings.lastAudio = latency
+                    readings.unread[stream] = nil
+                }
+            }
+        }
+    }
+
+    /// Media with no clock read in it: after `missing-after` of it, said once.
+    private func noteUnread(_ stream: StreamKind, at runningTime: UInt64) {
+        let say = readings.withLock { readings -> Bool in
+            let (lastAudio, lastVideo) = (readings.lastAudio, readings.lastVideo)
+            guard (stream == .audio ? lastAudio : lastVideo) == nil else { return false }
+            var entry = readings.unread[stream] ?? (runningTime, false)
+            defer { readings.unread[stream] = entry }
+            guard !entry.said, runningTime >= entry.first + UInt64(missingAfter.seconds * 1e9) else { return false }
+            entry.said = true
+            return true
+        }
+        guard say else { return }
+        let what = stream == .audio ? "sound (the beep and the code after it)" : "picture (the block stripe along its bottom)"
+        context.events.emit(.notice("\(context.componentName): no castline test-signal clock in the \(what) after \(missingAfter.configText); is the source castline's test signal?"))
+    }
+
+    private func startTimer() {
+        guard !timerStarted.load(ordering: .relaxed),
+              timerStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        let every = self.every
+        Task { [weak self] in
+            var next = ContinuousClock.now
+            while true {
+                // The pipeline's latency first (queried off the streaming thread), then the figures.
+                if let self, let pipeline = self.pipeline, let latency = pipeline.queryLatency() {
+                    self.pipelineLatency.store(latency.min.nanoseconds, ordering: .relaxed)
+                }
+                next += every
+                try? await Task.sleep(until: next)
+                guard let self, self.report() else { return }
+                if next < .now { next = .now }
+            }
+        }
+    }
+
+    private var pipeline: Pipeline? {
+        var current = readings.withLock { $0.element }?.parent
+        while let candidate = current {
+            if let pipeline = candidate as? Pipeline { return pipeline }
+            current = candidate.parent
+        }
+        return nil
+    }
+
+    /// One sample of this period's figures; false once the stage is out of a running pipeline.
+    private func report() -> Bool {
+        let (audio, video, element) = readings.withLock { readings in
+            defer { readings.audioLatencies.removeAll(); readings.videoLatencies.removeAll() }
+            return (readings.audioLatencies, readings.videoLatencies, readings.element)
+        }
+        guard let element, element.currentState().current != .null else { return false }
+        var figures: [String: Double] = [:]
+        let streams = readings.withLock { ($0.audioFormat != nil, $0.video != nil) }
+        if streams.0 { figures[Self.audioReads] = Double(audio.count) }
+        if streams.1 { figures[Self.videoReads] = Double(video.count) }
+        if let audioLatency = Self.median(audio) { figures[Self.audioLatency] = audioLatency }
+        if let videoLatency = Self.median(video) {
+            figures[Self.videoLatency] = videoLatency
+            let mean = video.reduce(0, +) / Double(video.count)
+            figures[Self.jitter] = (video.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(video.count)).squareRoot() * 1000
+        }
+        if let audioLatency = figures[Self.audioLatency], let videoLatency = figures[Self.videoLatency] {
+            figures[Self.avOffset] = (audioLatency - videoLatency) * 1000
+        }
+        if !audio.isEmpty || !video.isEmpty { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: figures))) }
+        return true
+    }
+
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}

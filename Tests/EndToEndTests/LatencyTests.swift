@@ -1,0 +1,139 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// The latency stage against injected truth: a known A/V offset, a delay moved by a known
+/// amount, the media's own timestamps, and a re-encode by ffmpeg.
+@Suite("latency and A/V offset, measured", .serialized, .timeLimit(.minutes(3)))
+struct LatencyTests {
+    /// The latency stage's samples in JSON lines.
+    static func samples(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+            .filter { $0["event"] as? String == "stats" && ($0["latency_audio_s"] != nil || $0["latency_video_s"] != nil) }
+    }
+
+    static func testSignal(avOffset: String) -> String {
+        """
+        version: 1
+        name: measured
+        source: { test: { video: { width: 640, height: 360 }, audio: {}, av-offset: \(avOffset) } }
+        stages: [ { encode: {} }, { latency: {} } ]
+        sinks: [ { null: {} } ]
+        """
+    }
+
+    @Test("a known A/V offset through H.264/AAC encoding reads back within a frame: +120 ms, and 0 ms")
+    func knownOffset() async throws {
+        let scratch = try Scratch()
+        for (offset, expected) in [("120ms", 120.0), ("0s", 0.0)] {
+            let file = try scratch.write("offset-\(offset).yaml", Self.testSignal(avOffset: offset))
+            let run = try await Castline.run(["run", file, "--duration", "4s", "--stats-json", "-"])
+            try #require(run.status == 0, "\(run.stderr)")
+            let offsets = Self.samples(run.stdout).compactMap { $0["av_offset_ms"] as? Double }
+            print("av-offset \(offset): read \(offsets.map { String(format: "%.1f", $0) }.joined(separator: ", ")) ms")
+            #expect(offsets.count >= 2, "\(run.stdout.suffix(600))")
+            // Within one frame at 30 fps.
+            #expect(offsets.allSatisfy { abs($0 - expected) <= 34 }, "\(offsets)")
+            // Played where it was made: the picture's latency is the pipeline's own, well under a second.
+            let video = Self.samples(run.stdout).compactMap { $0["latency_video_s"] as? Double }
+            #expect(!video.isEmpty && video.allSatisfy { $0 > -0.05 && $0 < 0.5 }, "\(video)")
+        }
+    }
+
+    @Test("re-encoded by ffmpeg (640x360, 1 Mbit/s), the clock still reads in every second")
+    func throughFFmpeg() async throws {
+        let scratch = try Scratch()
+        let original = scratch.file("original.mkv"), reencoded = scratch.file("reencoded.mkv")
+        let make = try scratch.write("make.yaml", """
+            version: 1
+            source: { test: { video: { width: 1280, height: 720 }, audio: {} } }
+            stages: [ { encode: {} } ]
+            sinks: [ { file: \(original) } ]
+            """)
+        let made = try await Castline.run(["run", make, "--duration", "5s"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let ffmpeg = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-v", "error", "-i", original, "-vf", "scale=640:360", "-c:v", "libx264", "-b:v", "1M", "-maxrate", "1M",
+            "-bufsize", "1M", "-c:a", "aac", "-b:a", "96k", reencoded,
+        ], timeout: .seconds(60))
+        try #require(ffmpeg.status == 0, "\(ffmpeg.stderr)")
+        let read = try scratch.write("read.yaml", """
+            version: 1
+            source: { file: \(reencoded) }
+            stages: [ { latency: {} } ]
+            sinks: [ { null: {} } ]
+            """)
+        let run = try await Castline.run(["run", read, "--stats-json", "-"])
+        try #require(run.status == 0, "\(run.stderr)")
+        let samples = Self.samples(run.stdout)
+        // The 5 s file: its 150 frames read (all but the odd one), and each second's beep and number.
+        let frames = samples.compactMap { $0["clock_reads_video"] as? Double }.reduce(0, +)
+        let beeps = samples.compactMap { $0["clock_reads_audio"] as? Double }.reduce(0, +)
+        let video = samples.compactMap { $0["latency_video_s"] as? Double }
+        let audio = samples.compactMap { $0["latency_audio_s"] as? Double }
+        print("re-encoded: \(Int(frames)) frames and \(Int(beeps)) beeps read in 5 s")
+        #expect(frames >= 135, "\(run.stdout.suffix(800))")
+        #expect(beeps >= 4, "\(run.stdout.suffix(800))")
+        // Played a few seconds after it was made: every reading says so, and they agree.
+        #expect(video.allSatisfy { $0 > 0 && $0 < 60 } && audio.allSatisfy { $0 > 0 && $0 < 60 }, "\(video) \(audio)")
+        #expect(!run.stderr.contains("no castline test-signal clock"), "\(run.stderr)")
+    }
+
+    @Test("listening with --measure-latency: two listeners' latencies differ as their media does; a delay moved by 5 s reads 5.000 ± 0.02 s more")
+    func delayMovedAndTwoListeners() async throws {
+        try await withIngest { _, endpoints in
+            let key = "lat\(UInt16.random(in: 1000...9999))"
+            let broadcast = try Castline.start(["broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "640x360"],
+                                               environment: ["CASTLINE_TEST_KEY": key])
+            defer { broadcast.signal(SIGKILL) }
+            try #require(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(40)), "\(broadcast.standardError)")
+            let url = endpoints.hlsPlaylistURL(key: key)
+            let scratch = try Scratch()
+            let five = try DelayListener.start(url: url, delay: "5s", scratch: scratch, measuringLatency: true)
+            defer { five.process.signal(SIGKILL) }
+            let zeroFile = scratch.file("zero.jsonl")
+            try await ControlAPITests.withControl([
+                "listen", url, "--audio-only", "--output", "null", "--measure-latency", "--delay", "0s", "--stats-json", zeroFile,
+            ]) { api, _ in
+                let zero = DelayListener(delay: "0s", statsFile: zeroFile, process: five.process, launched: Date())
+                func latencies(_ listener: DelayListener, after: Date = .distantPast) -> [Double] {
+                    listener.events.filter { ($0["event"] as? String) == "stats" && (DelayListener.time($0) ?? .distantPast) > after }
+                        .compactMap { $0["latency_audio_s"] as? Double }
+                }
+                // Both reading (a beep a second), and their media compared at the same moments.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline, latencies(zero).count < 4 || latencies(five).count < 4 {
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                let gaps = positionGaps(ahead: zero.positions, behind: five.positions)
+                let gap = try #require(LatencyStageMedian.of(gaps), "no positions to compare")
+                let apart = try #require(LatencyStageMedian.of(latencies(five)), "") - (LatencyStageMedian.of(latencies(zero)) ?? 0)
+                print(String(format: "two listeners at 0 and 5 s: latencies %.4f s apart, their media %.4f s apart", apart, gap))
+                #expect(abs(apart - gap) <= 0.02, "latencies \(apart) s apart, media \(gap) s apart")
+                #expect(abs(apart - 5) <= 0.25, "\(apart)")
+
+                // The same listener, its delay moved by exactly 5 s: its latency moves by that.
+                let before = try #require(LatencyStageMedian.of(latencies(zero)))
+                let movedAt = Date()
+                let moved = try await api.post("/delay", json: #"{"seconds": 5}"#)
+                #expect(moved.status == 200, "\(moved.text)")
+                let settled = movedAt.addingTimeInterval(1.5)
+                while ContinuousClock.now < deadline + .seconds(15), latencies(zero, after: settled).count < 2 {
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                let after = try #require(LatencyStageMedian.of(latencies(zero, after: settled)), "no latency read after the move")
+                print(String(format: "delay 0 → 5 s: latency %.4f → %.4f s (%.4f)", before, after, after - before))
+                #expect(abs(after - before - 5) <= 0.02, "latency \(before) then \(after)")
+            }
+        }
+    }
+}
+
+/// The middle of a few readings.
+enum LatencyStageMedian {
+    static func of(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}
