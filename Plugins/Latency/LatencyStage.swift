@@ -19,9 +19,9 @@ public final class LatencyStage: Stage {
                     help: "say once that a stream carries no clock when none was read in this much of its media"),
     ])
 
-    public static let audioLatency = "latency_audio_s"
-    public static let videoLatency = "latency_video_s"
-    public static let avOffset = "av_offset_ms"
+    public static let audioLatency = StatsFigure.audioLatency
+    public static let videoLatency = StatsFigure.videoLatency
+    public static let avOffset = StatsFigure.avOffset
     public static let jitter = "latency_jitter_ms"
     /// How many times the clock was read in the period: frames, and beeps.
     public static let videoReads = "clock_reads_video"
@@ -179,17 +179,22 @@ public final class LatencyStage: Stage {
         guard !timerStarted.load(ordering: .relaxed),
               timerStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         let every = self.every
+        // The pipeline's latency, queried off the streaming thread and off the report's beat (a
+        // query walks every sink and may wait on one): at the start, then every ten seconds.
+        Task.detached { [weak self] in
+            while let pipeline = self?.pipeline {
+                if let latency = pipeline.queryLatency() { self?.pipelineLatency.store(latency.min.nanoseconds, ordering: .relaxed) }
+                try? await Task.sleep(for: .seconds(10))
+                guard let self, self.readings.withLock({ $0.element })?.currentState().current != .null else { return }
+            }
+        }
         Task { [weak self] in
-            var next = ContinuousClock.now
+            var next = ContinuousClock.now + every
             while true {
-                // The pipeline's latency first (queried off the streaming thread), then the figures.
-                if let self, let pipeline = self.pipeline, let latency = pipeline.queryLatency() {
-                    self.pipelineLatency.store(latency.min.nanoseconds, ordering: .relaxed)
-                }
-                next += every
                 try? await Task.sleep(until: next)
                 guard let self, self.report() else { return }
-                if next < .now { next = .now }
+                next += every
+                if next < .now { next = .now + every }
             }
         }
     }

@@ -36,6 +36,16 @@ struct StatusLineTests {
         #expect(line.text == "delay 12.0 s / 25.0 s available  audio 128 kbit/s")
     }
 
+    @Test("the test-signal clock's latency and A/V offset, in place of the playlist's programme-time figure")
+    func measuredLatency() {
+        var line = StatsStatusLine(commands: [], playoutMoved: false)
+        _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 128]))
+        _ = line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900, StatsFigure.latency: 8]))
+        #expect(line.text == "audio 128 kbit/s  latency 8.0 s")
+        _ = line.update(Self.stats("latency0", nil, [StatsFigure.audioLatency: 6.2, StatsFigure.videoLatency: 6.19, StatsFigure.avOffset: 12]))
+        #expect(line.text == "audio 128 kbit/s  latency 6.19 s a/v +12 ms")
+    }
+
     @Test("fitted to 80 columns: the least important parts go first, never a wrapped line")
     func fitsTheWidth() {
         let parts = ["playing", "1234.5 s", "delay 12.0 s / 25.0 s available", "audio 128 kbit/s -14 dBFS",
@@ -58,7 +68,12 @@ struct RunSummaryTests {
         for (sent, acked) in [(5e6, 4e6), (1e6, 0.5e6), (2e6, 1.5e6)] {
             summary.add(StatusLineTests.stats("rtmp", nil, [StatsFigure.sentBytes: sent, StatsFigure.ackedBytes: acked]))
         }
+        for (audio, offset) in [(6.0, 2.0), (6.2, -4.0), (6.1, 3.0)] {
+            summary.add(StatusLineTests.stats("latency0", nil, [StatsFigure.audioLatency: audio, StatsFigure.avOffset: offset]))
+        }
         let lines = summary.lines()
+        #expect(lines.contains("  latency, sound: min/median/max 6.000/6.100/6.200 s"), "\(lines)")
+        #expect(lines.contains("  a/v offset (sound minus picture): min/median/max -4.0/+2.0/+3.0 ms"), "\(lines)")
         #expect(lines.contains("  encoded video: 1.70 MB"), "\(lines)")
         #expect(lines.contains("  rtmp: 7.00 MB sent, 5.50 MB acknowledged"), "\(lines)")
     }

@@ -14,11 +14,14 @@ public struct StatsSettings: Sendable {
     public var json: String?
     public var metrics: String?
     public var plot: String?
+    /// A line on stdout for each latency reading (`castline latency`).
+    public var latencyLines: Bool
 
-    public init(json: String? = nil, metrics: String? = nil, plot: String? = nil) {
+    public init(json: String? = nil, metrics: String? = nil, plot: String? = nil, latencyLines: Bool = false) {
         self.json = json
         self.metrics = metrics
         self.plot = plot
+        self.latencyLines = latencyLines
     }
 
     public func validate() throws(SettingsError) {

@@ -43,8 +43,10 @@ public struct ListenShortcut: Sendable {
         return [
             "version": 1, "name": name,
             "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
-            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages
-                + (measureLatency ? [["latency": [String: Any]()]] : []) + statsStages,
+            // The latency stage last: the stats stage before it measures the stream as it came
+            // (encoded), and the decoding it needs is then the sink's too.
+            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages
+                + (measureLatency ? [["latency": [String: Any]()]] : []),
             "sinks": sinks,
         ]
     }

@@ -11,18 +11,20 @@ final class StatsOutputs {
     /// `--metrics`: served by the run's group, fed from here.
     let metricsServer: HTTPServer?
     private let plotPath: String?
+    private let latencyLines: Bool
     /// One summary per pipeline, in the order they first reported.
     private var summaries: [(pipeline: String, summary: RunSummary)] = []
     private var plot = PlotData()
 
     private init(pipeline: String, json: FileHandle?, closeJSON: Bool, metrics: MetricsRecorder?,
-                 metricsServer: HTTPServer?, plotPath: String?) {
+                 metricsServer: HTTPServer?, plotPath: String?, latencyLines: Bool) {
         self.pipeline = pipeline
         self.json = json
         self.closeJSON = closeJSON
         self.metrics = metrics
         self.metricsServer = metricsServer
         self.plotPath = plotPath
+        self.latencyLines = latencyLines
     }
 
     /// Opens the JSON file before the run (the metrics server starts with the run's group), so a
@@ -50,7 +52,7 @@ final class StatsOutputs {
             recorder = made
         }
         return StatsOutputs(pipeline: pipeline, json: json, closeJSON: closeJSON, metrics: recorder,
-                            metricsServer: server, plotPath: options.plot)
+                            metricsServer: server, plotPath: options.plot, latencyLines: options.latencyLines)
     }
 
     func consume(_ event: RunEvent) {
@@ -65,7 +67,21 @@ final class StatsOutputs {
         if case .stats(let sample) = event.kind {
             metrics?.record(sample, pipeline: event.pipeline)
             plot.add(sample, at: event.time)
+            // Written at once, not when a buffer fills: someone is watching these as they come.
+            if latencyLines, let line = Self.latencyLine(sample, at: event.time) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         }
+    }
+
+    /// `castline latency`'s line for a latency stage's sample: the time, then each figure it has.
+    static func latencyLine(_ sample: StatsSample, at time: Date) -> String? {
+        let figures = sample.figures
+        var parts: [String] = []
+        if let sound = figures[StatsFigure.audioLatency] { parts.append(String(format: "sound %.3f s", sound)) }
+        if let picture = figures[StatsFigure.videoLatency] { parts.append(String(format: "picture %.3f s", picture)) }
+        guard !parts.isEmpty else { return nil }
+        if let offset = figures[StatsFigure.avOffset] { parts.append(String(format: "a/v %+.1f ms", offset)) }
+        let clock = time.formatted(.iso8601.time(includingFractionalSeconds: true))
+        return "\(clock)  latency: " + parts.joined(separator: ", ")
     }
 
     /// Writes the plot, stops the server, closes the JSON file; returns the summary for stderr.
@@ -120,6 +136,8 @@ struct RunSummary {
     private var reconnectStates = 0
     private var silences = 0
     private var rtmp: (sent: RunningTotal, acked: RunningTotal)?
+    /// A latency stage's readings: audio and video latency (s), A/V offset (ms).
+    private var latencies: [String: [Double]] = [:]
 
     mutating func add(_ event: RunEvent) {
         if first == nil { first = event.time }
@@ -155,6 +173,9 @@ struct RunSummary {
             if let acked = sample.figures[StatsFigure.ackedBytes] { totals.acked.observe(acked) }
             rtmp = totals
         }
+        for figure in [StatsFigure.audioLatency, StatsFigure.videoLatency, StatsFigure.avOffset] {
+            if let value = sample.figures[figure] { latencies[figure, default: []].append(value) }
+        }
         guard let stream = sample.stream else { return }
         let key = "\(sample.stage) \(stream)"
         if streams[key] == nil { order.append(key) }
@@ -182,6 +203,13 @@ struct RunSummary {
         }
         if let rtmp {
             lines.append("  rtmp: \(Self.megabytes(rtmp.sent.total)) sent, \(Self.megabytes(rtmp.acked.total)) acknowledged")
+        }
+        for (figure, label, unit, scale) in [(StatsFigure.audioLatency, "latency, sound", "s", "%.3f"),
+                                             (StatsFigure.videoLatency, "latency, picture", "s", "%.3f"),
+                                             (StatsFigure.avOffset, "a/v offset (sound minus picture)", "ms", "%+.1f")] {
+            guard let values = latencies[figure]?.sorted(), let low = values.first, let high = values.last else { continue }
+            let middle = (values[(values.count - 1) / 2] + values[values.count / 2]) / 2
+            lines.append("  \(label): min/median/max " + [low, middle, high].map { String(format: scale, $0) }.joined(separator: "/") + " \(unit)")
         }
         return lines
     }

@@ -24,7 +24,8 @@ struct PlotData {
             Self.append(Point(time: seconds, value: value), to: name, in: &level)
         }
         for (figure, label) in [(StatsFigure.delay, "delay"), (StatsFigure.availableDelay, "available delay"),
-                                (StatsFigure.latency, "latency (programme time)")] {
+                                (StatsFigure.latency, "latency (programme time)"),
+                                (StatsFigure.audioLatency, "latency, sound"), (StatsFigure.videoLatency, "latency, picture")] {
             if let value = sample.figures[figure] {
                 Self.append(Point(time: seconds, value: value), to: "\(sample.stage) \(label)", in: &behind)
             }

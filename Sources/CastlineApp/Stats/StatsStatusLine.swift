@@ -22,6 +22,8 @@ struct StatsStatusLine {
     private var latency: Double?
     /// Times the run went `reconnecting` (as the summary counts them).
     private var reconnects = 0
+    /// A latency stage's latest reading: seconds behind the test signal's clock, and sound minus picture (ms).
+    private var measured: (latency: Double, avOffset: Double?)?
 
     init(commands: [StageCommand], playoutMoved: Bool, statsStages: [String] = []) {
         self.commands = commands
@@ -38,6 +40,13 @@ struct StatsStatusLine {
         case .stats(let sample) where sample.stream == nil && sample.figures[StatsFigure.downloadBitrate] != nil:
             latency = sample.figures[StatsFigure.latency]
             return false
+        case .stats(let sample) where sample.stream == nil
+            && (sample.figures[StatsFigure.videoLatency] ?? sample.figures[StatsFigure.audioLatency]) != nil:
+            let figures = sample.figures
+            if let latency = figures[StatsFigure.videoLatency] ?? figures[StatsFigure.audioLatency] {
+                measured = (latency, figures[StatsFigure.avOffset])
+            }
+            return stage != nil
         case .stats(let sample) where sample.stream == nil:
             return note(sample.figures)
         case .stage(let stageEvent):
@@ -84,8 +93,13 @@ struct StatsStatusLine {
             if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
+        if let measured {
+            parts.append(String(format: "latency %.2f s", measured.latency)
+                + (measured.avOffset.map { String(format: " a/v %+.0f ms", $0) } ?? ""))
+        }
         if reconnects > 0 { parts.append("reconnects \(reconnects)") }
-        if let latency, !playoutMoved { parts.append(String(format: "latency %.1f s", latency)) }
+        // The playlist's programme-time figure, unless a delay moves what plays or the clock was read.
+        if let latency, !playoutMoved, measured == nil { parts.append(String(format: "latency %.1f s", latency)) }
         if statsStages.count > 1 { parts.append("(\(stage))") }
         return parts
     }

@@ -118,4 +118,8 @@ public enum StatsFigure {
     /// A delay stage's: how far behind live it plays, and how far behind it could (`stream: null`).
     public static let delay = "delay_s"
     public static let availableDelay = "available_delay_s"
+    /// A latency stage's: wall clock at the output minus the test signal's clock, per stream, and sound minus picture.
+    public static let audioLatency = "latency_audio_s"
+    public static let videoLatency = "latency_video_s"
+    public static let avOffset = "av_offset_ms"
 }

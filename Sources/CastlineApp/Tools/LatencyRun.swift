@@ -1,0 +1,50 @@
+import CastlineKit
+import Foundation
+import LocalIngest
+
+/// `castline latency`: broadcasts the test signal and listens back to it at once, the
+/// listener reading the signal's clock (a latency stage), so what is printed each second is
+/// how far behind the broadcaster a viewer plays and whether sound and picture agree.
+public enum LatencyRun {
+    /// The environment variable the key of a `--local` run travels in (never an argument).
+    static let localKeyVariable = "CASTLINE_LATENCY_KEY"
+
+    /// `broadcast` and `play` for a real service; both nil with `local`. Returns the exit status.
+    public static func run(broadcast: BroadcastShortcut?, play: String?, local: Bool, duration: Duration) async -> Int32 {
+        var ingest: IngestServer?
+        var publish = broadcast, playback = play
+        if local {
+            let server = IngestServer()
+            do {
+                let endpoints = try await server.start()
+                let key = "latency-\(UInt32.random(in: 100_000...999_999))"
+                setenv(localKeyVariable, key, 1)
+                var made = BroadcastShortcut(url: endpoints.rtmpURL)
+                made.keyEnv = localKeyVariable
+                made.size = "640x360"
+                publish = made
+                playback = endpoints.hlsPlaylistURL(key: key)
+                Terminal.status("local ingest: \(endpoints.rtmpURL), playback \(endpoints.httpBaseURL)/hls/")
+            } catch {
+                Terminal.status("latency --local: the ingest did not start: \(error)")
+                return ExitStatus.failed
+            }
+            ingest = server
+        }
+        guard let publish, let playback else { return ExitStatus.badInput }
+        var listen = ListenShortcut(url: playback)
+        listen.output = "null"
+        listen.measureLatency = true
+        // The stream is not there until the broadcast has run a segment or two.
+        listen.waitForLive = true
+        // Once the broadcast stops, the listener plays what it has and ends soon after.
+        listen.endAfter = "8s"
+        listen.audioOnly = false
+        let entries = [publish.document, listen.document].map { document in
+            RunSession.Entry(plan: PipelineFiles.load(document: document, origin: "castline latency", checkOnly: false).orExit())
+        }
+        let status = await RunSession.run(entries, options: .init(stopAfter: duration, stats: StatsSettings(latencyLines: true)))
+        await ingest?.stop()
+        return status
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import CastlineApp
+import CastlineKit
+
+struct LatencyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latency",
+        abstract: "Broadcast the test signal and listen back at once: how far behind the broadcaster a viewer plays, and whether sound and picture agree.",
+        discussion: """
+            Prints, each second, the latency of the sound and of the picture (the wall clock as it plays,
+            minus the clock the test signal carries) and the A/V offset (sound minus picture), then a summary.
+            Against a real service: castline latency rtmps://global-live.mux.com:443/app --key-env MUX_STREAM_KEY --play https://stream.mux.com/ID.m3u8
+            Against a local ingest it starts itself: castline latency --local
+            """)
+
+    @Argument(help: "The ingest URL without the key (with --play); omit with --local.")
+    var url: String?
+    @Option(help: ArgumentHelp("Read the stream key from this environment variable.", valueName: "VAR"))
+    var keyEnv: String?
+    @Option(help: ArgumentHelp("Read the stream key from this file.", valueName: "path"))
+    var keyFile: String?
+    @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file.", valueName: "path"))
+    var caFile: String?
+    @Option(help: ArgumentHelp("The service's HLS playback URL for this stream.", valueName: "url"))
+    var play: String?
+    @Flag(help: "Start a local ingest (nginx-rtmp) and measure through it; no other argument.")
+    var local = false
+    @Option(help: ArgumentHelp("Video size of the test signal.", valueName: "WxH"))
+    var size = "640x360"
+    @Option(help: ArgumentHelp("How long to measure.", valueName: "duration"))
+    var duration = "30s"
+
+    var broadcast: BroadcastShortcut? {
+        guard let url else { return nil }
+        var made = BroadcastShortcut(url: url)
+        (made.keyEnv, made.keyFile, made.caFile, made.size) = (keyEnv, keyFile, caFile, size)
+        return made
+    }
+
+    func validate() throws {
+        guard let measured = Duration(configText: duration), measured > .zero else {
+            throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
+        }
+        _ = measured
+        if local {
+            guard url == nil, play == nil, keyEnv == nil, keyFile == nil else {
+                throw ValidationError("--local starts its own ingest: give no URL, --play or key with it")
+            }
+            return
+        }
+        guard url != nil, play != nil else {
+            throw ValidationError("give the ingest URL and --play PLAYBACK_URL (or --local for a local ingest)")
+        }
+        try checked { () throws(SettingsError) in try broadcast?.validate() }
+    }
+
+    func run() async throws {
+        let status = await LatencyRun.run(broadcast: broadcast, play: play, local: local,
+                                          duration: Duration(configText: duration) ?? .seconds(30))
+        if status != 0 { throw ExitCode(status) }
+    }
+}
