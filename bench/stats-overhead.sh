@@ -7,13 +7,7 @@
 #   usage: bench/stats-overhead.sh [SECONDS] [ROUNDS]     (defaults: 20 s, 3 rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_PER_RUN=${1:-20}
-ROUNDS=${2:-3}
-BIN=${CASTLINE_BIN:-${CASTLINE:-.build/release/castline}}
-BUDGET_PERCENT=${BUDGET_PERCENT:-2}
-[ -x "$BIN" ] || { echo "build castline first (swift build), or set CASTLINE_BIN" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib/cpu-pair.bash"
 
 pipeline() {  # $1: "with" or "without" stats stages
   local stats_raw="" stats_encoded=""
@@ -39,27 +33,9 @@ sinks:
 YAML
 }
 
-# CPU seconds (user + system) of one run.
-cpu_of() {
-  /usr/bin/time -f "%U %S" -o "$work/time" "$BIN" run "$1" --duration "${SECONDS_PER_RUN}s" >/dev/null 2>&1
-  awk '{ print $1 + $2 }' "$work/time"
-}
-
 pipeline without > "$work/without.yaml"
 pipeline with > "$work/with.yaml"
-total_without=0
-total_with=0
-for round in $(seq "$ROUNDS"); do
-  # Alternate the order so warm-up and background load fall on both sides.
-  if (( round % 2 )); then
-    a=$(cpu_of "$work/without.yaml"); b=$(cpu_of "$work/with.yaml")
-  else
-    b=$(cpu_of "$work/with.yaml"); a=$(cpu_of "$work/without.yaml")
-  fi
-  echo "round $round: without stats ${a} s CPU, with stats ${b} s CPU"
-  total_without=$(echo "$total_without + $a" | bc -l)
-  total_with=$(echo "$total_with + $b" | bc -l)
-done
+cpu_pair "$work/without.yaml" "$work/with.yaml" "stats"
 growth=$(echo "($total_with - $total_without) * 100 / $total_without" | bc -l)
 printf "stats overhead: %.2f %% CPU (%s s → %s s over %d rounds of %d s; budget %d %%)\n" \
   "$growth" "$total_without" "$total_with" "$ROUNDS" "$SECONDS_PER_RUN" "$BUDGET_PERCENT"

@@ -188,15 +188,7 @@ public final class LatencyStage: Stage {
                 guard let self, self.readings.withLock({ $0.element })?.currentState().current != .null else { return }
             }
         }
-        Task { [weak self] in
-            var next = ContinuousClock.now + every
-            while true {
-                try? await Task.sleep(until: next)
-                guard let self, self.report() else { return }
-                next += every
-                if next < .now { next = .now + every }
-            }
-        }
+        FixedBeat.start(every: every) { [weak self] in self?.report() ?? false }
     }
 
     private var pipeline: Pipeline? {

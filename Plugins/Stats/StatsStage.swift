@@ -72,19 +72,7 @@ public final class StatsStage: Stage {
     private func startTimer() {
         guard !timerStarted.load(ordering: .relaxed),
               timerStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        let every = self.every
-        // On a fixed beat (first + n × every), not `every` after each report: a late wake-up
-        // on a loaded machine does not push every later sample back.
-        Task { [weak self] in
-            var next = ContinuousClock.now + every
-            while true {
-                try? await Task.sleep(until: next)
-                guard let self, self.report() else { return }
-                next += every
-                // Fallen more than a beat behind: the next beat from now, not a burst of catch-ups.
-                if next < .now { next = .now + every }
-            }
-        }
+        FixedBeat.start(every: every) { [weak self] in self?.report() ?? false }
     }
 
     /// Emits one sample per stream and one pipeline-wide; false once there is nothing left to watch.

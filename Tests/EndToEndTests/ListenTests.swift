@@ -87,11 +87,7 @@ struct ListenTests {
 
     @Test("an audio-only publish, listened to without --audio-only: the video its program map lists but never carries is not waited for")
     func programMapStreamNeverCarried() async throws {
-        try await withIngest { _, endpoints in
-            let key = "mapped\(UInt16.random(in: 1000...9999))"
-            let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
-            defer { publisher.signal(SIGKILL) }
-            #expect(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(30)))
+        try await withPublishedTone(key: "mapped", segments: 3, seconds: 60) { endpoints, key in
             let began = ContinuousClock.now
             let result = try await Castline.run(["listen", endpoints.hlsPlaylistURL(key: key), "--output", "null",
                                                  "--duration", "3s"], timeout: .seconds(20))

@@ -9,11 +9,7 @@ import Testing
 struct PauseTests {
     @Test("a pause longer than --end-after: the delay grows by it, the position holds, resume plays on from there")
     func pauseLongerThanEndAfter() async throws {
-        try await withIngest { _, endpoints in
-            let key = "pause\(UInt16.random(in: 1000...9999))"
-            let publisher = try publishTone(to: endpoints, key: key, seconds: 90)
-            defer { publisher.signal(SIGKILL) }
-            try #require(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(40)))
+        try await withPublishedTone(key: "pause", segments: 4) { endpoints, key in
             try await ControlAPITests.withControl([
                 "listen", endpoints.hlsPlaylistURL(key: key), "--audio-only", "--output", "null",
                 "--delay", "0s", "--end-after", "4s",

@@ -147,11 +147,7 @@ extension SwapEndToEndTests {
 extension SwapEndToEndTests {
     @Test("a delay stage's options change: it keeps its history and takes the new delay at once; rebuilt, the old one stops reporting")
     func delayStageChanged() async throws {
-        try await withIngest { _, endpoints in
-            let key = "swapdelay\(UInt16.random(in: 1000...9999))"
-            let publisher = try publishTone(to: endpoints, key: key, seconds: 90)
-            defer { publisher.signal(SIGKILL) }
-            #expect(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(30)))
+        try await withPublishedTone(key: "swapdelay", segments: 3) { endpoints, key in
             let scratch = try Scratch()
             let events = scratch.file("events.jsonl")
             func listening(initial: String, before: String = "") -> String {

@@ -98,16 +98,25 @@ func gapsWhilePlaying(_ live: DelayListener, _ delayed: DelayListener, count: In
     return gaps
 }
 
+/// Runs `body` with a live tone (`seconds` long) published under a fresh key to a fresh local
+/// ingest, once its playlist lists `segments` segments; the publisher is stopped afterwards.
+func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90,
+                       _ body: (IngestEndpoints, String) async throws -> Void) async throws {
+    try await withIngest { _, endpoints in
+        let key = "\(prefix)\(UInt16.random(in: 1000...9999))"
+        let publisher = try publishTone(to: endpoints, key: key, seconds: seconds)
+        defer { publisher.signal(SIGKILL) }
+        try #require(await endpoints.published(key: key).waitForSegments(segments, timeout: .seconds(40)))
+        try await body(endpoints, key)
+    }
+}
+
 /// Runs `body` with two listeners on a live tone published to a fresh local ingest,
 /// once its playlist lists `segments` segments: one at delay 0, and one at `delay`
 /// started `stagger` after it. The publisher is stopped afterwards; `body` stops the listeners.
 func withTwoListeners(key prefix: String, segments: Int, delay: String, stagger: Duration = .zero,
                       _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
-    try await withIngest { _, endpoints in
-        let key = "\(prefix)\(UInt16.random(in: 1000...9999))"
-        let publisher = try publishTone(to: endpoints, key: key, seconds: 60)
-        defer { publisher.signal(SIGKILL) }
-        try #require(await endpoints.published(key: key).waitForSegments(segments, timeout: .seconds(40)))
+    try await withPublishedTone(key: prefix, segments: segments, seconds: 60) { endpoints, key in
         let scratch = try Scratch()
         let url = endpoints.hlsPlaylistURL(key: key)
         let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
