@@ -49,6 +49,9 @@ public final class LatencyStage: Stage {
         /// Media seen without a read, per stream (ns of running time), until the first read.
         var unread: [StreamKind: (first: UInt64, said: Bool)] = [:]
         var element: Element?
+        /// The streams it reads, and those that have ended: once all have, the last period is reported.
+        var streams: Set<StreamKind> = []
+        var ended: Set<StreamKind> = []
     }
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
@@ -77,7 +80,10 @@ public final class LatencyStage: Stage {
             parts = [try ElementCatalog.make("videoconvert"),
                      try BinChain.capsFilter("video/x-raw,format={I420,YV12,NV12,NV21,Y42B,Y444,GRAY8}"), identity]
         }
-        readings.withLock { $0.element = $0.element ?? identity }
+        readings.withLock { readings in
+            readings.element = readings.element ?? identity
+            readings.streams.insert(stream)
+        }
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] info in
             guard let self else { return .ok }
             if let event = info.event {
@@ -106,8 +112,13 @@ public final class LatencyStage: Stage {
         case .segment:
             if let segment = event.segment { readings.withLock { $0.segments[stream] = segment } }
         case .eos:
-            // What was read since the last report, before the run ends.
-            _ = report()
+            // What was read since the last report, once every stream has ended (not before: the
+            // other stream's last readings would be lost).
+            let all = readings.withLock { readings in
+                readings.ended.insert(stream)
+                return readings.ended == readings.streams
+            }
+            if all { _ = report() }
         default:
             break
         }
@@ -148,7 +159,9 @@ public final class LatencyStage: Stage {
             guard !marks.isEmpty else { return noteUnread(stream, at: runningTime) }
             for mark in marks {
                 guard let rendered = renderWallTime(mark.start, element: element) else { continue }
-                let second = SoundClock.number(low: mark.low, before: Int64(rendered.rounded(.down)))
+                // The mark's number is at most its render time (plus a margin for a latency read
+                // just under 0, which would otherwise wrap a whole 1024 s back).
+                let second = SoundClock.number(low: mark.low, before: Int64(rendered.rounded(.down)) + 2)
                 let latency = rendered - Double(second)
                 readings.withLock { readings in
                     readings.audioLatencies.append(latency)

@@ -8,12 +8,24 @@ import Testing
 /// reading one stream) at the same wall-clock moments.
 @Suite("castline listen --delay, end to end", .serialized, .timeLimit(.minutes(3)))
 struct DelayListenTests {
-    @Test("two listeners started together with delay 0 and 5 s play 5 s ± 0.25 s apart")
+    @Test("two listeners started together with delay 0 and 5 s play 5 s ± 0.25 s apart; their latencies, read from the test signal, differ as their media does, to an AAC frame")
     func twoListenersFiveSecondsApart() async throws {
         // Four segments listed: a player starts three target durations (6 s) back, one
         // segment more is there, so the other 3 s are buffered in real time before playing.
-        try await withTwoListeners(key: "delay", segments: 4, delay: "5s") { live, delayed in
+        try await withTwoListeners(key: "delay", segments: 4, delay: "5s", measuringLatency: true) { live, delayed in
             let gaps = try await gapsWhilePlaying(live, delayed, count: 6, within: .seconds(25))
+            // The latency stage against the truth of the media's own timestamps (position_s).
+            let latencies = [live, delayed].map { listener in
+                listener.events.compactMap { $0["latency_audio_s"] as? Double }.suffix(4)
+            }
+            let apart = (LatencyStageMedian.of(Array(latencies[1])) ?? 0) - (LatencyStageMedian.of(Array(latencies[0])) ?? 0)
+            let gap = LatencyStageMedian.of(gaps) ?? 0
+            print(String(format: "delay 0 s vs 5 s: latencies %.4f s apart, media %.4f s apart", apart, gap))
+            #expect(latencies.allSatisfy { $0.count >= 3 }, "latencies read: \(latencies)")
+            // Within one AAC frame (21.3 ms): the media's timestamps are read before decoding, the
+            // latency from the decoded sound, and two decoders started apart may place their first
+            // frame one frame apart (seen: 0.2, 0.2, -18, +20, -20 ms over five runs).
+            #expect(abs(apart - gap) <= 0.025, "latencies \(apart) s apart, media \(gap) s apart")
             print("delay 0 s vs 5 s: played \(gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")) s apart")
             #expect(gaps.count >= 6, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
             for gap in gaps {

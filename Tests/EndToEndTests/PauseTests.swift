@@ -12,7 +12,7 @@ struct PauseTests {
         try await withPublishedTone(key: "pause", segments: 4) { endpoints, key in
             try await ControlAPITests.withControl([
                 "listen", endpoints.hlsPlaylistURL(key: key), "--audio-only", "--output", "null",
-                "--delay", "0s", "--end-after", "4s",
+                "--delay", "0s", "--end-after", "3s",
             ]) { api, process in
                 let playing = try await api.status { ($0["state"] as? String) == "playing" && $0["position_s"] is Double }
                 #expect(playing["state"] as? String == "playing", "\(playing)")
@@ -24,8 +24,8 @@ struct PauseTests {
                 let first = try await api.status { ($0["delay_s"] as? Double ?? 0) >= 0.5 }
                 let held = try #require(first["position_s"] as? Double, "\(first)")
 
-                // Longer than --end-after (4 s): the stream goes on, the delay grows by the pause.
-                let long = try await api.status(until: { ($0["delay_s"] as? Double ?? 0) >= 6.5 }, timeout: .seconds(15))
+                // Longer than --end-after (3 s): the stream goes on, the delay grows by the pause.
+                let long = try await api.status(until: { ($0["delay_s"] as? Double ?? 0) >= 4.5 }, timeout: .seconds(15))
                 let pausedFor = Date().timeIntervalSince(pausedAt)
                 #expect(process.isRunning, "\(process.standardError)")
                 #expect(long["state"] as? String == "paused", "\(long)")

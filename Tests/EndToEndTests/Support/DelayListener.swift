@@ -98,13 +98,21 @@ func gapsWhilePlaying(_ live: DelayListener, _ delayed: DelayListener, count: In
     return gaps
 }
 
-/// Runs `body` with a live tone (`seconds` long) published under a fresh key to a fresh local
-/// ingest, once its playlist lists `segments` segments; the publisher is stopped afterwards.
-func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90,
+/// castline's own test signal, audio only (the tone, its beeps and their numbers: what a
+/// latency stage reads), published to the ingest.
+func publishTestSignal(to endpoints: IngestEndpoints, key: String) throws -> ChildProcess {
+    try Castline.start(["broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--audio-only"],
+                       environment: ["CASTLINE_TEST_KEY": key])
+}
+
+/// Runs `body` with a live tone (`seconds` long; or castline's test signal) published under a
+/// fresh key to a fresh local ingest, once its playlist lists `segments` segments; the
+/// publisher is stopped afterwards.
+func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90, testSignal: Bool = false,
                        _ body: (IngestEndpoints, String) async throws -> Void) async throws {
     try await withIngest { _, endpoints in
         let key = "\(prefix)\(UInt16.random(in: 1000...9999))"
-        let publisher = try publishTone(to: endpoints, key: key, seconds: seconds)
+        let publisher = try testSignal ? publishTestSignal(to: endpoints, key: key) : publishTone(to: endpoints, key: key, seconds: seconds)
         defer { publisher.signal(SIGKILL) }
         try #require(await endpoints.published(key: key).waitForSegments(segments, timeout: .seconds(40)))
         try await body(endpoints, key)
@@ -114,14 +122,14 @@ func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90,
 /// Runs `body` with two listeners on a live tone published to a fresh local ingest,
 /// once its playlist lists `segments` segments: one at delay 0, and one at `delay`
 /// started `stagger` after it. The publisher is stopped afterwards; `body` stops the listeners.
-func withTwoListeners(key prefix: String, segments: Int, delay: String, stagger: Duration = .zero,
+func withTwoListeners(key prefix: String, segments: Int, delay: String, stagger: Duration = .zero, measuringLatency: Bool = false,
                       _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
-    try await withPublishedTone(key: prefix, segments: segments, seconds: 60) { endpoints, key in
+    try await withPublishedTone(key: prefix, segments: segments, seconds: 60, testSignal: measuringLatency) { endpoints, key in
         let scratch = try Scratch()
         let url = endpoints.hlsPlaylistURL(key: key)
-        let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
+        let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch, measuringLatency: measuringLatency)
         if stagger > .zero { try await Task.sleep(for: stagger) }
-        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch)
+        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch, measuringLatency: measuringLatency)
         try await body(live, delayed)
     }
 }
