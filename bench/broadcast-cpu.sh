@@ -10,7 +10,9 @@
 #
 #   castline     castline broadcast RTMP_URL --key-env ... --duration Ns
 #   gst-launch   the equivalent hand-written gst-launch-1.0 line (SIGINT + -e after N s)
-#   ffmpeg       ffmpeg -re lavfi testsrc2 + sine, libx264 veryfast zerolatency 2500k, aac 128k
+#   ffmpeg       ffmpeg -re lavfi testsrc2 + sine, libx264 veryfast zerolatency 2500k CBR
+#                (-minrate/-maxrate/-bufsize 2500k, -x264-params nal-hrd=cbr), aac 128k
+# All three encode constant bitrate (castline's default: x264 NAL HRD CBR with filler).
 #
 # Targets (issue): castline/ffmpeg <= 1.00, and castline's overhead over raw
 # GStreamer <= 1.05 (castline-plain/gst-launch: the same picture), as CPU seconds
@@ -75,7 +77,7 @@ gst_line() {
         videotestsrc is-live=true $pattern
         ! video/x-raw,width=1280,height=720,framerate=30/1,format=I420
         ! "${overlay[@]}"
-        x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500
+        x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500 vbv-buf-capacity=1000 option-string=nal-hrd=cbr:filler=1
         ! video/x-h264,profile=high ! h264parse ! queue
         ! flvmux name=mux streamable=true ! rtmp2sink "location=$url"
         audiotestsrc is-live=true ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample
@@ -122,8 +124,8 @@ EOF
         ffmpeg)
             "${timer[@]}" ffmpeg -nostdin -hide_banner -loglevel warning -re \
                 -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=1000:sample_rate=48000 \
-                -t "$duration" -c:v libx264 -preset veryfast -tune zerolatency -b:v 2500k -maxrate 2500k \
-                -bufsize 1250k -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -ar 48000 -ac 2 \
+                -t "$duration" -c:v libx264 -preset veryfast -tune zerolatency -b:v 2500k -minrate 2500k -maxrate 2500k \
+                -bufsize 2500k -x264-params nal-hrd=cbr -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -ar 48000 -ac 2 \
                 -f flv "$url" >"$log" 2>&1 ;;
     esac
 }

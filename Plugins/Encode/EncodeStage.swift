@@ -12,6 +12,8 @@ public final class EncodeStage: Stage {
             OptionField("keyframe-interval", .duration, default: .duration(.seconds(2)), help: "time between keyframes"),
             OptionField("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
                         default: .string("veryfast"), help: "x264 speed preset: faster costs less CPU"),
+            OptionField("rate-control", .choice(RateControl.allCases.map(\.rawValue)), default: .string("cbr"),
+                        help: "cbr: the bitrate on the wire every second (filler when the picture needs less); vbr: up to it; crf: constant quality"),
         ])), help: "encode video (omit both video and audio for both)"),
         OptionField("audio", .object(OptionSchema([
             OptionField("codec", .choice(["aac", "opus"]), default: .string("aac"), help: "audio codec"),
@@ -36,6 +38,7 @@ public final class EncodeStage: Stage {
             if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
             if let interval = values.duration("keyframe-interval") { settings.keyframeInterval = interval }
             if let preset = values.string("preset") { settings.preset = preset }
+            if let mode = values.string("rate-control").flatMap(RateControl.init(rawValue:)) { settings.rateControl = mode }
             guard settings.keyframeInterval > .zero else {
                 throw BuildError("must be more than 0 (try 2s)", at: "\(spec.keyPath).video.keyframe-interval")
             }

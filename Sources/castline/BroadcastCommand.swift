@@ -39,6 +39,13 @@ struct BroadcastCommand: AsyncParsableCommand {
     var keyframeInterval = "2s"
     @Flag(help: "Publish the tone only, no video.")
     var audioOnly = false
+    @Option(help: ArgumentHelp("x264 speed preset: ultrafast, superfast, veryfast, faster, fast, medium.", valueName: "preset"))
+    var preset = "veryfast"
+    @Option(help: ArgumentHelp("cbr (the bitrate on the wire every second, as ingests ask), vbr (up to it) or crf (constant quality).",
+                               valueName: "cbr|vbr|crf"))
+    var rateControl = "cbr"
+    @Option(help: ArgumentHelp("The test signal's tone in Hz (its beep is at twice this).", valueName: "Hz"))
+    var tone: Double = 1000
 
     @Option(help: ArgumentHelp("Publish this media file instead of the test signal, looped; re-encoded only if it is not H.264/AAC.",
                                valueName: "path"))
@@ -59,6 +66,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         (made.keyEnv, made.keyFile, made.caFile, made.fingerprint, made.insecure) = (keyEnv, keyFile, caFile, fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
+        (made.preset, made.rateControl, made.tone) = (preset, rateControl, tone)
         (made.maxReconnects, made.name, made.stats) = (maxReconnects, name, stats.settings)
         return made
     }

@@ -235,3 +235,55 @@ struct BroadcastTests {
         }
     }
 }
+
+/// What the ingest stored of a publish, as ffprobe reads its HLS segments (`KEY-N.ts` in
+/// `directory`, in order): bytes of every stream's packets over the time the video spans,
+/// in bit/s (the MPEG-TS overhead left out).
+func storedBitrate(in directory: String, key: String) async throws -> (total: Double, seconds: Double) {
+    let segments = try FileManager.default.contentsOfDirectory(atPath: directory)
+        .filter { $0.hasPrefix("\(key)-") && $0.hasSuffix(".ts") }
+        .sorted { (Int($0.dropFirst(key.count + 1).dropLast(3)) ?? 0) < (Int($1.dropFirst(key.count + 1).dropLast(3)) ?? 0) }
+    let probe = try await ChildProcess.run("/usr/bin/ffprobe", [
+        "-v", "error", "-show_entries", "packet=codec_type,size,pts_time", "-of", "csv=p=0",
+        "concat:" + segments.map { "\(directory)/\($0)" }.joined(separator: "|"),
+    ], timeout: .seconds(30))
+    var bytes = 0.0
+    var videoTimes: [Double] = []
+    for line in probe.stdout.split(separator: "\n") {
+        let fields = line.split(separator: ",")
+        guard fields.count >= 3, let size = Double(fields[2]) else { continue }
+        bytes += size
+        if fields[0] == "video", let time = Double(fields[1]) { videoTimes.append(time) }
+    }
+    guard let first = videoTimes.min(), let last = videoTimes.max(), last > first else { return (0, 0) }
+    // The span between the first and last frame, plus the last frame's own 1/30 s.
+    let seconds = last - first + 1.0 / 30
+    return (bytes * 8 / seconds, seconds)
+}
+
+extension BroadcastTests {
+    @Test("the bitrate on the wire is the one asked for: 500k, 2.5M and 8M (with 128k audio), ± 5 %, as the ingest stored it")
+    func honestBitrate() async throws {
+        try await withIngest { _, endpoints in
+            let targets = [500_000, 2_500_000, 8_000_000]
+            let keys = targets.map { "rate\($0 / 1000)k\(UInt16.random(in: 1000...9999))" }
+            // At once: three small encodes share the cores, and the test takes one run's time.
+            let runs = try targets.indices.map { index in
+                try Castline.start(["broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "640x360",
+                                    "--video-bitrate", "\(targets[index] / 1000)k", "--duration", "8s"],
+                                   environment: ["CASTLINE_TEST_KEY": keys[index]])
+            }
+            for run in runs { #expect(await run.waitForExit(timeout: .seconds(40)) == 0, "\(run.standardError)") }
+            for (target, key) in zip(targets, keys) {
+                // nginx closes the last segment once the publish has ended.
+                try #require(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(10)))
+                let stored = try await storedBitrate(in: endpoints.hlsDirectory, key: key)
+                let wanted = Double(target + 128_000)
+                print(String(format: "target %.0fk + 128k audio: stored %.0fk over %.1f s (%+.1f %%)",
+                             Double(target) / 1000, stored.total / 1000, stored.seconds, (stored.total / wanted - 1) * 100))
+                #expect(stored.seconds > 5, "only \(stored.seconds) s stored")
+                #expect(abs(stored.total / wanted - 1) <= 0.05, "asked \(wanted), stored \(stored.total) bit/s")
+            }
+        }
+    }
+}

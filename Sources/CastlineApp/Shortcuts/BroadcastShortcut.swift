@@ -13,6 +13,10 @@ public struct BroadcastShortcut: Sendable {
     public var videoBitrate = "2500k"
     public var audioBitrate = "128k"
     public var keyframeInterval = "2s"
+    public var preset = "veryfast"
+    public var rateControl = "cbr"
+    /// The test signal's tone, in Hz.
+    public var tone: Double = 1000
     public var audioOnly = false
     /// A media file published, looped, instead of the test signal.
     public var source: String?
@@ -32,6 +36,10 @@ public struct BroadcastShortcut: Sendable {
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
         if let maxReconnects, maxReconnects < 0 { throw SettingsError("--max-reconnects must be 0 or more") }
         if source != nil, audioOnly { throw SettingsError("--audio-only goes with the test signal, not with --source") }
+        guard RateControl(rawValue: rateControl) != nil else {
+            throw SettingsError("--rate-control: use \(RateControl.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(rateControl)\"")
+        }
+        guard (20...10_000).contains(tone) else { throw SettingsError("--tone: \(tone) Hz is out of 20 to 10000") }
     }
 
     private var parsedSize: (Int, Int)? {
@@ -41,9 +49,10 @@ public struct BroadcastShortcut: Sendable {
 
     public var document: [String: Any] {
         let (width, height) = parsedSize ?? (1280, 720)
-        var test: [String: Any] = ["audio": ["tone": 1000]]
+        var test: [String: Any] = ["audio": ["tone": tone]]
         var encode: [String: Any] = ["audio": ["codec": "aac", "bitrate": audioBitrate]]
-        let video: [String: Any] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval]
+        let video: [String: Any] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval,
+                                    "preset": preset, "rate-control": rateControl]
         if source != nil {
             encode["when"] = "needed"
             encode["video"] = video

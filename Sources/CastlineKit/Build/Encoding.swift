@@ -8,7 +8,20 @@ public struct VideoEncoding: Sendable, Hashable {
     public var bitrate = Bitrate(bitsPerSecond: 2_500_000)
     public var keyframeInterval: Duration = .seconds(2)
     public var preset = "veryfast"
+    public var rateControl = RateControl.cbr
     public init() {}
+}
+
+/// How x264 spends its bits.
+public enum RateControl: String, Sendable, Hashable, CaseIterable {
+    /// Constant bitrate, as OBS and the ingests' own guides ask: the target on the wire every
+    /// second, a one-second VBV buffer, padded with filler when the picture needs less (an easy
+    /// test pattern would otherwise go out at a fraction of it).
+    case cbr
+    /// Up to the target: the same buffer, no filler; an easy picture costs less.
+    case vbr
+    /// Constant quality (CRF 23): the bitrate is whatever the picture needs.
+    case crf
 }
 
 /// How to encode audio: AAC-LC 48 kHz stereo 128 kbps unless told otherwise.
@@ -33,6 +46,11 @@ public enum Encoders {
         try encoder.set("tune", text: "zerolatency")
         try encoder.set("speed-preset", text: settings.preset)
         try encoder.set("bitrate", UInt32(max(1, settings.bitrate.bitsPerSecond / 1000)))
+        // x264enc's "cbr" pass is ABR capped by a VBV of the target rate; CBR proper adds NAL
+        // HRD signalling and filler on top of it.
+        try encoder.set("pass", text: settings.rateControl == .crf ? "qual" : "cbr")
+        if settings.rateControl == .crf { try encoder.set("quantizer", UInt32(23)) }
+        try encoder.set("vbv-buf-capacity", UInt32(1000))
         let parser = try ElementCatalog.make("h264parse")
         try parser.set("config-interval", Int32(-1))
         let bin = try BinChain.make(name, [
@@ -45,7 +63,7 @@ public enum Encoders {
         ])
         // A fixed GOP, as ingests want: no scene-cut keyframes (the test source's flash would
         // trigger them), x264's own interval only as a backstop; the clock below sets the rhythm.
-        try encoder.set("option-string", text: "scenecut=0")
+        try encoder.set("option-string", text: settings.rateControl == .cbr ? "scenecut=0:nal-hrd=cbr:filler=1" : "scenecut=0")
         try encoder.set("key-int-max", UInt32(clamping: Int(settings.keyframeInterval.seconds * 240)))
         forceKeyframes(into: encoder, every: settings.keyframeInterval)
         return bin
