@@ -90,13 +90,14 @@ publish() {  # tool key run
     local timer=(/usr/bin/time -f '%U %S %M %e' -o "$timefile")
     case $tool in
         castline-plain)
-            # The picture the gst-launch line draws (caption still, top left; no beep
-            # and flash, which no gst-launch line can draw): the like-for-like overhead.
+            # The picture the gst-launch line draws (caption still, top left; no beep,
+            # flash or clock stripe, which no gst-launch line can draw): the like-for-like overhead.
             cat >"$out/plain.yaml" <<EOF
 version: 1
 name: plain
 source:
   test:
+    clock: false
     video: {caption: still}
     audio: {beep: 0s}
 stages:
@@ -139,8 +140,10 @@ check_published() {  # key run
     segments=$(grep -c '^#EXTINF:' "$playlist" || true)
     media=$(awk -F'[:,]' '/^#EXTINF:/ {s += $2} END {printf "%.2f", s}' "$playlist")
     (( segments >= 3 )) || { echo "only $segments HLS segments"; return 1; }
+    # stdout only: with NAL HRD (CBR) ffprobe warns that the first segment's buffering-period SEI
+    # comes before its SPS (nginx-rtmp's placing, the same for ffmpeg's CBR), which is harmless.
     probe=$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height \
-        -of csv=p=0 "$hls_base/$key.m3u8" 2>&1 | head -1)
+        -of csv=p=0 "$hls_base/$key.m3u8" 2>/dev/null | head -1)
     [[ $probe == "h264,1280,720" ]] || { echo "ffprobe read \"$probe\", not h264,1280,720"; return 1; }
     echo "$media $segments"
 }

@@ -83,6 +83,23 @@ struct LatencyTests {
         #expect(!run.stderr.contains("no castline test-signal clock"), "\(run.stderr)")
     }
 
+    @Test("a signal without the clock (clock: false) is said once, and no figure is made up")
+    func noClock() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("plain.yaml", """
+            version: 1
+            source: { test: { clock: false, video: { width: 320, height: 180 }, audio: {} } }
+            stages: [ { latency: { missing-after: 1s } } ]
+            sinks: [ { null: {} } ]
+            """)
+        let run = try await Castline.run(["run", file, "--duration", "3s", "--stats-json", "-"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Self.samples(run.stdout).isEmpty, "latency figures without a clock: \(run.stdout.suffix(400))")
+        // One line for the picture, one for the sound: each said once.
+        let said = run.stderr.components(separatedBy: "no castline test-signal clock").count - 1
+        #expect(said == 2, "\(run.stderr)")
+    }
+
     @Test("castline latency: --local takes no other argument; without it, the ingest and --play are needed")
     func latencyCommandFlags() async throws {
         for (arguments, wanted) in [

@@ -13,14 +13,17 @@ final class SyncMarks: Sendable {
     let beepFrequency: Double
     /// The sound's marks come this much after the picture's (`av-offset`), in seconds.
     let audioLate: Double
+    /// The machine-readable clock: the picture's stripe and the sound's mark numbers.
+    let clock: Bool
     /// Wall-clock seconds at running time zero, fixed by the first buffer seen.
     private let origin = Mutex<Double?>(nil)
     private let frames = Mutex(0)
 
-    init(interval: Duration, beepFrequency: Double, audioLate: Double = 0) {
+    init(interval: Duration, beepFrequency: Double, audioLate: Double = 0, clock: Bool = true) {
         self.interval = interval
         self.beepFrequency = beepFrequency
         self.audioLate = audioLate
+        self.clock = clock
     }
 
     /// Wall-clock seconds of a buffer timestamp (live sources stamp with running time).
@@ -54,7 +57,8 @@ final class SyncMarks: Sendable {
         let end = start + Double(count) / Double(rate)
         // Quick reject: no mark's beep or code starts or lasts within this buffer.
         let phase = sinceMark(start)
-        guard phase < SoundClock.codeEnd || phase + (end - start) >= interval.seconds else { return }
+        let lasts = clock ? SoundClock.codeEnd : SoundClock.beep
+        guard phase < lasts || phase + (end - start) >= interval.seconds else { return }
         let startTime = pts.seconds
         let tone = beepFrequency / 2
         _ = info.withWritableBuffer { writable in
@@ -64,7 +68,7 @@ final class SyncMarks: Sendable {
                     let t = startTime + Double(frame) / Double(rate)
                     let wall = start + (t - startTime)
                     let number = Int64((wall / interval.seconds).rounded(.down))
-                    guard let multiple = SoundClock.multiple(at: sinceMark(wall), of: number) else { continue }
+                    guard let multiple = SoundClock.multiple(at: sinceMark(wall), of: number), clock || multiple == 2 else { continue }
                     // The beep loud (a person hears the mark), the code at the tone's level.
                     let value = Float((multiple == 2 ? 0.8 : volume) * sin(2 * Double.pi * tone * multiple * t))
                     for channel in 0..<channels where frame * channels + channel < samples.count {
@@ -114,6 +118,7 @@ final class SyncMarks: Sendable {
         let wall = wallTime(pts)
         let number = frames.withLock { $0 }
         let marked = isMarked(pts)
+        guard marked || clock else { return }
         // GStreamer's default I420 layout: strides rounded up to 4, chroma at half size.
         let lumaStride = (width + 3) & ~3
         let chromaStride = ((width + 1) / 2 + 3) & ~3
@@ -127,6 +132,7 @@ final class SyncMarks: Sendable {
                     memset(base, 235, luma)
                     memset(base + luma, 128, 2 * chroma)
                 }
+                guard clock else { return }
                 PictureClock.stamp(milliseconds: UInt64(max(0, wall * 1000).rounded()), frame: UInt64(number), into: raw,
                                    offset: 0, stride: lumaStride, width: width, height: height)
                 // Grey under the stripe, so its blocks are black and white, not tinted by the pattern.

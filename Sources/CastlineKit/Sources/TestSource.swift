@@ -30,6 +30,8 @@ public final class TestSource: SourceComponent {
             OptionField("beep", .duration, default: .duration(.seconds(1)),
                         help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none"),
         ])), help: "an audio test tone (omit both video and audio for both)"),
+        OptionField("clock", .bool, default: .bool(true),
+                    help: "a machine-readable clock: a block stripe along the picture's bottom, each second's number after its beep (what the latency stage reads)"),
         OptionField("av-offset", .duration, default: .duration(.zero),
                     help: "the sound's marks this much after the picture's (a known A/V offset to measure, e.g. 120ms)"),
     ])
@@ -39,6 +41,7 @@ public final class TestSource: SourceComponent {
     let video: Video?
     let audio: Audio?
     let avOffset: Duration
+    let clock: Bool
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -51,6 +54,7 @@ public final class TestSource: SourceComponent {
                   movingCaption: $0.string("caption") != "still")
         }
         avOffset = options.duration("av-offset") ?? .zero
+        clock = options.bool("clock") ?? true
         audio = audioOptions.map {
             Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.3, beep: $0.duration("beep") ?? .seconds(1))
         }
@@ -74,7 +78,7 @@ public final class TestSource: SourceComponent {
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         let marks = SyncMarks(interval: audio?.beep ?? .seconds(1), beepFrequency: 2 * (audio?.tone ?? 1000),
-                              audioLate: avOffset.seconds)
+                              audioLate: avOffset.seconds, clock: clock)
         if let video, streams[.video] != nil { try addVideo(video, marks: marks, to: bin) }
         if let audio, streams[.audio] != nil { try addAudio(audio, marks: marks, to: bin) }
         return bin
