@@ -50,6 +50,9 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Publish this media file instead of the test signal, looped; re-encoded only if it is not H.264/AAC.",
                                valueName: "path"))
     var source: String?
+    @Option(help: ArgumentHelp("Also record what is published to this file (.mkv, .mp4, .ts), from the same encode; a recording cut short still plays.",
+                               valueName: "path"))
+    var record: String?
     @Option(help: "Give up after this many failed reconnects in a row (default: never).")
     var maxReconnects: Int?
     @Option(help: "Pipeline name in events and metrics.")
@@ -66,7 +69,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         (made.keyEnv, made.keyFile, made.caFile, made.fingerprint, made.insecure) = (keyEnv, keyFile, caFile, fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
-        (made.preset, made.rateControl, made.tone) = (preset, rateControl, tone)
+        (made.preset, made.rateControl, made.tone, made.record) = (preset, rateControl, tone, record)
         (made.maxReconnects, made.name, made.stats) = (maxReconnects, name, stats.settings)
         return made
     }

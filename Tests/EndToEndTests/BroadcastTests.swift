@@ -262,18 +262,25 @@ func storedBitrate(in directory: String, key: String) async throws -> (total: Do
 }
 
 extension BroadcastTests {
-    @Test("the bitrate on the wire is the one asked for: 500k, 2.5M and 8M (with 128k audio), ± 5 %, as the ingest stored it")
+    @Test("the bitrate on the wire is the one asked for: 500k, 2.5M and 8M (with 128k audio), ± 5 %, as the ingest stored it; --record keeps the same encode")
     func honestBitrate() async throws {
         try await withIngest { _, endpoints in
             let targets = [500_000, 2_500_000, 8_000_000]
             let keys = targets.map { "rate\($0 / 1000)k\(UInt16.random(in: 1000...9999))" }
+            let scratch = try Scratch()
+            let recording = scratch.file("local.mkv")
             // At once: three small encodes share the cores, and the test takes one run's time.
             let runs = try targets.indices.map { index in
                 try Castline.start(["broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "640x360",
-                                    "--video-bitrate", "\(targets[index] / 1000)k", "--duration", "8s"],
+                                    "--video-bitrate", "\(targets[index] / 1000)k", "--duration", "8s"]
+                                   + (index == 1 ? ["--record", recording] : []),
                                    environment: ["CASTLINE_TEST_KEY": keys[index]])
             }
             for run in runs { #expect(await run.waitForExit(timeout: .seconds(40)) == 0, "\(run.standardError)") }
+            // The one recorded while publishing: the whole run, both streams.
+            let media = try await ProbedMedia.probe(recording)
+            #expect(abs(media.duration - 8) <= 0.5, "recorded \(media.duration) s")
+            #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")
             for (target, key) in zip(targets, keys) {
                 // nginx closes the last segment once the publish has ended.
                 try #require(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(10)))

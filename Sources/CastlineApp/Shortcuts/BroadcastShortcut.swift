@@ -20,6 +20,8 @@ public struct BroadcastShortcut: Sendable {
     public var audioOnly = false
     /// A media file published, looped, instead of the test signal.
     public var source: String?
+    /// Also written to this file, from the same encode.
+    public var record: String?
     public var maxReconnects: Int?
     public var name = "broadcast"
     public var stats = StatsSettings()
@@ -72,7 +74,7 @@ public struct BroadcastShortcut: Sendable {
             "version": 1, "name": name,
             "source": origin,
             "stages": [["encode": encode]] + stats.stages,
-            "sinks": [["rtmp": rtmp]],
+            "sinks": [["rtmp": rtmp]] + (record.map { [["file": $0]] } ?? []),
         ]
     }
 }
