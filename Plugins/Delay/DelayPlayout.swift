@@ -174,24 +174,37 @@ final class DelayPlayout: Sendable {
             else { return nil }
             let change = nanoseconds(wanted) - nanoseconds(applied)
             let target = UInt64(clamping: max(0, Int64(clamping: position) - change))
-            let moved = history.seek(&cursor, toPosition: target) ?? position
-            var newApplied = nanoseconds(applied) + (Int64(clamping: position) - Int64(clamping: moved))
+            var newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: nanoseconds(applied))
             // Nearer than the media pushed ahead allows: accept up to `lead` of overlap to get there.
             if nanoseconds(wanted) < newApplied {
                 newApplied = max(nanoseconds(wanted), newApplied - nanoseconds(Self.lead))
             }
-            state.cursor = cursor
-            state.applied = .nanoseconds(max(0, newApplied))
             // A request is clamped to what is held: the next step moves from the delay in use.
-            state.requested = .nanoseconds(max(0, newApplied))
-            state.discont = Set(state.outputs.indices)
-            return (.nanoseconds(max(0, newApplied)), availableDelay(state))
+            return (settle(&state, delay: newApplied), availableDelay(state))
         }
         if let report {
             events.emit(.stage(DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
                                                    available: report.available, answering: true)))
             playDue()
         }
+    }
+
+    /// Moves play-out from `position` to `target` (clamped to what is held) and marks every
+    /// output's next unit a discontinuity; returns the delay that makes, from `delay` (ns) at `position`.
+    private func move(_ state: inout State, cursor: inout HistoryCursor, from position: UInt64, to target: UInt64,
+                      delay: Int64) -> Int64 {
+        let moved = history.seek(&cursor, toPosition: target) ?? position
+        state.cursor = cursor
+        state.discont = Set(state.outputs.indices)
+        return delay + (Int64(clamping: position) - Int64(clamping: moved))
+    }
+
+    /// The delay in force, and asked for from now on (a step moves from it): `delay` ns, at least 0.
+    private func settle(_ state: inout State, delay: Int64) -> Duration {
+        let settled = Duration.nanoseconds(max(0, delay))
+        state.applied = settled
+        state.requested = settled
+        return settled
     }
 
     /// Holds play-out (pausing as time-shifting): what arrives is still kept, and the delay
@@ -215,16 +228,11 @@ final class DelayPlayout: Sendable {
             }
             let wanted = nanoseconds(applied) + paused
             var newApplied = wanted
-            if let newest = history.newest, position < newest - nanoseconds(of: history.available) {
+            if let earliest = history.earliest, position < earliest {
                 // Part of what was paused on has left the history: play from its oldest.
-                let moved = history.seek(&cursor, toPosition: position) ?? position
-                newApplied -= Int64(clamping: moved) - Int64(clamping: position)
-                state.cursor = cursor
-                state.discont = Set(state.outputs.indices)
+                newApplied = move(&state, cursor: &cursor, from: position, to: position, delay: wanted)
             }
-            state.applied = .nanoseconds(max(0, newApplied))
-            state.requested = .nanoseconds(max(0, newApplied))
-            return (.nanoseconds(wanted), .nanoseconds(max(0, newApplied)), availableDelay(state))
+            return (.nanoseconds(wanted), settle(&state, delay: newApplied), availableDelay(state))
         }
         if let report {
             events.emit(.stage(DelayReport.changed(stage: name, requested: report.requested, applied: report.applied,
@@ -381,9 +389,8 @@ final class DelayPlayout: Sendable {
     /// what `request` can move to: the newest media held may be ahead of delay 0 (the live
     /// edge's hold-back). Before play-out starts, what is held.
     private func availableDelay(_ state: State) -> Duration {
-        guard let applied = state.applied, let position = state.cursor?.position, let newest = history.newest
+        guard let applied = state.applied, let position = state.cursor?.position, let oldest = history.earliest
         else { return history.available }
-        let oldest = newest - nanoseconds(of: history.available)
         let back = position > oldest ? position - oldest : 0
         return applied + .nanoseconds(state.pausedFor(at: .now) + Int64(clamping: back))
     }

@@ -117,6 +117,7 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
     public var playsOutOnItsOwnClock: Bool { true }
 
     public func pausePlayout() { playout.pause() }
+    public func resumePlayout() { playout.resume() }
     public func retire() { playout.retire() }
 
     /// A changed delay stage keeps its history: a new `initial` is asked for as the delay
@@ -129,7 +130,6 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
         if fresh.max != was.max { playout.history.resize(to: fresh.max) }
         if fresh.initial != was.initial { playout.request(fresh.initial) }
     }
-    public func resumePlayout() { playout.resume() }
 
     public func perform(_ command: String, _ adjustment: StageAdjustment) {
         guard command == DelayReport.command.name else { return }

@@ -80,6 +80,9 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
     /// most `maxDuration`. Grows from 0 after start up to `maxDuration`.
     public var available: Duration { state.withLock { .nanoseconds(Int64(clamping: $0.availableNanoseconds)) } }
 
+    /// The oldest point every stream can start from (what `available` reaches back to); nil while nothing is held.
+    public var earliest: UInt64? { state.withLock { state in state.newest.map { $0 - state.availableNanoseconds } } }
+
     /// Bytes held: the sum of `byteSize` over held units.
     public var byteCount: Int { state.withLock { $0.byteCount } }
     public var unitCount: Int { state.withLock { $0.unitCount } }

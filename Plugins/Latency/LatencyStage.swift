@@ -19,9 +19,6 @@ public final class LatencyStage: Stage {
                     help: "say once that a stream carries no clock when none was read in this much of its media"),
     ])
 
-    public static let audioLatency = StatsFigure.audioLatency
-    public static let videoLatency = StatsFigure.videoLatency
-    public static let avOffset = StatsFigure.avOffset
     public static let jitter = "latency_jitter_ms"
     /// How many times the clock was read in the period: frames, and beeps.
     public static let videoReads = "clock_reads_video"
@@ -41,12 +38,14 @@ public final class LatencyStage: Stage {
         var audioFormat: (rate: Int, channels: Int)?
         var video: (width: Int, height: Int)?
         var segments: [StreamKind: SegmentInfo] = [:]
-        /// This period's latencies (s), and the last read of each.
+        /// Beeps read before the pipeline had a clock (a file prerolls): timed once it has one.
+        var untimedMarks: [SoundClockReader.Mark] = []
+        /// This period's latencies (s).
         var audioLatencies: [Double] = []
         var videoLatencies: [Double] = []
-        var lastAudio: Double?
-        var lastVideo: Double?
-        /// Media seen without a read, per stream (ns of running time), until the first read.
+        /// The streams the clock has been read in at least once.
+        var read: Set<StreamKind> = []
+        /// Before the first read, since when (ns of running time) a stream carried none, and whether that was said.
         var unread: [StreamKind: (first: UInt64, said: Bool)] = [:]
         var element: Element?
         /// The streams it reads, and those that have ended: once all have, the last period is reported.
@@ -144,19 +143,22 @@ public final class LatencyStage: Stage {
             let latency = rendered - Double(code.milliseconds) / 1000
             readings.withLock { readings in
                 readings.videoLatencies.append(latency)
-                readings.lastVideo = latency
-                readings.unread[stream] = nil
+                readings.read.insert(stream)
             }
         case .audio:
-            let marks = readings.withLock { readings -> [SoundClockReader.Mark] in
-                guard var reader = readings.audio, let format = readings.audioFormat else { return [] }
+            let (found, marks) = readings.withLock { readings -> (Bool, [SoundClockReader.Mark]) in
+                guard var reader = readings.audio, let format = readings.audioFormat else { return (false, []) }
                 let found = buffer.withUnsafeBytes { raw in
                     reader.feed(raw.bindMemory(to: Float.self), channels: format.channels, start: runningTime)
                 } ?? []
                 readings.audio = reader
-                return found
+                readings.untimedMarks += found
+                // Without a clock yet (prerolling), the marks wait for one.
+                guard element.runningTime != nil else { return (!found.isEmpty, []) }
+                defer { readings.untimedMarks.removeAll() }
+                return (!found.isEmpty, readings.untimedMarks)
             }
-            guard !marks.isEmpty else { return noteUnread(stream, at: runningTime) }
+            guard found || !marks.isEmpty else { return noteUnread(stream, at: runningTime) }
             for mark in marks {
                 guard let rendered = renderWallTime(mark.start, element: element) else { continue }
                 // The mark's number is at most its render time (plus a margin for a latency read
@@ -165,8 +167,7 @@ public final class LatencyStage: Stage {
                 let latency = rendered - Double(second)
                 readings.withLock { readings in
                     readings.audioLatencies.append(latency)
-                    readings.lastAudio = latency
-                    readings.unread[stream] = nil
+                    readings.read.insert(stream)
                 }
             }
         }
@@ -175,8 +176,7 @@ public final class LatencyStage: Stage {
     /// Media with no clock read in it: after `missing-after` of it, said once.
     private func noteUnread(_ stream: StreamKind, at runningTime: UInt64) {
         let say = readings.withLock { readings -> Bool in
-            let (lastAudio, lastVideo) = (readings.lastAudio, readings.lastVideo)
-            guard (stream == .audio ? lastAudio : lastVideo) == nil else { return false }
+            guard !readings.read.contains(stream) else { return false }
             var entry = readings.unread[stream] ?? (runningTime, false)
             defer { readings.unread[stream] = entry }
             guard !entry.said, runningTime >= entry.first + UInt64(missingAfter.seconds * 1e9) else { return false }
@@ -195,22 +195,13 @@ public final class LatencyStage: Stage {
         // The pipeline's latency, queried off the streaming thread and off the report's beat (a
         // query walks every sink and may wait on one): at the start, then every ten seconds.
         Task.detached { [weak self] in
-            while let pipeline = self?.pipeline {
+            while let pipeline = self?.readings.withLock({ $0.element })?.pipeline {
                 if let latency = pipeline.queryLatency() { self?.pipelineLatency.store(latency.min.nanoseconds, ordering: .relaxed) }
                 try? await Task.sleep(for: .seconds(10))
                 guard let self, self.readings.withLock({ $0.element })?.currentState().current != .null else { return }
             }
         }
         FixedBeat.start(every: every) { [weak self] in self?.report() ?? false }
-    }
-
-    private var pipeline: Pipeline? {
-        var current = readings.withLock { $0.element }?.parent
-        while let candidate = current {
-            if let pipeline = candidate as? Pipeline { return pipeline }
-            current = candidate.parent
-        }
-        return nil
     }
 
     /// One sample of this period's figures; false once the stage is out of a running pipeline.
@@ -224,22 +215,16 @@ public final class LatencyStage: Stage {
         let streams = readings.withLock { ($0.audioFormat != nil, $0.video != nil) }
         if streams.0 { figures[Self.audioReads] = Double(audio.count) }
         if streams.1 { figures[Self.videoReads] = Double(video.count) }
-        if let audioLatency = Self.median(audio) { figures[Self.audioLatency] = audioLatency }
-        if let videoLatency = Self.median(video) {
-            figures[Self.videoLatency] = videoLatency
+        if let audioLatency = audio.median { figures[StatsFigure.audioLatency] = audioLatency }
+        if let videoLatency = video.median {
+            figures[StatsFigure.videoLatency] = videoLatency
             let mean = video.reduce(0, +) / Double(video.count)
             figures[Self.jitter] = (video.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(video.count)).squareRoot() * 1000
         }
-        if let audioLatency = figures[Self.audioLatency], let videoLatency = figures[Self.videoLatency] {
-            figures[Self.avOffset] = (audioLatency - videoLatency) * 1000
+        if let audioLatency = figures[StatsFigure.audioLatency], let videoLatency = figures[StatsFigure.videoLatency] {
+            figures[StatsFigure.avOffset] = (audioLatency - videoLatency) * 1000
         }
         if !audio.isEmpty || !video.isEmpty { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: figures))) }
         return true
-    }
-
-    static func median(_ values: [Double]) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 }

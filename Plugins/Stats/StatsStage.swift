@@ -86,7 +86,7 @@ public final class StatsStage: Stage {
             if probe.isRunning { running = true }
         }
         guard running else { return false }
-        if let pipeline = current.first.flatMap({ Self.pipeline(containing: $0.element) }) {
+        if let pipeline = current.first?.element.pipeline {
             context.events.emit(.stats(StatsSample(
                 stage: context.componentName, stream: nil, figures: Self.pipelineFigures(pipeline))))
         }
@@ -102,15 +102,6 @@ public final class StatsStage: Stage {
         }
         if let running = pipeline.runningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }
         return figures
-    }
-
-    static func pipeline(containing element: Element?) -> Pipeline? {
-        var current = element?.parent
-        while let candidate = current {
-            if let pipeline = candidate as? Pipeline { return pipeline }
-            current = candidate.parent
-        }
-        return nil
     }
 }
 

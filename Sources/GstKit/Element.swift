@@ -143,6 +143,16 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
         return Element.wrap(owning: cast(p))
     }
 
+    /// The top-level pipeline it sits in, at any depth.
+    public var pipeline: Pipeline? {
+        var current = parent
+        while let candidate = current {
+            if let pipeline = candidate as? Pipeline { return pipeline }
+            current = candidate.parent
+        }
+        return nil
+    }
+
     public var baseTime: ClockTime? { ClockTime(raw: gst_element_get_base_time(pointer)) }
     public var startTime: ClockTime? { ClockTime(raw: gst_element_get_start_time(pointer)) }
     /// Clock time minus base time, while the element has a clock (in a pipeline past READY).

@@ -41,7 +41,6 @@ struct LatencyCommand: AsyncParsableCommand {
         guard let measured = Duration(configText: duration), measured > .zero else {
             throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
         }
-        _ = measured
         if local {
             guard url == nil, play == nil, keyEnv == nil, keyFile == nil else {
                 throw ValidationError("--local starts its own ingest: give no URL, --play or key with it")
@@ -55,6 +54,7 @@ struct LatencyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Checked in validate().
         let status = await LatencyRun.run(broadcast: broadcast, play: play, local: local,
                                           duration: Duration(configText: duration) ?? .seconds(30))
         if status != 0 { throw ExitCode(status) }

@@ -77,6 +77,17 @@ struct RunSummaryTests {
         #expect(lines.contains("  encoded video: 1.70 MB"), "\(lines)")
         #expect(lines.contains("  rtmp: 7.00 MB sent, 5.50 MB acknowledged"), "\(lines)")
     }
+
+    @Test("castline latency's line: the time, then each latency read and the A/V offset; nothing for other samples")
+    func latencyLine() throws {
+        let time = try #require(ISO8601DateFormatter().date(from: "2026-11-26T10:33:22Z"))
+        let both = StatsSample(stage: "latency0", stream: nil,
+                               figures: [StatsFigure.audioLatency: 4.0441, StatsFigure.videoLatency: 4.0439, StatsFigure.avOffset: 0.2])
+        #expect(StatsOutputs.latencyLine(both, at: time) == "10:33:22.000  latency: sound 4.044 s, picture 4.044 s, a/v +0.2 ms")
+        let picture = StatsSample(stage: "latency0", stream: nil, figures: [StatsFigure.videoLatency: 4.0439])
+        #expect(StatsOutputs.latencyLine(picture, at: time) == "10:33:22.000  latency: picture 4.044 s")
+        #expect(StatsOutputs.latencyLine(StatsSample(stage: "stats0", stream: .audio, figures: [StatsFigure.bitrate: 128]), at: time) == nil)
+    }
 }
 
 @Suite("stage commands as people and the API write them")

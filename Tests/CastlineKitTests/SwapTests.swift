@@ -52,11 +52,11 @@ struct SpecDiffTests {
         let adjusted = SpecDiff(old: old, new: new) { $0 == 1 }
         #expect(adjusted.keptChain == 3 && adjusted.adjustedChain == [1])
         #expect(adjusted.changes == ["stages[0] delay changed in place"])
-        #expect(adjusted.onlyAdjusts(old: old, new: new))
+        #expect(adjusted.rebuildsNothing)
         let rebuilt = SpecDiff(old: old, new: new)
         #expect(rebuilt.keptChain == 1 && rebuilt.adjustedChain.isEmpty)
         #expect(rebuilt.changes == ["stages[0] delay changed"])
-        #expect(!rebuilt.onlyAdjusts(old: old, new: new))
+        #expect(!rebuilt.rebuildsNothing)
     }
 }
 

@@ -207,8 +207,8 @@ struct RunSummary {
         for (figure, label, unit, scale) in [(StatsFigure.audioLatency, "latency, sound", "s", "%.3f"),
                                              (StatsFigure.videoLatency, "latency, picture", "s", "%.3f"),
                                              (StatsFigure.avOffset, "a/v offset (sound minus picture)", "ms", "%+.1f")] {
-            guard let values = latencies[figure]?.sorted(), let low = values.first, let high = values.last else { continue }
-            let middle = (values[(values.count - 1) / 2] + values[values.count / 2]) / 2
+            guard let values = latencies[figure], let low = values.min(), let high = values.max(), let middle = values.median
+            else { continue }
             lines.append("  \(label): min/median/max " + [low, middle, high].map { String(format: scale, $0) }.joined(separator: "/") + " \(unit)")
         }
         return lines

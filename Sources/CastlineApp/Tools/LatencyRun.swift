@@ -39,7 +39,6 @@ public enum LatencyRun {
         listen.waitForLive = true
         // Once the broadcast stops, the listener plays what it has and ends soon after.
         listen.endAfter = "8s"
-        listen.audioOnly = false
         let entries = [publish.document, listen.document].map { document in
             RunSession.Entry(plan: PipelineFiles.load(document: document, origin: "castline latency", checkOnly: false).orExit())
         }

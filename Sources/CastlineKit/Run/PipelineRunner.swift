@@ -164,22 +164,20 @@ public actor PipelineRunner {
     /// stream is still taken in; else the whole pipeline pauses.
     public func pause() {
         guard state == .playing, let built else { return }
-        let shifting = Self.timeShifting(built.plan)
-        if shifting.isEmpty { built.pipeline.setState(.paused) }
-        for stage in shifting { stage.pausePlayout() }
+        hold(built, true)
         transition(to: .paused)
     }
 
     public func resume() {
         guard state == .paused, let built else { return }
-        let shifting = Self.timeShifting(built.plan)
-        if shifting.isEmpty { built.pipeline.setState(.playing) }
-        for stage in shifting { stage.resumePlayout() }
+        hold(built, false)
         transition(to: .playing)
     }
 
-    private static func timeShifting(_ plan: PipelinePlan) -> [any TimeShiftingStage] {
-        plan.stages.compactMap { $0.component as? any TimeShiftingStage }
+    private func hold(_ built: BuiltPipeline, _ held: Bool) {
+        let shifting = built.plan.stages.compactMap { $0.component as? any TimeShiftingStage }
+        if shifting.isEmpty { built.pipeline.setState(held ? .paused : .playing) }
+        for stage in shifting { if held { stage.pausePlayout() } else { stage.resumePlayout() } }
     }
 
     /// The running stages that take `command`.
@@ -243,9 +241,7 @@ public actor PipelineRunner {
         guard let built else { throw refuse(["\(origin): the pipeline is still starting; save the file again once it plays"]) }
         guard !swapping else { throw refuse(["\(origin): another swap is under way; try again when it is done"]) }
         let diff = SpecDiff(old: spec, new: newSpec) { index in
-            guard index > 0, let running = built.plan.stages[safe: index - 1]?.component as? any AdjustableStage,
-                  let replacement = plan.stages[safe: index - 1]?.component else { return false }
-            return running.canAdjust(to: replacement)
+            Self.adjustable(at: index, built.plan, to: plan).map { $0.running.canAdjust(to: $0.replacement) } ?? false
         }
         guard !diff.isEmpty else {
             let report = SwapReport(changes: [], took: ContinuousClock.now - started)
@@ -257,7 +253,7 @@ public actor PipelineRunner {
             swapping = false
             if stopAfterSwap { stop() }
         }
-        if diff.onlyAdjusts(old: spec, new: newSpec) {
+        if diff.rebuildsNothing {
             // Nothing is rebuilt: the running stages take their new options.
             adjust(built.plan, to: plan, diff.adjustedChain)
             self.built = built.with(plan: GraphSwap.merge(built.plan, plan, keptChain: diff.keptChain, keptSinks: diff.keptSinks))
@@ -291,13 +287,20 @@ public actor PipelineRunner {
         return SwapReport(changes: swap.changes, took: applied.took)
     }
 
-    /// The running chain parts at `chain` (stages: index - 1) take the options of `plan`'s.
+    /// The running chain parts at `chain` take the options of `plan`'s.
     private func adjust(_ running: PipelinePlan, to plan: PipelinePlan, _ chain: [Int]) {
-        for index in chain where index > 0 {
-            guard let stage = running.stages[safe: index - 1]?.component as? any AdjustableStage,
-                  let replacement = plan.stages[safe: index - 1]?.component else { continue }
-            stage.adjust(to: replacement)
+        for index in chain {
+            guard let pair = Self.adjustable(at: index, running, to: plan) else { continue }
+            pair.running.adjust(to: pair.replacement)
         }
+    }
+
+    /// The running stage at chain index `index` (stages: index - 1), when it can adjust, and the one `plan` made there.
+    private static func adjustable(at index: Int, _ running: PipelinePlan, to plan: PipelinePlan)
+        -> (running: any AdjustableStage, replacement: any Stage)? {
+        guard index > 0, let stage = running.stages[safe: index - 1]?.component as? any AdjustableStage,
+              let replacement = plan.stages[safe: index - 1]?.component else { return nil }
+        return (stage, replacement)
     }
 
     /// Reports a pipeline file that was not applied (it did not load or validate).

@@ -18,11 +18,8 @@ public struct SpecDiff: Sendable, Equatable {
 
     public var isEmpty: Bool { changes.isEmpty && refusal == nil }
 
-    /// Only options taken in place changed: nothing is rebuilt.
-    public func onlyAdjusts(old: PipelineSpec, new: PipelineSpec) -> Bool {
-        refusal == nil && keptChain == 1 + old.stages.count && keptChain == 1 + new.stages.count
-            && old.sinks.count == new.sinks.count && keptSinks.count == new.sinks.count
-    }
+    /// Every part is kept (some taking new options in place): nothing is rebuilt.
+    public let rebuildsNothing: Bool
 
     /// `adjustable`: whether the running chain part at an index takes its new options in place
     /// (asked only of a part whose kind and name stay).
@@ -43,7 +40,9 @@ public struct SpecDiff: Sendable, Equatable {
         keptSinks = Set(old.sinks.indices.filter { $0 < new.sinks.count && Self.same(old.sinks[$0], new.sinks[$0]) })
         refusal = old.name == new.name ? nil
             : "name: a running pipeline keeps its name (\(old.name)); restart castline to rename it"
-        var changes = adjusted.map { "\($0 == 0 ? "source" : "stages[\($0 - 1)]") \(newChain[$0].kind) changed in place" }
+        rebuildsNothing = refusal == nil && kept == oldChain.count && kept == newChain.count
+            && old.sinks.count == new.sinks.count && keptSinks.count == new.sinks.count
+        var changes = adjusted.map { "\(Self.label($0)) \(newChain[$0].kind) changed in place" }
         changes += Self.chainChanges(old: oldChain, new: newChain, from: kept)
         for index in 0..<max(old.sinks.count, new.sinks.count) where !keptSinks.contains(index) {
             switch (old.sinks[safe: index], new.sinks[safe: index]) {
@@ -56,6 +55,9 @@ public struct SpecDiff: Sendable, Equatable {
         }
         self.changes = changes
     }
+
+    /// A chain part's place as the file names it: `source`, `stages[1]`.
+    static func label(_ place: Int) -> String { place == 0 ? "source" : "stages[\(place - 1)]" }
 
     /// Same part: kind, name and options (its place in the file aside).
     static func same(_ a: ComponentSpec, _ b: ComponentSpec) -> Bool {
@@ -71,8 +73,7 @@ public struct SpecDiff: Sendable, Equatable {
         let oldMiddle = Array(old[start..<(old.count - tail)]), newMiddle = Array(new[start..<(new.count - tail)])
         var lines: [String] = []
         for offset in 0..<max(oldMiddle.count, newMiddle.count) {
-            let place = start + offset
-            let label = place == 0 ? "source" : "stages[\(place - 1)]"
+            let label = Self.label(start + offset)
             switch (oldMiddle[safe: offset], newMiddle[safe: offset]) {
             case let (was?, now?) where was.kind == now.kind: lines.append("\(label) \(now.kind) changed")
             case let (was?, now?): lines.append("\(label): \(was.kind) → \(now.kind)")
