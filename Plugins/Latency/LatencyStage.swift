@@ -30,7 +30,8 @@ public final class LatencyStage: Stage {
     private let context: ComponentContext
     private let readings: Mutex<Readings>
     private let timerStarted = Atomic(false)
-    /// The pipeline's latency (ns): media renders that long after its running time.
+    /// The pipeline's latency (ns): media renders that long after its running time (0 until a
+    /// live pipeline sets one).
     private let pipelineLatency = Atomic<UInt64>(0)
 
     struct Readings {
@@ -83,9 +84,13 @@ public final class LatencyStage: Stage {
             readings.element = readings.element ?? identity
             readings.streams.insert(stream)
         }
-        identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] info in
+        // The pipeline's latency comes up as the event sinks pass upstream when it is set (a query
+        // at start, before the pipeline is live, said 0 in some runs and 20 ms in others).
+        identity.staticPad("src")?.addProbe([.buffer, .eventDownstream, .eventUpstream]) { [weak self] info in
             guard let self else { return .ok }
-            if let event = info.event {
+            if let event = info.event, let latency = event.latency {
+                self.pipelineLatency.store(latency.nanoseconds, ordering: .relaxed)
+            } else if let event = info.event {
                 self.handle(event, stream: stream)
             } else if let buffer = info.buffer, let element = info.pad?.parentElement {
                 self.startTimer()
@@ -191,16 +196,6 @@ public final class LatencyStage: Stage {
     private func startTimer() {
         guard !timerStarted.load(ordering: .relaxed),
               timerStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        let every = self.every
-        // The pipeline's latency, queried off the streaming thread and off the report's beat (a
-        // query walks every sink and may wait on one): at the start, then every ten seconds.
-        Task.detached { [weak self] in
-            while let pipeline = self?.readings.withLock({ $0.element })?.pipeline {
-                if let latency = pipeline.queryLatency() { self?.pipelineLatency.store(latency.min.nanoseconds, ordering: .relaxed) }
-                try? await Task.sleep(for: .seconds(10))
-                guard let self, self.readings.withLock({ $0.element })?.currentState().current != .null else { return }
-            }
-        }
         FixedBeat.start(every: every) { [weak self] in self?.report() ?? false }
     }
 

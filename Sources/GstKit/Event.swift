@@ -130,6 +130,8 @@ public struct EventView: Sendable {
     public let structureName: String?
     /// The structure, copied, for custom events.
     public let structure: Structure?
+    /// For latency events: the pipeline's latency, which sinks pass upstream once it is set.
+    public let latency: ClockTime?
 
     init(_ raw: UnsafeMutablePointer<GstEvent>) {
         kind = EventKind(raw.pointee.type)
@@ -151,6 +153,13 @@ public struct EventView: Sendable {
             }
         } else {
             segment = nil
+        }
+        if kind == .latency {
+            var value: GstClockTime = 0
+            gst_event_parse_latency(raw, &value)
+            latency = ClockTime(raw: value)
+        } else {
+            latency = nil
         }
         let s = gst_event_get_structure(raw)
         structureName = s.flatMap { gst_structure_get_name($0) }.map { String(cString: $0) }

@@ -51,6 +51,7 @@ public struct LiveEdgeEstimator: Sendable, Equatable {
     public private(set) var appearances: [Appearance] = []
     private var newestListed: Int?
     private var lastPoll: Int64?
+    private var firstPolled: Int64?
 
     public init() {}
 
@@ -69,6 +70,7 @@ public struct LiveEdgeEstimator: Sendable, Equatable {
         defer {
             newestListed = max(newestListed ?? newest, newest)
             lastPoll = poll.middle
+            firstPolled = firstPolled ?? poll.middle
         }
         // The first poll times nothing: what it lists appeared at some unknown moment before.
         guard !poll.durations.isEmpty, let listed = newestListed, let previous = lastPoll, newest > listed else { return false }
@@ -76,6 +78,36 @@ public struct LiveEdgeEstimator: Sendable, Equatable {
             appearances.append(Appearance(sequence: sequence, after: previous, by: poll.middle))
         }
         return true
+    }
+
+    /// Appearances timed before the estimate is taken as final.
+    public static let appearancesWanted = 3
+    /// Poll intervals while timing (ns). Play-out anchors on the first estimate, so the first
+    /// appearance is polled finely too, but only for about one segment's time (it cannot take
+    /// longer); later ones finely around when they are expected (polls at one pace fall at
+    /// nearly the same phase of every segment, and their spans hardly narrow each other).
+    static let coarsePoll: Int64 = 50_000_000
+    static let firstPoll: Int64 = 10_000_000
+    static let finePoll: Int64 = 5_000_000
+    /// How early the fine polls start, and how late they give up on the expected appearance.
+    static let fineLead: Int64 = 40_000_000
+    static let fineLimit: Int64 = 250_000_000
+
+    /// Whether polls should still time the edge.
+    public var isTiming: Bool { appearances.count < Self.appearancesWanted }
+
+    /// How long to wait (ns) before the next timing poll, at monotonic `now`: until shortly
+    /// before the next segment should appear (the newest one's appearance plus its duration,
+    /// less the span it was timed to), then every few ms until it does.
+    public func timingPollInterval(now: Int64) -> Int64 {
+        guard let last = appearances.last, let duration = durations[last.sequence] else {
+            let firstWindow = Int64(clamping: newestListed.flatMap { durations[$0] } ?? 0) * 3 / 2
+            return firstPolled.map { now - $0 < firstWindow } ?? false ? Self.firstPoll : Self.coarsePoll
+        }
+        let expected = last.after + (last.by - last.after) / 2 + Int64(clamping: duration)
+        let windowStart = expected - (last.by - last.after) - Self.fineLead
+        if now < windowStart { return max(Self.finePoll, windowStart - now) }
+        return now < expected + Self.fineLimit ? Self.finePoll : Self.coarsePoll
     }
 
     /// The live edge, counted from the start of segment `reference` (what the player's time line

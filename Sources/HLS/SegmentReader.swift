@@ -170,8 +170,8 @@ public final class SegmentReader: Sendable {
             if !playlist.isLive { return next >= playlist.endSequence ? .endList : nil }
             if ContinuousClock.now - lastNewSegment > options.endAfter { return .noNewMedia(options.endAfter) }
             // §6.3.4: a target duration after a change, half of one after none; fast while timing the edge.
-            let timing = options.timeLiveEdge && estimator.appearances.count < 3
-            let interval: Duration = timing ? .milliseconds(50)
+            let interval: Duration = options.timeLiveEdge && estimator.isTiming
+                ? .nanoseconds(estimator.timingPollInterval(now: MonotonicTime.now()))
                 : .seconds(max(0.1, playlist.targetDuration) * (changed ? 1 : 0.5))
             try? await Task.sleep(for: interval)
             guard !Task.isCancelled else { return nil }

@@ -85,6 +85,34 @@ struct LiveEdgeEstimatorTests {
         #expect(abs(difference) <= 50_000_000, "\(Double(difference) / 1e6) ms")
     }
 
+    @Test("on its own poll schedule: the first appearance timed to 6 ms, two listeners agree to 6 ms, in few polls")
+    func ownSchedule() throws {
+        let stream = SimulatedStream()
+        /// Polls as the reader does (answered 1 ms after the server moment) until three appearances.
+        func timed(from start: Int64) throws -> (first: LiveEdgeEstimator.Edge, polls: Int) {
+            var estimator = LiveEdgeEstimator()
+            var at = start, polls = 0
+            var first: LiveEdgeEstimator.Edge?
+            while estimator.isTiming, polls < 10_000 {
+                estimator.record(stream.poll(at: at))
+                polls += 1
+                first = first ?? estimator.edge(from: 4)
+                at += estimator.timingPollInterval(now: at + 1_000_000) + 1_000_000
+            }
+            return (try #require(first), polls)
+        }
+        let a = try timed(from: stream.origin + 8_400_000_000), b = try timed(from: stream.origin + 9_333_000_000)
+        for edge in [a.first, b.first] {
+            let truth = stream.instant(reference: 4, streamTime: edge.streamTime)
+            #expect(abs(edge.at - truth) <= 6_000_000, "off by \(Double(edge.at - truth) / 1e6) ms")
+        }
+        let difference = (a.first.at - Int64(a.first.streamTime)) - (b.first.at - Int64(b.first.streamTime))
+        #expect(abs(difference) <= 6_000_000, "\(Double(difference) / 1e6) ms")
+        // Fine polls only around appearances: a 10 ms pace for at most one segment first, then a
+        // window of well under half a second about each expected one.
+        #expect(a.polls < 400 && b.polls < 400, "\(a.polls) and \(b.polls) polls")
+    }
+
     @Test("a duration unknown between the reference and the timed segment: no estimate until learned")
     func needsEveryDuration() {
         let stream = SimulatedStream(window: 2)

@@ -142,9 +142,13 @@ final class HLSFeed: SegmentConsumer {
             context.events.emit(.warning(String(format: "about %.0f s of the stream went by unheard (it left the playlist's window); playing on from the live edge", seconds)))
         case .liveEdge(let edge, let reference):
             guard reference == track.sequence else { return }
+            // The playlist's durations run from the segment's cut, a video keyframe where there is
+            // video: the first audio lies a varying fraction of a frame off it, segment to segment,
+            // which would put two listeners starting at different segments that far apart.
+            let cut = track.firstPTS[.video]
             flow.withLock { flow in
                 for (kind, pts) in track.firstPTS where track.streams[kind] != nil {
-                    let origin = Self.nanoseconds(ofTicks: pts)
+                    let origin = Self.nanoseconds(ofTicks: cut ?? pts)
                     flow.pendingEdge[kind] = HistoryHandshake.LiveEdge(
                         pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(track.holdBack * 1e9))
                 }
