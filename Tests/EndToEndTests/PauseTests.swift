@@ -61,13 +61,13 @@ struct PauseTests {
                 #expect(position - held < played + 0.6, "resumed at \(position), paused at \(held), \(played) s ago")
                 #expect(later["state"] as? String == "playing")
                 #expect(!process.standardError.contains("stream ended"), "\(process.standardError)")
-                // The delay on the line is true: the latency read from the media grew by as much, to
-                // an AAC frame (21.3 ms: after the gap the decoder may place its first frame one frame
-                // off, as two decoders started apart do; seen +20.0 ms).
+                // The delay on the line is true: the latency read from the media grew by as much
+                // (seen to 1.2 ms; 20 ms off while the latency stage queried the pipeline's latency
+                // at start instead of taking it from the latency event).
                 let delayAfter = try #require(later["delay_s"] as? Double, "\(later)")
                 let resumedLatency = try await latency(after: resumedAt.addingTimeInterval(1.5))
                 print(String(format: "after the pause: delay +%.4f s, latency +%.4f s", delayAfter - delayBefore, resumedLatency - moved))
-                #expect(abs((resumedLatency - moved) - (delayAfter - delayBefore)) <= 0.025,
+                #expect(abs((resumedLatency - moved) - (delayAfter - delayBefore)) <= 0.01,
                         "delay grew \(delayAfter - delayBefore) s, latency \(resumedLatency - moved) s")
             }
         }
