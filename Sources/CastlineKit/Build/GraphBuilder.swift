@@ -197,18 +197,22 @@ public struct GraphBuilder {
             var layout = SinkLayout()
             try located(part.spec.keyPath) {
                 var inputs: [StreamKind: Cursor] = [:]
+                // Only a sole sink taking a sole stream goes without a queue: a tee, or one thread
+                // feeding two of its inputs, would wait on one input's preroll for ever.
+                let taken = branches.keys.filter { part.component.requirement(for: $0) != nil }
+                let alone = part.component.takesStreamsAsTheyCome && sinks.count == 1 && taken.count == 1
                 for stream in branches.keys.sorted() {
                     guard let requirement = part.component.requirement(for: stream),
                           let cursor = branches[stream]?.removeFirst() else { continue }
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
-                    let queue = try BinChain.queue()
-                    let queued = try graph.append(queue, after: cursor)
-                    let entry = SinkEntry(pad: try graph.pad(queue, "sink"), form: cursor.form, guardian: EntryGuard())
+                    let entryElement = alone ? try ElementCatalog.make("identity") : try BinChain.queue()
+                    let queued = try graph.append(entryElement, after: cursor)
+                    let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard())
                     entry.guardian.install(on: entry.pad)
                     layout.entries[stream] = entry
                     graph.limit.watch(queued.pad)
-                    inputs[stream] = try graph.convert(queued, stream, to: requirement,
-                                                       name: "\(part.binName)-\(stream)-in")
+                    inputs[stream] = alone && requirement.accepts(cursor.form) ? queued
+                        : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in")
                 }
                 let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
                 try graph.add(bin, owner: part.spec.keyPath)

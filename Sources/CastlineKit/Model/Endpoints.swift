@@ -33,6 +33,11 @@ public protocol SinkComponent: ComponentDescription {
     /// Pipelines of its own it runs beside the main one (an RTMP publish), built but not
     /// started, its secrets not in them: for `graph --gst`.
     var ownPipelines: [Pipeline] { get }
+    /// Each stream ends on an element of its own that takes any form of it (a fakesink): as the
+    /// only sink, taking one stream, the builder puts neither a queue nor a raw converter in
+    /// front (a muxer needs both: a thread per input so one stream never starves another, and
+    /// the formats it takes).
+    var takesStreamsAsTheyCome: Bool { get }
 }
 
 extension SourceComponent {
@@ -45,6 +50,7 @@ extension SinkComponent {
     nonisolated(nonsending) public func preflight() async throws {}
     nonisolated(nonsending) public func finish(completed: Bool) async -> String? { nil }
     public var ownPipelines: [Pipeline] { [] }
+    public var takesStreamsAsTheyCome: Bool { false }
 }
 
 extension Bin {

@@ -3,6 +3,9 @@ public enum StreamKind: String, Sendable, CaseIterable, Comparable, CustomString
     case audio, video
     public var description: String { rawValue }
     public static func < (a: StreamKind, b: StreamKind) -> Bool { a.rawValue < b.rawValue }
+    /// By case, not by the raw value a String enum hashes by default: streaming threads look
+    /// streams up in dictionaries for every buffer.
+    public func hash(into hasher: inout Hasher) { hasher.combine(self == .audio) }
 }
 
 /// Codecs castline knows how to name, parse, decode and (some of them) encode.

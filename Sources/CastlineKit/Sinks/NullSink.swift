@@ -21,6 +21,9 @@ public final class NullSink: SinkComponent {
 
     public func requirement(for stream: StreamKind) -> FormRequirement? { decode ? .raw : .any }
 
+    /// A fakesink per stream, which takes whatever comes.
+    public var takesStreamsAsTheyCome: Bool { true }
+
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         for stream in inputs.keys.sorted() {
