@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: CPU cost of the 720p30 test broadcast over RTMP.
 #
-# One local ingest (`castline ingest`), then four publishers of the same
+# One local ingest (`castline ingest`), then five publishers of the same
 # 1280x720 30 fps test signal + 48 kHz stereo tone, x264 veryfast/zerolatency
 # 2500k + AAC 128k, run ONE AFTER ANOTHER (never at once: they would fight for
 # the cores), each for DURATION seconds, ROUNDS times (the order rotates each
@@ -9,12 +9,14 @@
 # user+sys CPU seconds (children included) and peak RSS.
 #
 #   castline     castline broadcast RTMP_URL --key-env ... --duration Ns
+#   castline-3dest  the same to three destinations at once (three keys on the ingest), one encode
 #   gst-launch   the equivalent hand-written gst-launch-1.0 line (SIGINT + -e after N s)
 #   ffmpeg       ffmpeg -re lavfi testsrc2 + sine, libx264 veryfast zerolatency 2500k CBR
 #                (-minrate/-maxrate/-bufsize 2500k, -x264-params nal-hrd=cbr), aac 128k
 # All three encode constant bitrate (castline's default: x264 NAL HRD CBR with filler).
 #
-# Targets (issue): castline/ffmpeg <= 1.00, and castline's overhead over raw
+# Targets (issue): castline/ffmpeg <= 1.00, castline-3dest/castline <= 1.10 (three
+# destinations from one encode against one), and castline's overhead over raw
 # GStreamer <= 1.05 (castline-plain/gst-launch: the same picture), as CPU seconds
 # per second of media published. castline/gst-launch is reported beside it: the
 # default picture's moving caption and flash are more work for x264. Benchmarks report, they do not assert:
@@ -26,7 +28,7 @@
 # Environment:
 #   CASTLINE   castline binary (default .build/release/castline, what `make bench` builds)
 #   DURATION   seconds per publisher (default 20)
-#   ROUNDS     rounds of the three publishers (default 2)
+#   ROUNDS     rounds of the publishers (default 2)
 #   castline-plain  castline run with the picture gst-launch can draw: the caption
 #              still, no beep and flash (test: {video: {caption: still}, audio:
 #              {beep: 0s}}): castline's own overhead over raw GStreamer, like for like
@@ -110,6 +112,10 @@ EOF
         castline)
             BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" broadcast "$rtmp_base" \
                 --key-env BENCH_STREAM_KEY --duration "${duration}s" >"$log" 2>&1 ;;
+        castline-3dest)
+            # Checked on the first key; the other two must have published as long (see check_published).
+            BENCH_STREAM_KEY=$key KEY_B=$key-b KEY_C=$key-c "${timer[@]}" "$castline" broadcast "$rtmp_base" "$rtmp_base" \
+                "$rtmp_base" --key-env BENCH_STREAM_KEY --key-env KEY_B --key-env KEY_C --duration "${duration}s" >"$log" 2>&1 ;;
         gst-*)
             case $tool in
                 # castline's own picture: HD bars and a caption re-rendered every
@@ -145,6 +151,14 @@ check_published() {  # key run
     probe=$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height \
         -of csv=p=0 "$hls_base/$key.m3u8" 2>/dev/null | head -1)
     [[ $probe == "h264,1280,720" ]] || { echo "ffprobe read \"$probe\", not h264,1280,720"; return 1; }
+    if [[ $run == *-castline-3dest ]]; then
+        local other other_media
+        for other in "$key-b" "$key-c"; do
+            other_media=$(curl -fsS "$hls_base/$other.m3u8" 2>/dev/null | awk -F'[:,]' '/^#EXTINF:/ {s += $2} END {printf "%.2f", s}')
+            awk -v a="$other_media" -v b="$media" 'BEGIN {exit !(a + 2.5 >= b)}' ||
+                { echo "destination $other published ${other_media:-0} s of $media"; return 1; }
+        done
+    fi
     echo "$media $segments"
 }
 
@@ -154,7 +168,7 @@ machine_cpu() {
     awk -v tck="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f %.2f\n", ($2 + $3 + $4 + $7 + $8) / tck, $9 / tck; exit}' /proc/stat
 }
 
-tools=(castline castline-plain gst-launch ffmpeg)
+tools=(castline castline-3dest castline-plain gst-launch ffmpeg)
 [[ $extra = 1 ]] && tools+=(gst-nooverlay gst-scrolling-smpte)
 nt=${#tools[@]}
 
@@ -227,6 +241,7 @@ END {
     }
     print ""
     ratio("castline", "ffmpeg", 1.00)
+    ratio("castline-3dest", "castline", 1.10)
     ratio("castline-plain", "gst-launch", 1.05)
     ratio("castline", "gst-launch", -1)
     ratio("castline", "castline-plain", -1)

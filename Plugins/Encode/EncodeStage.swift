@@ -28,11 +28,13 @@ public final class EncodeStage: Stage {
     let video: VideoEncoding?
     let audio: AudioEncoding?
     let onlyWhenNeeded: Bool
+    private let context: ComponentContext
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let both = options.object("video") == nil && options.object("audio") == nil
         onlyWhenNeeded = options.string("when") == "needed"
+        self.context = context
         if let values = options.object("video") ?? (both ? OptionValues() : nil) {
             var settings = VideoEncoding()
             if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
@@ -76,10 +78,20 @@ public final class EncodeStage: Stage {
         switch stream {
         case .video:
             guard let video else { throw BuildError("internal: encode asked for video it does not take") }
-            return try Encoders.videoBin(video, name: name)
+            let bin = try Encoders.videoBin(video, name: name)
+            // Constant quality has no bitrate to aim at.
+            if video.rateControl != .crf { sayTarget(.video, video.bitrate) }
+            return bin
         case .audio:
             guard let audio else { throw BuildError("internal: encode asked for audio it does not take") }
-            return try Encoders.audioBin(audio, name: name)
+            let bin = try Encoders.audioBin(audio, name: name)
+            sayTarget(.audio, audio.bitrate)
+            return bin
         }
+    }
+
+    private func sayTarget(_ stream: StreamKind, _ bitrate: Bitrate) {
+        context.events.emit(.stage(.targetBitrate(stage: context.componentName, stream: stream,
+                                                  kbps: Double(bitrate.bitsPerSecond) / 1000)))
     }
 }

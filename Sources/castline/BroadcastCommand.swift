@@ -8,17 +8,19 @@ struct BroadcastCommand: AsyncParsableCommand {
         abstract: "Publish a test signal to an RTMP or RTMPS ingest (a shortcut for a pipeline file).",
         discussion: """
             The stream key comes from --key-env or --key-file, never from an argument.
+            Several URLs publish one encode to each: a key source for all, or one per URL in order;
+            a destination that fails or goes away never stops the others (the run then exits 1).
             The test signal: a moving pattern with the wall-clock time and frame count burnt in,
             and a tone with a beep on every wall-clock second, flashing the picture on the same frame.
             --print-pipeline prints the pipeline file these flags make.
             """)
 
-    @Argument(help: "Ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app.")
-    var url: String
-    @Option(help: ArgumentHelp("Read the stream key from this environment variable.", valueName: "VAR"))
-    var keyEnv: String?
-    @Option(help: ArgumentHelp("Read the stream key from this file.", valueName: "path"))
-    var keyFile: String?
+    @Argument(help: "Ingest URL(s) without the key, e.g. rtmps://global-live.mux.com:443/app.")
+    var urls: [String] = []
+    @Option(help: ArgumentHelp("Read the stream key from this environment variable (once, or once per URL).", valueName: "VAR"))
+    var keyEnv: [String] = []
+    @Option(help: ArgumentHelp("Read the stream key from this file (once, or once per URL).", valueName: "path"))
+    var keyFile: [String] = []
 
     @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file (e.g. the one `castline ingest` prints).", valueName: "path"))
     var caFile: String?
@@ -65,8 +67,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     var control: ControlOptions
 
     var shortcut: BroadcastShortcut {
-        var made = BroadcastShortcut(url: url)
-        (made.keyEnv, made.keyFile, made.caFile, made.fingerprint, made.insecure) = (keyEnv, keyFile, caFile, fingerprint, insecure)
+        var made = BroadcastShortcut(urls: urls)
+        (made.keyEnvs, made.keyFiles, made.caFile, made.fingerprint, made.insecure) = (keyEnv, keyFile, caFile, fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
         (made.preset, made.rateControl, made.tone, made.record) = (preset, rateControl, tone, record)

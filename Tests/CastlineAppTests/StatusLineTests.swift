@@ -46,6 +46,18 @@ struct StatusLineTests {
         #expect(line.text == "audio 128 kbit/s  latency 6.19 s a/v +12 ms")
     }
 
+    @Test("the encoders' target, summed over the streams they encode, for beside the publisher's rate; a swap's new target replaces the old")
+    func targetBitrate() {
+        var line = StatsStatusLine(commands: [], playoutMoved: false)
+        #expect(line.target == nil)
+        for (stream, kbps) in [(StreamKind.video, 2500.0), (.audio, 128)] {
+            _ = line.update(RunEvent(pipeline: "p", kind: .stage(.targetBitrate(stage: "encode0", stream: stream, kbps: kbps))))
+        }
+        #expect(line.target == "target 2628 kbit/s")
+        _ = line.update(RunEvent(pipeline: "p", kind: .stage(.targetBitrate(stage: "encode0", stream: .video, kbps: 4500))))
+        #expect(line.target == "target 4628 kbit/s")
+    }
+
     @Test("fitted to 80 columns: the least important parts go first, never a wrapped line")
     func fitsTheWidth() {
         let parts = ["playing", "1234.5 s", "delay 12.0 s / 25.0 s available", "audio 128 kbit/s -14 dBFS",

@@ -89,11 +89,26 @@ struct BroadcastTests {
         }
     }
 
-    @Test("a refused key is one clear error, not an endless retry")
+    @Test("a refused key is one clear error, not an endless retry; one destination of three refusing its key never stops the other two")
     func refusedKey() async throws {
         var options = IngestOptions()
-        options.allowedKeys = ["the-right-key"]
+        options.allowedKeys = ["the-right-key", "another-right-key"]
         try await withIngest(options) { _, endpoints in
+            // Three destinations from one encode, the middle one refused: said once, the others publish on.
+            let three = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, endpoints.rtmpURL, endpoints.rtmpURL, "--key-env", "GOOD_KEY",
+                "--key-env", "CASTLINE_TEST_KEY", "--key-env", "OTHER_KEY", "--size", "320x240", "--duration", "6s",
+            ], environment: ["GOOD_KEY": "the-right-key", "CASTLINE_TEST_KEY": Self.key, "OTHER_KEY": "another-right-key"],
+                timeout: .seconds(30))
+            #expect(three.status == 1, "\(three.stderr)")
+            let refusal = "sinks[1].rtmp: the server at \(endpoints.rtmpURL) refused to publish with this stream key (check the key); the other 2 sinks go on"
+            #expect(three.stderr.components(separatedBy: refusal).count == 2, "\(three.stderr)")
+            #expect(!three.stderr.contains(Self.key))
+            for key in ["the-right-key", "another-right-key"] {
+                try #require(await endpoints.published(key: key).waitForSegments(2, timeout: .seconds(10)))
+                let stored = try await storedBitrate(in: endpoints.hlsDirectory, key: key)
+                #expect(stored.seconds > 4, "\(key): \(stored.seconds) s stored")
+            }
             let result = try await Castline.run([
                 "broadcast", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--size", "320x240",
             ], environment: ["CASTLINE_TEST_KEY": Self.key], timeout: .seconds(20))
@@ -277,6 +292,11 @@ extension BroadcastTests {
                                    environment: ["CASTLINE_TEST_KEY": keys[index]])
             }
             for run in runs { #expect(await run.waitForExit(timeout: .seconds(40)) == 0, "\(run.standardError)") }
+            // The status line puts the encoders' target beside the rate measured on the wire.
+            for (run, target) in zip(runs, targets) {
+                #expect(run.standardError.contains("  target \((target + 128_000) / 1000) kbit/s"),
+                        "\(run.standardError.prefix(600))")
+            }
             // The one recorded while publishing: the whole run, both streams.
             let media = try await ProbedMedia.probe(recording)
             #expect(abs(media.duration - 8) <= 0.5, "recorded \(media.duration) s")

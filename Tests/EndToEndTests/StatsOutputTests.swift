@@ -149,7 +149,7 @@ struct StatsOutputTests {
             let objects = run.stdout.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
-            let rtmp = objects.filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "rtmp" }
+            let rtmp = objects.filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "rtmp0" }
             let last = try #require(rtmp.last, "no rtmp stats in \(run.stdout)")
             #expect(last["reconnects"] as? Double == 0)
             // nginx-rtmp acknowledges every 5 MB, more than 5 s of this sends: present, not yet above 0.

@@ -7,10 +7,10 @@ final class EventRenderer {
     let prefix: String
     private let inPlace = Terminal.stderrIsTerminal
     private var statusShown = false
-    private var statusCount = 0
     private var lastBuffering: Int?
-    /// The in-place line joins the publisher's status and the stats stage's figures.
-    private var publisherStatus: String?
+    /// The in-place line joins each publisher's status (by its sink's name, in the order they
+    /// first spoke; with the count of lines each said) and the stats stage's figures.
+    private var publishers: [(source: String, line: String, count: Int)] = []
     private var statsStatus: StatsStatusLine
 
     /// `playoutMoved`: a stage plays out on its own clock (a delay), so a source's latency is not what plays.
@@ -23,13 +23,15 @@ final class EventRenderer {
 
     func render(_ event: RunEvent) {
         let statsChanged = statsStatus.update(event)
-        if case .status(let line) = event.kind {
-            statusCount += 1
-            publisherStatus = line
+        if case .status(let line, let source) = event.kind {
+            let index = publishers.firstIndex { $0.source == source } ?? publishers.endIndex
+            if index == publishers.endIndex { publishers.append((source, line, 0)) }
+            publishers[index].line = line
+            publishers[index].count += 1
             if inPlace {
                 drawStatus()
-            } else if statusCount % 10 == 1 {
-                Terminal.status("\(prefix)\(line)")
+            } else if publishers[index].count % 10 == 1 {
+                Terminal.status("\(prefix)\(([publisherPart(index)] + (statsStatus.target.map { [$0] } ?? [])).joined(separator: "  "))")
             }
             return
         }
@@ -82,6 +84,11 @@ final class EventRenderer {
         }
     }
 
+    /// A publisher's line, named by its sink when there are several.
+    private func publisherPart(_ index: Int) -> String {
+        publishers.count > 1 ? "\(publishers[index].source): \(publishers[index].line)" : publishers[index].line
+    }
+
     /// Leaves the in-place line so what follows starts on a clean line.
     func endStatus() {
         if statusShown { Terminal.write("\n") }
@@ -92,8 +99,12 @@ final class EventRenderer {
     /// go first), so it never wraps into a new line at each update.
     private func drawStatus() {
         var parts = statsStatus.parts
-        // The publisher's own line (state, rate, bytes acknowledged) ranks after the state and position.
-        if let publisherStatus { parts.insert(publisherStatus, at: min(2, parts.count)) }
+        // Each publisher's own line (state, rate, bytes acknowledged) ranks after the state and
+        // position, the encoders' target beside them.
+        if !publishers.isEmpty {
+            parts.insert(contentsOf: publishers.indices.map(publisherPart) + (statsStatus.target.map { [$0] } ?? []),
+                         at: min(2, parts.count))
+        }
         let width = (Terminal.columns ?? 80) - prefix.count - 1
         Terminal.write("\r\u{1B}[K\(prefix)\(StatsStatusLine.fit(parts, width: width))")
         statusShown = true

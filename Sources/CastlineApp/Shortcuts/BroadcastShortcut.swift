@@ -2,9 +2,11 @@ import CastlineKit
 
 /// `castline broadcast`'s flags as the pipeline file they stand for.
 public struct BroadcastShortcut: Sendable {
-    public var url: String
-    public var keyEnv: String?
-    public var keyFile: String?
+    /// Where to publish: one rtmp sink each, all from one encode.
+    public var urls: [String]
+    /// Where the stream keys come from: one for every URL, or one per URL in order.
+    public var keyEnvs: [String] = []
+    public var keyFiles: [String] = []
     public var caFile: String?
     public var fingerprint: String?
     public var insecure = false
@@ -26,15 +28,35 @@ public struct BroadcastShortcut: Sendable {
     public var name = "broadcast"
     public var stats = StatsSettings()
 
+    public init(urls: [String]) {
+        self.urls = urls
+    }
+
     public init(url: String) {
-        self.url = url
+        self.init(urls: [url])
+    }
+
+    /// The one key variable (for a single destination).
+    public var keyEnv: String? {
+        get { keyEnvs.first }
+        set { keyEnvs = newValue.map { [$0] } ?? [] }
+    }
+
+    public var keyFile: String? {
+        get { keyFiles.first }
+        set { keyFiles = newValue.map { [$0] } ?? [] }
     }
 
     public func validate() throws(SettingsError) {
-        if keyEnv == nil, keyFile == nil {
+        guard !urls.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
+        if keyEnvs.isEmpty, keyFiles.isEmpty {
             throw SettingsError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
         }
-        if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
+        if !keyEnvs.isEmpty, !keyFiles.isEmpty { throw SettingsError("give --key-env or --key-file, not both") }
+        let keys = max(keyEnvs.count, keyFiles.count)
+        guard keys == 1 || keys == urls.count else {
+            throw SettingsError("\(keys) keys for \(urls.count) URLs: give one --key-env (or --key-file) for all, or one per URL in order")
+        }
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
         if let maxReconnects, maxReconnects < 0 { throw SettingsError("--max-reconnects must be 0 or more") }
         if source != nil, audioOnly { throw SettingsError("--audio-only goes with the test signal, not with --source") }
@@ -62,19 +84,22 @@ public struct BroadcastShortcut: Sendable {
             test["video"] = ["width": width, "height": height, "fps": fps]
             encode["video"] = video
         }
-        var rtmp: [String: Any] = ["url": url]
-        if let keyEnv { rtmp["key"] = "${\(keyEnv)}" }
-        if let keyFile { rtmp["key-file"] = keyFile }
-        if let caFile { rtmp["ca-file"] = caFile }
-        if let fingerprint { rtmp["fingerprint"] = fingerprint }
-        if insecure { rtmp["insecure"] = true }
-        if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
+        let destinations = urls.indices.map { index -> [String: Any] in
+            var rtmp: [String: Any] = ["url": urls[index]]
+            if !keyEnvs.isEmpty { rtmp["key"] = "${\(keyEnvs[keyEnvs.count == 1 ? 0 : index])}" }
+            if !keyFiles.isEmpty { rtmp["key-file"] = keyFiles[keyFiles.count == 1 ? 0 : index] }
+            if let caFile { rtmp["ca-file"] = caFile }
+            if let fingerprint { rtmp["fingerprint"] = fingerprint }
+            if insecure { rtmp["insecure"] = true }
+            if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
+            return ["rtmp": rtmp]
+        }
         let origin: [String: Any] = source.map { ["file": ["path": $0, "loop": true]] } ?? ["test": test]
         return [
             "version": 1, "name": name,
             "source": origin,
             "stages": [["encode": encode]] + stats.stages,
-            "sinks": [["rtmp": rtmp]] + (record.map { [["file": $0]] } ?? []),
+            "sinks": destinations + (record.map { [["file": $0]] } ?? []),
         ]
     }
 }

@@ -132,10 +132,12 @@ struct RunSummary {
     private var order: [String] = []
     private var bufferingSince: Date?
     private var buffering: TimeInterval = 0
-    private var reconnects = 0.0
+    /// Each publisher's reconnects so far, by its sink's name.
+    private var reconnects: [String: Double] = [:]
     private var reconnectStates = 0
     private var silences = 0
-    private var rtmp: (sent: RunningTotal, acked: RunningTotal)?
+    /// Each publisher's bytes sent and acknowledged, by its sink's name, in the order they spoke.
+    private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal)] = []
     /// A latency stage's readings: audio and video latency (s), A/V offset (ms).
     private var latencies: [String: [Double]] = [:]
 
@@ -166,12 +168,12 @@ struct RunSummary {
     }
 
     private mutating func add(_ sample: StatsSample) {
-        if let count = sample.figures[StatsFigure.reconnects] { reconnects = max(reconnects, count) }
-        if sample.stage == "rtmp", let sent = sample.figures[StatsFigure.sentBytes] {
-            var totals = rtmp ?? (RunningTotal(), RunningTotal())
-            totals.sent.observe(sent)
-            if let acked = sample.figures[StatsFigure.ackedBytes] { totals.acked.observe(acked) }
-            rtmp = totals
+        if let count = sample.figures[StatsFigure.reconnects] { reconnects[sample.stage] = max(reconnects[sample.stage] ?? 0, count) }
+        if let sent = sample.figures[StatsFigure.sentBytes] {
+            let index = publishers.firstIndex { $0.stage == sample.stage } ?? publishers.endIndex
+            if index == publishers.endIndex { publishers.append((sample.stage, RunningTotal(), RunningTotal())) }
+            publishers[index].sent.observe(sent)
+            if let acked = sample.figures[StatsFigure.ackedBytes] { publishers[index].acked.observe(acked) }
         }
         for figure in [StatsFigure.audioLatency, StatsFigure.videoLatency, StatsFigure.avOffset] {
             if let value = sample.figures[figure] { latencies[figure, default: []].append(value) }
@@ -189,7 +191,7 @@ struct RunSummary {
         if let bufferingSince { ongoing += last.timeIntervalSince(bufferingSince) }
         var lines = [String(
             format: "summary: %.1f s, buffering %.1f s, reconnects %d, silences %d",
-            last.timeIntervalSince(first), ongoing, Int(max(reconnects, Double(reconnectStates))), silences)]
+            last.timeIntervalSince(first), ongoing, Int(max(reconnects.values.reduce(0, +), Double(reconnectStates))), silences)]
         for key in order {
             guard let stream = streams[key] else { continue }
             // The first interval of a stream starts mid-way; leave it out of min/avg/max when there are others.
@@ -201,8 +203,8 @@ struct RunSummary {
             }
             lines.append(line)
         }
-        if let rtmp {
-            lines.append("  rtmp: \(Self.megabytes(rtmp.sent.total)) sent, \(Self.megabytes(rtmp.acked.total)) acknowledged")
+        for publisher in publishers {
+            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent, \(Self.megabytes(publisher.acked.total)) acknowledged")
         }
         for (figure, label, unit, scale) in [(StatsFigure.audioLatency, "latency, sound", "s", "%.3f"),
                                              (StatsFigure.videoLatency, "latency, picture", "s", "%.3f"),

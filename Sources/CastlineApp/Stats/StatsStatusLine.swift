@@ -24,6 +24,8 @@ struct StatsStatusLine {
     private var reconnects = 0
     /// A latency stage's latest reading: seconds behind the test signal's clock, and sound minus picture (ms).
     private var measured: (latency: Double, avOffset: Double?)?
+    /// What encode stages aim each stream at (kbit/s), by field (`video_kbps`).
+    private var targets: [String: Double] = [:]
 
     init(commands: [StageCommand], playoutMoved: Bool, statsStages: [String] = []) {
         self.commands = commands
@@ -49,11 +51,14 @@ struct StatsStatusLine {
             return stage != nil
         case .stats(let sample) where sample.stream == nil:
             return note(sample.figures)
+        case .stage(let stageEvent) where stageEvent.name == StageEvent.targetBitrateName:
+            targets.merge(stageEvent.fields) { $1 }
+            return false
         case .stage(let stageEvent):
             return note(stageEvent.figures)
         case .stats(let sample):
             // The publisher's figures are on its own status line.
-            guard let stream = sample.stream, sample.stage != "rtmp" else { return false }
+            guard let stream = sample.stream else { return false }
             if stage != sample.stage, rank(of: sample.stage) > stage.map(rank(of:)) ?? -2 {
                 stage = sample.stage
                 streams = [:]
@@ -102,6 +107,11 @@ struct StatsStatusLine {
         if let latency, !playoutMoved, measured == nil { parts.append(String(format: "latency %.1f s", latency)) }
         if statsStages.count > 1 { parts.append("(\(stage))") }
         return parts
+    }
+
+    /// The encoded streams' target, for beside a publisher's measured rate (`target 2628 kbit/s`).
+    var target: String? {
+        targets.isEmpty ? nil : String(format: "target %.0f kbit/s", targets.values.reduce(0, +))
     }
 
     var text: String? {

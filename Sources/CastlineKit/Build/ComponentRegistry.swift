@@ -43,7 +43,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         for secret in spec.allSecrets { channel.masker.add(secret) }
         func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
             ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
-                             events: channel.emitter, connection: { channel.connection($0) })
+                             events: channel.emitter, connection: { channel.connection($0, from: component.keyPath) })
         }
         let source = try located(spec.source.keyPath) {
             try self.source(spec.source, context: context(spec, spec.source, name: "source"))

@@ -79,6 +79,16 @@ public struct StageEvent: Sendable {
     }
 }
 
+extension StageEvent {
+    /// What an encode stage aims a stream at (`video_kbps` or `audio_kbps`), said once it is
+    /// built, so a status line can show the target beside what is measured.
+    public static let targetBitrateName = "target-bitrate"
+
+    public static func targetBitrate(stage: String, stream: StreamKind, kbps: Double) -> StageEvent {
+        StageEvent(stage: stage, name: targetBitrateName, fields: ["\(stream)_kbps": kbps])
+    }
+}
+
 extension Sequence<StageCommand> {
     /// The figures among `figures` that these commands move (`delay_s`, `gain_db`).
     public func moved(in figures: [String: Double]) -> [String: Double] {

@@ -44,8 +44,10 @@ public enum EventJSON {
         switch kind {
         case .stateChanged(let from, let to):
             return ["from": from.rawValue, "to": to.rawValue]
-        case .notice(let text), .warning(let text), .failure(let text), .status(let text):
+        case .notice(let text), .warning(let text), .failure(let text):
             return ["message": text]
+        case .status(let text, let source):
+            return ["message": text, "stage": source]
         case .endOfStream, .streamStarted:
             return [:]
         case .streamEnded(let reason):
@@ -98,9 +100,9 @@ public enum EventJSON {
 /// The names of stats figures other components report, so producers and
 /// outputs agree on them. A figure's unit is in its name.
 public enum StatsFigure {
-    /// Reconnects of an RTMP publish so far (stage `rtmp`).
+    /// Reconnects of an RTMP publish so far (stage: the rtmp sink's name, `rtmp0` by default).
     public static let reconnects = "reconnects"
-    /// Bytes the RTMP server acknowledged (stage `rtmp`).
+    /// Bytes the RTMP server acknowledged (stage: the rtmp sink's name, `rtmp0` by default).
     public static let ackedBytes = "acked_bytes"
     public static let sentBytes = "sent_bytes"
     public static let bitrate = "bitrate_kbps"

@@ -36,6 +36,8 @@ public actor PipelineRunner {
     private var preparing: Task<Void, any Error>?
     private var finished = false
     private var outcome: Outcome?
+    /// Sinks that failed while others went on (see `sinkFailed`).
+    private var lostSinks: [(keyPath: String, reason: String)] = []
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
     private var stopRequested = false
     private var isLive = false
@@ -75,7 +77,7 @@ public actor PipelineRunner {
         started = true
         let changes = channel.connectionChanges
         tasks.append(Task { [weak self] in
-            for await change in changes { await self?.connectionChanged(change) }
+            for await (keyPath, change) in changes { await self?.connectionChanged(change, from: keyPath) }
         })
         let built: BuiltPipeline
         do {
@@ -314,7 +316,7 @@ public actor PipelineRunner {
         return await withCheckedContinuation { waiters.append($0) }
     }
 
-    private func connectionChanged(_ change: ConnectionChange) {
+    private func connectionChanged(_ change: ConnectionChange, from keyPath: String) {
         guard outcome == nil else { return }
         switch change {
         case .connected:
@@ -327,8 +329,22 @@ public actor PipelineRunner {
             emitter.emit(.notice("reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
             if state == .reconnecting { transition(to: .playing) }
         case .failed(let reason):
-            finish(.failed(reason))
+            sinkFailed(keyPath, reason: reason)
         }
+    }
+
+    /// A sink that cannot go on ends the run only when it was the last one: one destination
+    /// of several refusing the key or going away for good never stops the others. The run
+    /// then ends failed, naming it, whenever it ends.
+    private var lostSinksText: String { lostSinks.map { "\($0.keyPath): \($0.reason)" }.joined(separator: "; ") }
+
+    private func sinkFailed(_ keyPath: String, reason: String) {
+        let sinks = built?.plan.sinks.map(\.spec.keyPath) ?? []
+        guard !lostSinks.contains(where: { $0.keyPath == keyPath }) else { return }
+        lostSinks.append((keyPath, reason))
+        let left = sinks.filter { sink in !lostSinks.contains { $0.keyPath == sink } }.count
+        guard sinks.contains(keyPath), left > 0 else { return finish(.failed(lostSinks.count == 1 ? reason : lostSinksText)) }
+        emitter.emit(.warning("\(keyPath): \(reason); the other \(left == 1 ? "sink goes" : "\(left) sinks go") on"))
     }
 
     private func drainTimedOut(after timeout: Duration) {
@@ -417,6 +433,10 @@ public actor PipelineRunner {
 
     private func finish(_ result: Outcome, announce: Bool = true) {
         guard outcome == nil else { return }
+        var result = result
+        if !lostSinks.isEmpty, !isFailure(result) {
+            result = .failed(lostSinksText)
+        }
         outcome = result
         built?.pipeline.setState(.null)
         let sinks = built?.plan.sinks ?? []

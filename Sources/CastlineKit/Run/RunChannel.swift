@@ -11,9 +11,10 @@ public final class RunChannel: Sendable {
     public let events: AsyncStream<RunEvent>
     public let emitter: EventEmitter
     let masker: SecretMasker
-    let connectionChanges: AsyncStream<ConnectionChange>
+    /// Each change with the key path of the component that holds the connection (`sinks[1]`).
+    let connectionChanges: AsyncStream<(keyPath: String, change: ConnectionChange)>
     private let eventSink: AsyncStream<RunEvent>.Continuation
-    private let connectionSink: AsyncStream<ConnectionChange>.Continuation
+    private let connectionSink: AsyncStream<(keyPath: String, change: ConnectionChange)>.Continuation
 
     public init(pipeline: String, secrets: [Secret]) {
         self.pipeline = pipeline
@@ -23,12 +24,13 @@ public final class RunChannel: Sendable {
         self.events = events
         self.eventSink = eventSink
         emitter = EventEmitter(pipeline: pipeline, masker: masker) { eventSink.yield($0) }
-        (connectionChanges, connectionSink) = AsyncStream.makeStream(of: ConnectionChange.self, bufferingPolicy: .unbounded)
+        (connectionChanges, connectionSink) = AsyncStream.makeStream(of: (keyPath: String, change: ConnectionChange).self,
+                                                                     bufferingPolicy: .unbounded)
     }
 
     /// A component's live connection changed (see `ComponentContext.connection`).
-    func connection(_ change: ConnectionChange) {
-        connectionSink.yield(change)
+    func connection(_ change: ConnectionChange, from keyPath: String) {
+        connectionSink.yield((keyPath, change))
     }
 
     /// The run is over: no more events.

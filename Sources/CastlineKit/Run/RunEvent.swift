@@ -25,8 +25,9 @@ public struct RunEvent: Sendable {
         /// An adaptive source settled on another rendition.
         case renditionChanged(String)
         case buffering(percent: Int)
-        /// A one-line summary of what is flowing now, refreshed about once a second.
-        case status(String)
+        /// A one-line summary of what is flowing now, refreshed about once a second, from
+        /// `source` (a publisher's component name: each destination has its own).
+        case status(String, source: String)
         /// Figures from a stats stage.
         case stats(StatsSample)
         /// A silence began or ended on a stream a stats stage watches.
@@ -136,7 +137,7 @@ public final class SecretMasker: Sendable {
         case .notice(let text): .notice(mask(text))
         case .warning(let text): .warning(mask(text))
         case .failure(let text): .failure(mask(text))
-        case .status(let text): .status(mask(text))
+        case .status(let text, let source): .status(mask(text), source: source)
         case .streamEnded(let reason): .streamEnded(reason: mask(reason))
         case .reloadFailed(let origin, let errors): .reloadFailed(origin: origin, errors: errors.map(mask))
         default: kind

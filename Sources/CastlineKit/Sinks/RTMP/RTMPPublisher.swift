@@ -365,9 +365,9 @@ final class RTMPPublisher: Sendable {
             while let self {
                 try? await Task.sleep(for: .seconds(1))
                 guard let (line, figures) = self.statusLine() else { return }
-                self.context.events.emit(.status(line))
-                // The same numbers for stats outputs (JSON, metrics, summary).
-                self.context.events.emit(.stats(StatsSample(stage: "rtmp", stream: nil, figures: figures)))
+                self.context.events.emit(.status(line, source: self.context.componentName))
+                // The same numbers for stats outputs (JSON, metrics, summary), under the sink's name.
+                self.context.events.emit(.stats(StatsSample(stage: self.context.componentName, stream: nil, figures: figures)))
             }
         }
     }
