@@ -29,6 +29,9 @@ public final class NullSink: SinkComponent {
         for stream in inputs.keys.sorted() {
             let sink = try ElementCatalog.make("fakesink")
             try sink.set("sync", sync)
+            // Nothing to render, so no time to set aside for it: a live pipeline would otherwise ask
+            // for 20 ms of buffering upstream (a queue) and warn that the pipeline lacks queues.
+            try sink.set("processing-deadline", UInt64(0))
             try bin.add(sink)
             try bin.ghost(sink.staticPad("sink"), as: stream.rawValue)
         }
