@@ -32,17 +32,19 @@ func withSocketAddress<T>(host: String, port: Int, _ body: (Int32, UnsafePointer
     return try body(info.pointee.ai_family, info.pointee.ai_addr, info.pointee.ai_addrlen)
 }
 
-private func makeSocket(family: Int32) throws -> Int32 {
-    let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+private func makeSocket(family: Int32, datagram: Bool = false) throws -> Int32 {
+    let type = datagram ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue)
+    let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { throw SocketError.system(call: "socket", errno: errno) }
     return fd
 }
 
 public enum FreePort {
-    /// Binds port 0 on `host`, reads the port the kernel chose, closes the socket.
-    public static func find(host: String = "127.0.0.1") throws -> Int {
+    /// Binds port 0 on `host` (TCP, or UDP for a `datagram` port: SRT), reads the port the kernel
+    /// chose, closes the socket.
+    public static func find(host: String = "127.0.0.1", datagram: Bool = false) throws -> Int {
         try withSocketAddress(host: host, port: 0) { family, addr, len in
-            let fd = try makeSocket(family: family)
+            let fd = try makeSocket(family: family, datagram: datagram)
             defer { close(fd) }
             guard bind(fd, addr, len) == 0 else { throw SocketError.system(call: "bind", errno: errno) }
             var storage = sockaddr_storage()

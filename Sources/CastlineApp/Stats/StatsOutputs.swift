@@ -137,7 +137,7 @@ struct RunSummary {
     private var reconnectStates = 0
     private var silences = 0
     /// Each publisher's bytes sent and acknowledged, by its sink's name, in the order they spoke.
-    private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal)] = []
+    private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal?)] = []
     /// A latency stage's readings: audio and video latency (s), A/V offset (ms).
     private var latencies: [String: [Double]] = [:]
 
@@ -171,9 +171,13 @@ struct RunSummary {
         if let count = sample.figures[StatsFigure.reconnects] { reconnects[sample.stage] = max(reconnects[sample.stage] ?? 0, count) }
         if let sent = sample.figures[StatsFigure.sentBytes] {
             let index = publishers.firstIndex { $0.stage == sample.stage } ?? publishers.endIndex
-            if index == publishers.endIndex { publishers.append((sample.stage, RunningTotal(), RunningTotal())) }
+            if index == publishers.endIndex { publishers.append((sample.stage, RunningTotal(), nil)) }
             publishers[index].sent.observe(sent)
-            if let acked = sample.figures[StatsFigure.ackedBytes] { publishers[index].acked.observe(acked) }
+            // SRT acknowledges packets, not bytes: no figure, and none in the summary.
+            if let acked = sample.figures[StatsFigure.ackedBytes] {
+                publishers[index].acked = publishers[index].acked ?? RunningTotal()
+                publishers[index].acked?.observe(acked)
+            }
         }
         for figure in [StatsFigure.audioLatency, StatsFigure.videoLatency, StatsFigure.avOffset] {
             if let value = sample.figures[figure] { latencies[figure, default: []].append(value) }
@@ -204,7 +208,8 @@ struct RunSummary {
             lines.append(line)
         }
         for publisher in publishers {
-            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent, \(Self.megabytes(publisher.acked.total)) acknowledged")
+            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent"
+                + (publisher.acked.map { ", \(Self.megabytes($0.total)) acknowledged" } ?? ""))
         }
         for (figure, label, unit, scale) in [(StatsFigure.audioLatency, "latency, sound", "s", "%.3f"),
                                              (StatsFigure.videoLatency, "latency, picture", "s", "%.3f"),

@@ -8,12 +8,12 @@ import Synchronization
 final class Connector: Sendable {
     private struct State {
         var relay: TLSRelay?
-        var publisher: RTMPPublisher?
+        var publisher: StreamPublisher?
     }
 
     private let state = Mutex(State())
 
-    var publisher: RTMPPublisher? {
+    var publisher: StreamPublisher? {
         get { state.withLock { $0.publisher } }
         set { state.withLock { $0.publisher = newValue } }
     }

@@ -132,7 +132,7 @@ public final class RTMPSink: SinkComponent {
         try await connector.prepare(endpoint: endpoint, trust: trust)
     }
 
-    /// Appsinks in the main pipeline; the publishing pipeline is the `RTMPPublisher`'s.
+    /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         var sinks: [StreamKind: AppSink] = [:]
@@ -149,16 +149,16 @@ public final class RTMPSink: SinkComponent {
         }
         let endpoint = endpoint, key = key, connector = connector
         let videoPad = sinks[.video]?.element.staticPad("sink")
-        let publisher = RTMPPublisher(
-            settings: .init(
-                location: { [events = context.events] in
-                    let location = try connector.location(endpoint: endpoint, key: key)
-                    // Masked where it is used: a location is a URL whose last part is the key.
-                    events.protect(use: location, masked: String(location.dropLast(key.reveal().count)) + "****")
-                    return location
-                },
-                insecureTLS: trust == .insecure, endpoint: endpoint,
-                streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
+        let output = RTMPOutput(
+            location: { [events = context.events] in
+                let location = try connector.location(endpoint: endpoint, key: key)
+                // Masked where it is used: a location is a URL whose last part is the key.
+                events.protect(use: location, masked: String(location.dropLast(key.reveal().count)) + "****")
+                return location
+            },
+            insecureTLS: trust == .insecure, endpoint: endpoint)
+        let publisher = StreamPublisher(
+            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
             context: context,
             requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
         for (stream, sink) in sinks {

@@ -1,22 +1,16 @@
 import GstKit
 
-/// One publishing pipeline: an appsrc per stream into flvmux into rtmp2sink. Built (not started)
-/// on the publisher's queue; rtmp2sink's location, key included, is read only here.
+/// One publishing pipeline: an appsrc per stream into the output's muxer and network sink
+/// (see `PublishOutput`). Built (not started) on the publisher's queue; the output's secrets
+/// are read only here, and not at all for a `picture`.
 struct PublishingPipeline {
     let pipeline: Pipeline
     let output: Element
     let sources: [StreamKind: AppSrc]
 
-    /// `location`: in place of the real one (a picture of it: the key is not read).
-    init(settings: RTMPPublisher.Settings, generation: Int, location: String? = nil) throws {
+    init(settings: StreamPublisher.Settings, generation: Int, picture: Bool = false) throws {
         let pipeline = Pipeline(name: "publish-\(generation)")
-        let muxer = try ElementCatalog.make("flvmux")
-        try muxer.set("streamable", true)
-        let output = try ElementCatalog.make("rtmp2sink")
-        try output.set("location", text: try location ?? settings.location())
-        // Timestamps are the main pipeline's running time; pacing happened there.
-        try output.set("sync", false)
-        if settings.insecureTLS { try output.set("tls-validation-flags", text: "0") }
+        let (muxer, output) = try settings.output.makeElements(picture: picture)
         try pipeline.add(muxer, output)
         try muxer.link(output)
         var sources: [StreamKind: AppSrc] = [:]
@@ -28,8 +22,8 @@ struct PublishingPipeline {
             try source.element.set("leaky-type", text: "downstream")
             // No queue after it: appsrc already queues, and pushes from a thread of its own.
             try pipeline.add(source.element)
-            guard let pad = muxer.requestPad(stream == .video ? "video" : "audio"), let out = source.element.staticPad("src") else {
-                throw BuildError("flvmux gave no \(stream) pad")
+            guard let pad = muxer.requestPad(settings.output.muxerPad(for: stream)), let out = source.element.staticPad("src") else {
+                throw BuildError("\(muxer.factoryName ?? "the muxer") gave no \(stream) pad")
             }
             try out.link(pad)
             sources[stream] = source

@@ -3,21 +3,17 @@ import Foundation
 import GstKit
 import Synchronization
 
-/// Publishes encoded streams over RTMP in a pipeline of its own, fed from the
-/// main pipeline's appsinks. rtmp2sink does not reconnect, and its errors would
-/// stop the live sources if it sat in the main pipeline; here a failure tears
-/// down only this pipeline, and a new one is built after a backoff, resuming
-/// on a keyframe with the main pipeline's (monotonic) timestamps.
+/// Publishes encoded streams (over RTMP or SRT, see `PublishOutput`) in a pipeline of its
+/// own, fed from the main pipeline's appsinks. rtmp2sink does not reconnect, and a network
+/// sink's errors would stop the live sources if it sat in the main pipeline; here a failure
+/// tears down only this pipeline, and a new one is built after a backoff, resuming on a
+/// keyframe with the main pipeline's (monotonic) timestamps.
 /// (Just over 400 lines: the publish's one phase machine, from start through retries to
 /// finish, reads best whole; building the pipeline itself is in `PublishingPipeline`.)
-final class RTMPPublisher: Sendable {
+final class StreamPublisher: Sendable {
     struct Settings: Sendable {
-        /// What rtmp2sink connects to, key included: never shown.
-        let location: @Sendable () throws -> String
-        let insecureTLS: Bool
-        /// Where it publishes, for messages (the key is not in it).
-        let endpoint: RTMPSink.Endpoint
-        var displayURL: String { endpoint.displayURL }
+        let output: any PublishOutput
+        var displayURL: String { output.displayURL }
         let streams: Set<StreamKind>
         let maxReconnects: Int?
         let backoff: Backoff
@@ -99,7 +95,7 @@ final class RTMPPublisher: Sendable {
     /// the first sample only has the publishing pipeline built on `queue`.
     /// The publishing pipeline as it would be built, not started, its key shown as `****`.
     func unstartedPipeline() -> Pipeline? {
-        try? PublishingPipeline(settings: settings, generation: 0, location: settings.displayURL + "/****").pipeline
+        try? PublishingPipeline(settings: settings, generation: 0, picture: true).pipeline
     }
 
     func accept(_ sample: Sample, on stream: StreamKind) {
@@ -173,7 +169,7 @@ final class RTMPPublisher: Sendable {
         }
         return state.withLock { state in
             let seconds = String(format: "%.1f", state.publishedTime.seconds)
-            return "rtmp: published \(seconds) s to \(settings.displayURL), reconnects: \(state.reconnects)"
+            return "\(settings.output.scheme): published \(seconds) s to \(settings.displayURL), reconnects: \(state.reconnects)"
         }
     }
 
@@ -231,7 +227,7 @@ final class RTMPPublisher: Sendable {
                 guard case .starting(generation) = state.phase else { return nil }
                 state.phase = .finished
                 state.pending = []
-                return .failed("cannot build the RTMP publisher: \(error)")
+                return .failed("cannot build the \(settings.output.scheme) publisher: \(error)")
             }
             if let change { context.connection(change) }
             return
@@ -299,8 +295,15 @@ final class RTMPPublisher: Sendable {
     }
 
     private func confirm(generation: Int) {
+        var silent = false
         let change: ConnectionChange? = state.withLock { state in
             guard state.phase.live == generation, state.connectedSince == nil else { return nil }
+            // An output that waits for its connection without an error (an SRT caller refused its
+            // passphrase) has sent nothing by now.
+            if settings.output.confirmsBySending, settings.output.counters(state.output).sent == 0 {
+                silent = true
+                return nil
+            }
             // It has been up since the grace period began.
             state.connectedSince = .now - .milliseconds(1500)
             defer {
@@ -312,6 +315,7 @@ final class RTMPPublisher: Sendable {
             return .reconnected(attempts: state.failedAttempts)
         }
         if let change { context.connection(change) }
+        if silent { failed(generation: generation, reason: "nothing could be sent in 1.5 s") }
     }
 
     private func failed(generation: Int, reason: String) {
@@ -319,21 +323,21 @@ final class RTMPPublisher: Sendable {
             guard state.phase.live == generation else { return (nil, nil, nil) }
             let pipeline = state.pipeline
             state.pending = []
-            let (sent, acked) = Self.counters(state.output)
+            let (sent, acked) = settings.output.counters(state.output)
             state.earlierSent += sent
-            state.earlierAcked += acked
+            state.earlierAcked += acked ?? 0
             state.pipeline = nil
             state.output = nil
             state.sources = [:]
             if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
             state.connectedSince = nil
-            if reason.contains("'publish' cmd failed") {
+            if let refusal = settings.output.refusal(in: reason) {
                 state.phase = .finished
-                return (pipeline, .failed("the server at \(settings.displayURL) refused to publish with this stream key (check the key)"), nil)
+                return (pipeline, .failed(refusal), nil)
             }
             guard state.everConnected else {
                 state.phase = .finished
-                return (pipeline, .failed(PublishFailure.neverConnected(to: settings.endpoint, reason: reason)), nil)
+                return (pipeline, .failed(settings.output.neverConnected(reason: reason)), nil)
             }
             state.failedAttempts += 1
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
@@ -353,12 +357,6 @@ final class RTMPPublisher: Sendable {
         }
     }
 
-    /// rtmp2sink's byte counters: sent, and acknowledged by the server.
-    private static func counters(_ output: Element?) -> (UInt64, UInt64) {
-        guard let stats = output?.structure("stats") else { return (0, 0) }
-        return (stats.uint64("out-bytes-total") ?? 0, stats.uint64("out-bytes-acked") ?? 0)
-    }
-
     /// A status line each second while the publish runs: time up, send rate, bytes acknowledged.
     private func reportEverySecond() {
         Task { [weak self] in
@@ -375,7 +373,7 @@ final class RTMPPublisher: Sendable {
     private func statusLine() -> (String, [String: Double])? {
         state.withLock { state -> (String, [String: Double])? in
             if case .finished = state.phase { return nil }
-            let (sent, acked) = Self.counters(state.output)
+            let (sent, acked) = settings.output.counters(state.output)
             let totalSent = state.earlierSent + sent
             let rate = Double(totalSent &- state.lastSent) * 8 / 1000
             state.lastSent = totalSent
@@ -388,16 +386,22 @@ final class RTMPPublisher: Sendable {
             default: condition = "connecting"
             }
             let seconds = Int(up.seconds)
-            let figures: [String: Double] = [
+            var figures: [String: Double] = [
                 StatsFigure.reconnects: Double(state.reconnects),
-                StatsFigure.ackedBytes: Double(state.earlierAcked + acked),
                 StatsFigure.sentBytes: Double(totalSent),
                 StatsFigure.bitrate: condition == "publishing" ? rate : 0,
                 "published_s": up.seconds,
             ]
-            let line = String(format: "%@ %d:%02d  %.0f kbit/s  %.1f MB acknowledged  reconnects %d",
-                          condition, seconds / 60, seconds % 60, condition == "publishing" ? rate : 0,
-                          Double(state.earlierAcked + acked) / 1_000_000, state.reconnects)
+            // An output whose far end does not acknowledge bytes (SRT) shows what it sent.
+            let shown: String
+            if let acked {
+                figures[StatsFigure.ackedBytes] = Double(state.earlierAcked + acked)
+                shown = String(format: "%.1f MB acknowledged", Double(state.earlierAcked + acked) / 1_000_000)
+            } else {
+                shown = String(format: "%.1f MB sent", Double(totalSent) / 1_000_000)
+            }
+            let line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
+                + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0) + "  \(shown)  reconnects \(state.reconnects)"
             return (line, figures)
         }
     }

@@ -1,0 +1,50 @@
+import GstKit
+
+/// RTMP's end of a publishing pipeline: flvmux into rtmp2sink.
+struct RTMPOutput: PublishOutput {
+    /// What rtmp2sink connects to, key included: never shown.
+    let location: @Sendable () throws -> String
+    let insecureTLS: Bool
+    let endpoint: RTMPSink.Endpoint
+
+    var scheme: String { "rtmp" }
+    /// rtmp2sink posts an error for every failed connection.
+    var confirmsBySending: Bool { false }
+    var displayURL: String { endpoint.displayURL }
+
+    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
+        let muxer = try ElementCatalog.make("flvmux")
+        try muxer.set("streamable", true)
+        let output = try ElementCatalog.make("rtmp2sink")
+        try output.set("location", text: picture ? displayURL + "/****" : try location())
+        // Timestamps are the main pipeline's running time; pacing happened there.
+        try output.set("sync", false)
+        if insecureTLS { try output.set("tls-validation-flags", text: "0") }
+        return (muxer, output)
+    }
+
+    func muxerPad(for stream: StreamKind) -> String { stream == .video ? "video" : "audio" }
+
+    /// rtmp2sink's byte counters: sent, and acknowledged by the server.
+    func counters(_ output: Element?) -> (sent: UInt64, acked: UInt64?) {
+        guard let stats = output?.structure("stats") else { return (0, 0) }
+        return (stats.uint64("out-bytes-total") ?? 0, stats.uint64("out-bytes-acked") ?? 0)
+    }
+
+    func refusal(in reason: String) -> String? {
+        guard reason.contains("'publish' cmd failed") else { return nil }
+        return "the server at \(displayURL) refused to publish with this stream key (check the key)"
+    }
+
+    /// A refused `connect` on an application of more than one part (`rtmp://host/live/abc`)
+    /// is most often a stream key pasted onto the URL.
+    func neverConnected(reason: String) -> String {
+        let parts = endpoint.application.split(separator: "/")
+        if reason.contains("'connect' cmd failed"), parts.count > 1, let last = parts.last {
+            return "the server at \(endpoint.displayURL) refused the app \"\(endpoint.application)\": if \(last) is the "
+                + "stream key, give the URL without it (\(endpoint.server)/\(parts.dropLast().joined(separator: "/"))) "
+                + "and the key with --key-env or key:"
+        }
+        return "cannot publish to \(endpoint.displayURL): \(reason) (check the URL and that the server is up)"
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import GstKit
+import HLS
+import PipelineConfig
+import Synchronization
+
+/// Publishes H.264/AAC in MPEG-TS over SRT: as a caller to a listener (an ingest, a relay,
+/// `ffmpeg -i srt://:PORT?mode=listener`), or as a listener a player calls (`?mode=listener`).
+/// Like `rtmp`, it publishes from a pipeline of its own and reconnects with backoff, so a
+/// peer that goes away never stops the others. The passphrase is a secret (`${VAR}`).
+public final class SRTSink: SinkComponent {
+    public static let kind = "srt"
+    public static let summary = "publish MPEG-TS over SRT (caller by default, listener with ?mode=listener), reconnecting on failure"
+    public static let schema = OptionSchema([
+        OptionField("url", .string, required: true, help: "srt://HOST:PORT (caller), or srt://:PORT?mode=listener"),
+        OptionField("passphrase", .secret, help: "encrypt with this passphrase (10 to 79 characters); write ${VAR}"),
+        OptionField("latency", .duration, default: .duration(.milliseconds(125)),
+                    help: "SRT's receive latency: how long the far end waits for lost packets to come again"),
+        OptionField("max-reconnects", .int(0...1_000_000), help: "give up after this many failed reconnects in a row; default unlimited"),
+    ])
+
+    let output: SRTOutput
+    let maxReconnects: Int?
+    let context: ComponentContext
+    private let publisher = Mutex<StreamPublisher?>(nil)
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        let options = spec.options
+        let at = spec.keyPath
+        let passphrase = options.secret("passphrase")
+        if let passphrase {
+            guard (10...79).contains(passphrase.reveal().count) else {
+                throw BuildError("an SRT passphrase has 10 to 79 characters (this one has \(passphrase.reveal().count))", at: "\(at).passphrase")
+            }
+            context.events.protect(passphrase)
+        }
+        let latency = options.duration("latency") ?? .milliseconds(125)
+        output = try SRTOutput(url: options.string("url") ?? "", passphrase: passphrase,
+                               latencyMilliseconds: Int(latency.seconds * 1000), at: "\(at).url")
+        maxReconnects = options.int("max-reconnects")
+        self.context = context
+    }
+
+    public func requirement(for stream: StreamKind) -> FormRequirement? {
+        stream == .video ? .encoded([.h264]) : .encoded([.aac])
+    }
+
+    /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
+    public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
+        let bin = Bin(name: name)
+        var sinks: [StreamKind: AppSink] = [:]
+        for stream in inputs.keys.sorted() {
+            let sink = try AppSink.make(name: "\(name)-\(stream)")
+            sink.caps = try Caps(stream == .video
+                ? "video/x-h264,stream-format=byte-stream,alignment=au"
+                : "audio/mpeg,mpegversion=4,stream-format=raw")
+            // Paced by the clock, as for rtmp: a file goes out in real time.
+            try sink.element.set("sync", true)
+            try bin.add(sink.element)
+            try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
+            sinks[stream] = sink
+        }
+        let videoPad = sinks[.video]?.element.staticPad("sink")
+        let publisher = StreamPublisher(
+            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
+            context: context,
+            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
+        for (stream, sink) in sinks {
+            sink.onSample { [weak publisher] sample in
+                publisher?.accept(sample, on: stream)
+                return .ok
+            }
+        }
+        self.publisher.withLock { $0 = publisher }
+        return bin
+    }
+
+    public var ownPipelines: [Pipeline] { publisher.withLock { $0 }?.unstartedPipeline().map { [$0] } ?? [] }
+
+    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
+        await publisher.withLock { $0 }?.finish(drain: .seconds(5))
+    }
+}
+
+/// SRT's end of a publishing pipeline: mpegtsmux into srtsink.
+struct SRTOutput: PublishOutput {
+    /// `srt://host:port` with the mode, no passphrase in it.
+    let uri: String
+    let passphrase: Secret?
+    let latencyMilliseconds: Int
+    let isListener: Bool
+
+    init(url text: String, passphrase: Secret?, latencyMilliseconds: Int, at keyPath: String) throws {
+        guard let url = URLComponents(string: text), url.scheme?.lowercased() == "srt" else {
+            throw BuildError("\"\(text)\" is not an srt:// URL (try srt://ingest.example:9000)", at: keyPath)
+        }
+        guard let port = url.port, (1...65_535).contains(port) else {
+            throw BuildError("\"\(text)\" has no port (try srt://\(url.host ?? "HOST"):9000)", at: keyPath)
+        }
+        var mode = "caller"
+        for item in url.queryItems ?? [] {
+            switch item.name {
+            case "mode" where ["caller", "listener"].contains(item.value ?? ""):
+                mode = item.value ?? mode
+            case "passphrase":
+                throw BuildError("the passphrase does not go in the URL, where it would show (use passphrase: ${VAR})", at: keyPath)
+            default:
+                throw BuildError("\"\(item.name)=\(item.value ?? "")\" is not a query castline takes (mode=caller or mode=listener)", at: keyPath)
+            }
+        }
+        let host = url.host ?? ""
+        guard mode == "listener" || !host.isEmpty else {
+            throw BuildError("a caller needs the host to call (srt://HOST:\(port)), or add ?mode=listener", at: keyPath)
+        }
+        isListener = mode == "listener"
+        uri = "srt://\(host):\(port)" + (isListener ? "?mode=listener" : "")
+        self.passphrase = passphrase
+        self.latencyMilliseconds = latencyMilliseconds
+    }
+
+    var scheme: String { "srt" }
+    /// srtsink waits on a refused caller's connection without an error; a listener waits for callers.
+    var confirmsBySending: Bool { !isListener }
+    var displayURL: String { uri }
+
+    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
+        let muxer = try ElementCatalog.make("mpegtsmux")
+        // Seven TS packets per buffer: one SRT payload of 1316 bytes.
+        try muxer.set("alignment", Int32(7))
+        let output = try ElementCatalog.make("srtsink")
+        try output.set("uri", text: uri)
+        try output.set("latency", Int32(clamping: latencyMilliseconds))
+        if let passphrase, !picture { try output.set("passphrase", text: passphrase.reveal()) }
+        // Pacing happened in the main pipeline. A listener with no caller yet drops what comes; a
+        // caller waits for its connection, so a refused one is an error, not media dropped unseen.
+        try output.set("sync", false)
+        try output.set("wait-for-connection", !isListener)
+        // The publisher reconnects, with backoff, and counts it: srtsink's own reconnect is silent.
+        try output.set("auto-reconnect", false)
+        return (muxer, output)
+    }
+
+    func muxerPad(for stream: StreamKind) -> String { "sink_%d" }
+
+    /// srtsink's bytes sent; SRT acknowledges packets, not bytes.
+    func counters(_ output: Element?) -> (sent: UInt64, acked: UInt64?) {
+        (output?.structure("stats")?.uint64("bytes-sent-total") ?? 0, nil)
+    }
+
+    /// srtsink says the same for a refused passphrase and for nobody listening.
+    func refusal(in reason: String) -> String? { nil }
+
+    func neverConnected(reason: String) -> String {
+        isListener
+            ? "cannot listen for SRT callers at \(uri): \(reason) (is the port free?)"
+            : "the SRT peer at \(uri) did not take the connection: \(reason) (is it listening, with the same passphrase?)"
+    }
+}

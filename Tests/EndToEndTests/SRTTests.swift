@@ -1,0 +1,88 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// The `srt` sink against ffmpeg's SRT listener, the usual peer of a caller.
+@Suite("the srt sink, end to end", .serialized, .timeLimit(.minutes(2)))
+struct SRTTests {
+    static let passphrase = "srt-test-passphrase-\(UInt16.random(in: 1000...9999))"
+
+    /// ffmpeg listening on `port` with `passphrase`, writing what it takes to `file`.
+    static func listener(port: Int, passphrase: String, into file: String) throws -> ChildProcess {
+        let listener = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)?mode=listener&passphrase=\(passphrase)",
+            "-c", "copy", "-flush_packets", "1", "-f", "mpegts", file,
+        ])
+        try listener.start()
+        return listener
+    }
+
+    @Test("H.264 and AAC in MPEG-TS to a listener with the passphrase, for the length asked; a listener with another passphrase is one clear line and exit 1; the passphrase never shows")
+    func publishesToAListener() async throws {
+        let scratch = try Scratch()
+        let port = try FreePort.find(datagram: true)
+        let file = scratch.file("srt.yaml")
+        try """
+            version: 1
+            name: srt
+            source: { test: { video: { width: 320, height: 240 }, audio: {} } }
+            stages: [ { encode: {} } ]
+            sinks: [ { srt: { url: "srt://127.0.0.1:\(port)", passphrase: "${SRT_PASSPHRASE}" } } ]
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let received = scratch.file("received.ts")
+        let listener = try Self.listener(port: port, passphrase: Self.passphrase, into: received)
+        // ffmpeg binds at once: a caller coming before it would be told nothing could be sent.
+        try await Task.sleep(for: .milliseconds(500))
+        let run = try await Castline.run(["run", file, "--duration", "4s"], environment: ["SRT_PASSPHRASE": Self.passphrase],
+                                         timeout: .seconds(20))
+        _ = await listener.waitForExit(timeout: .seconds(5))
+        _ = await listener.terminate()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("srt: published 4.0 s to srt://127.0.0.1:\(port)"), "\(run.stderr)")
+        #expect(!run.stderr.contains(Self.passphrase))
+        let media = try await ProbedMedia.probe(received)
+        #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")
+        #expect(abs(media.duration - 4) <= 0.5, "received \(media.duration) s")
+
+        let other = try Self.listener(port: port, passphrase: "another-passphrase", into: scratch.file("other.ts"))
+        defer { Task { _ = await other.terminate() } }
+        try await Task.sleep(for: .milliseconds(500))
+        let refused = try await Castline.run(["run", file, "--duration", "4s"], environment: ["SRT_PASSPHRASE": Self.passphrase],
+                                             timeout: .seconds(20))
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("error: the SRT peer at srt://127.0.0.1:\(port) did not take the connection"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("with the same passphrase?"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains(Self.passphrase))
+    }
+
+    @Test("the listener goes away and another takes its port: the publish says so, reconnects to it (counted), and ends cleanly")
+    func reconnectsToANewListener() async throws {
+        let scratch = try Scratch()
+        let port = try FreePort.find(datagram: true)
+        let file = scratch.file("srt.yaml")
+        try """
+            version: 1
+            name: srt
+            source: { test: { video: { width: 320, height: 240 }, audio: {} } }
+            stages: [ { encode: {} } ]
+            sinks: [ { srt: { url: "srt://127.0.0.1:\(port)", passphrase: "${SRT_PASSPHRASE}" } } ]
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let first = try Self.listener(port: port, passphrase: Self.passphrase, into: scratch.file("first.ts"))
+        try await Task.sleep(for: .milliseconds(500))
+        let run = try Castline.start(["run", file, "--duration", "10s"], environment: ["SRT_PASSPHRASE": Self.passphrase])
+        try await Task.sleep(for: .seconds(3))
+        _ = await first.terminate()
+        try await Task.sleep(for: .seconds(1))
+        let received = scratch.file("second.ts")
+        let second = try Self.listener(port: port, passphrase: Self.passphrase, into: received)
+        let status = await run.waitForExit(timeout: .seconds(25))
+        _ = await second.waitForExit(timeout: .seconds(5))
+        _ = await second.terminate()
+        #expect(status == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("connection lost"), "\(run.standardError)")
+        #expect(run.standardError.contains("reconnects: 1"), "\(run.standardError)")
+        let media = try await ProbedMedia.probe(received)
+        #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")
+        #expect(media.duration >= 3, "the second listener took \(media.duration) s")
+    }
+}
