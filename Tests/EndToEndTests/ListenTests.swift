@@ -5,7 +5,7 @@ import Testing
 /// Listening to HLS from a real nginx-rtmp ingest and from a plain HTTP server on loopback.
 @Suite("castline listen, end to end", .serialized, .timeLimit(.minutes(3)))
 struct ListenTests {
-    @Test("a live 1 kHz stream from the ingest, audio only, recorded for 6 s: 1 kHz, 6 s ± 0.5 s")
+    @Test("a live 1 kHz stream from the ingest, audio only, recorded for 4 s: 1 kHz, 4 s ± 0.5 s")
     func recordsLiveTone() async throws {
         try await withIngest { _, endpoints in
             let key = "tone\(UInt16.random(in: 1000...9999))"
@@ -18,16 +18,16 @@ struct ListenTests {
             try publisher.start()
             defer { publisher.signal(SIGKILL) }
             // A few segments of history, as a stream that has been live a while has.
-            #expect(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(30)))
+            #expect(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(30)))
             let scratch = try Scratch()
             let wav = scratch.file("tone.wav")
             let result = try await Castline.run([
                 "listen", endpoints.hlsPlaylistURL(key: key), "--audio-only", "--output", "null",
-                "--record", wav, "--duration", "6s",
+                "--record", wav, "--duration", "4s",
             ], timeout: .seconds(40))
             #expect(result.status == 0, "\(result.stderr)")
             let media = try await ProbedMedia.probe(wav)
-            #expect(abs(media.duration - 6) <= 0.5, "recorded \(media.duration) s")
+            #expect(abs(media.duration - 4) <= 0.5, "recorded \(media.duration) s")
             let frequency = try await dominantFrequency(ofWAV: wav, scratch: scratch)
             #expect(abs(frequency - 1000) < 20, "dominant frequency \(frequency) Hz")
         }
@@ -43,7 +43,7 @@ struct ListenTests {
             ])
             try publisher.start()
             defer { publisher.signal(SIGKILL) }
-            #expect(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(30)))
+            #expect(await endpoints.published(key: key).waitForSegments(3, timeout: .seconds(30)))
             // Five keep `make test` short; bench/hls-outage-cycles.sh runs fifty. nginx writes the stream;
             // this server, which the test stops and starts, is what castline reads.
             var server = try await HTTPFolder(endpoints.hlsDirectory)

@@ -134,21 +134,7 @@ public final class RTMPSink: SinkComponent {
 
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
-        let bin = Bin(name: name)
-        var sinks: [StreamKind: AppSink] = [:]
-        for stream in inputs.keys.sorted() {
-            let sink = try AppSink.make(name: "\(name)-\(stream)")
-            sink.caps = try Caps(stream == .video
-                ? "video/x-h264,stream-format=avc,alignment=au"
-                : "audio/mpeg,mpegversion=4,stream-format=raw")
-            // Paced by the clock: a file is published in real time, as a live source would be.
-            try sink.element.set("sync", true)
-            try bin.add(sink.element)
-            try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
-            sinks[stream] = sink
-        }
         let endpoint = endpoint, key = key, connector = connector
-        let videoPad = sinks[.video]?.element.staticPad("sink")
         let output = RTMPOutput(
             location: { [events = context.events] in
                 let location = try connector.location(endpoint: endpoint, key: key)
@@ -157,16 +143,10 @@ public final class RTMPSink: SinkComponent {
                 return location
             },
             insecureTLS: trust == .insecure, endpoint: endpoint)
-        let publisher = StreamPublisher(
-            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
-            context: context,
-            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
-        for (stream, sink) in sinks {
-            sink.onSample { [weak publisher] sample in
-                publisher?.accept(sample, on: stream)
-                return .ok
-            }
-        }
+        let (bin, publisher) = try StreamPublisher.entry(
+            inputs: inputs, name: name,
+            caps: { $0 == .video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw" },
+            output: output, maxReconnects: maxReconnects, context: context)
         connector.publisher = publisher
         return bin
     }

@@ -1,6 +1,5 @@
 import Foundation
 import GstKit
-import HLS
 import PipelineConfig
 import Synchronization
 
@@ -47,30 +46,10 @@ public final class SRTSink: SinkComponent {
 
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
-        let bin = Bin(name: name)
-        var sinks: [StreamKind: AppSink] = [:]
-        for stream in inputs.keys.sorted() {
-            let sink = try AppSink.make(name: "\(name)-\(stream)")
-            sink.caps = try Caps(stream == .video
-                ? "video/x-h264,stream-format=byte-stream,alignment=au"
-                : "audio/mpeg,mpegversion=4,stream-format=raw")
-            // Paced by the clock, as for rtmp: a file goes out in real time.
-            try sink.element.set("sync", true)
-            try bin.add(sink.element)
-            try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
-            sinks[stream] = sink
-        }
-        let videoPad = sinks[.video]?.element.staticPad("sink")
-        let publisher = StreamPublisher(
-            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
-            context: context,
-            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
-        for (stream, sink) in sinks {
-            sink.onSample { [weak publisher] sample in
-                publisher?.accept(sample, on: stream)
-                return .ok
-            }
-        }
+        let (bin, publisher) = try StreamPublisher.entry(
+            inputs: inputs, name: name,
+            caps: { $0 == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw" },
+            output: output, maxReconnects: maxReconnects, context: context)
         self.publisher.withLock { $0 = publisher }
         return bin
     }

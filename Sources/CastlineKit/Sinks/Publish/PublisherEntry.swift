@@ -1,0 +1,33 @@
+import GstKit
+import HLS
+
+extension StreamPublisher {
+    /// A publishing sink's bin in the main pipeline: an appsink per stream, in the framing
+    /// `caps` gives (the muxer's), paced by the clock (a file goes out in real time, as a live
+    /// source would), each handing its samples to a new publisher to `output`.
+    static func entry(inputs: [StreamKind: StreamForm], name: String, caps: (StreamKind) -> String,
+                      output: any PublishOutput, maxReconnects: Int?, context: ComponentContext) throws -> (Bin, StreamPublisher) {
+        let bin = Bin(name: name)
+        var sinks: [StreamKind: AppSink] = [:]
+        for stream in inputs.keys.sorted() {
+            let sink = try AppSink.make(name: "\(name)-\(stream)")
+            sink.caps = try Caps(caps(stream))
+            try sink.element.set("sync", true)
+            try bin.add(sink.element)
+            try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
+            sinks[stream] = sink
+        }
+        let videoPad = sinks[.video]?.element.staticPad("sink")
+        let publisher = StreamPublisher(
+            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
+            context: context,
+            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
+        for (stream, sink) in sinks {
+            sink.onSample { [weak publisher] sample in
+                publisher?.accept(sample, on: stream)
+                return .ok
+            }
+        }
+        return (bin, publisher)
+    }
+}
