@@ -9,7 +9,7 @@ import Foundation
 /// then): segment N appeared after the previous poll and by the one that
 /// listed it. Each appearance bounds one instant, the moment the stream was at
 /// the start of a reference segment; the bounds of several appearances are
-/// intersected, so three appearances polled every 50 ms pin it to a few ms.
+/// intersected; polled finely around each appearance (`timingPollInterval`), each span is a few ms.
 ///
 /// Pure value type, clock-free: instants are monotonic nanoseconds from the caller.
 public struct LiveEdgeEstimator: Sendable, Equatable {

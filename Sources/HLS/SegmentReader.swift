@@ -58,7 +58,8 @@ public final class SegmentReader: Sendable {
     public struct Options: Sendable {
         /// A live playlist with no new segment for this long has ended.
         public var endAfter: Duration = .seconds(30)
-        /// Poll every 50 ms until three new segments have been timed (for a live-edge estimate).
+        /// Poll finely until three new segments have been timed (for a live-edge estimate; see
+        /// `LiveEdgeEstimator.timingPollInterval`).
         public var timeLiveEdge = false
         public var backoff = Backoff()
         public init() {}
