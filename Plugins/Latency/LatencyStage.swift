@@ -88,9 +88,7 @@ public final class LatencyStage: Stage {
         // at start, before the pipeline is live, said 0 in some runs and 20 ms in others).
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream, .eventUpstream]) { [weak self] info in
             guard let self else { return .ok }
-            if let event = info.event, let latency = event.latency {
-                self.pipelineLatency.store(latency.nanoseconds, ordering: .relaxed)
-            } else if let event = info.event {
+            if let event = info.event {
                 self.handle(event, stream: stream)
             } else if let buffer = info.buffer, let element = info.pad?.parentElement {
                 self.startTimer()
@@ -115,6 +113,8 @@ public final class LatencyStage: Stage {
             }
         case .segment:
             if let segment = event.segment { readings.withLock { $0.segments[stream] = segment } }
+        case .latency:
+            if let latency = event.latency { pipelineLatency.store(latency.nanoseconds, ordering: .relaxed) }
         case .eos:
             // What was read since the last report, once every stream has ended (not before: the
             // other stream's last readings would be lost).

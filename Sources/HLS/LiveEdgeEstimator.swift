@@ -101,8 +101,10 @@ public struct LiveEdgeEstimator: Sendable, Equatable {
     /// less the span it was timed to), then every few ms until it does.
     public func timingPollInterval(now: Int64) -> Int64 {
         guard let last = appearances.last, let duration = durations[last.sequence] else {
-            let firstWindow = Int64(clamping: newestListed.flatMap { durations[$0] } ?? 0) * 3 / 2
-            return firstPolled.map { now - $0 < firstWindow } ?? false ? Self.firstPoll : Self.coarsePoll
+            // The first appearance comes within one segment of the first poll.
+            let segment = Int64(clamping: newestListed.flatMap { durations[$0] } ?? 0)
+            guard let firstPolled, now - firstPolled < segment * 3 / 2 else { return Self.coarsePoll }
+            return Self.firstPoll
         }
         let expected = last.after + (last.by - last.after) / 2 + Int64(clamping: duration)
         let windowStart = expected - (last.by - last.after) - Self.fineLead

@@ -17,13 +17,8 @@ struct BroadcastCommand: AsyncParsableCommand {
 
     @Argument(help: "Ingest URL(s) without the key, e.g. rtmps://global-live.mux.com:443/app.")
     var urls: [String] = []
-    @Option(help: ArgumentHelp("Read the stream key from this environment variable (once, or once per URL).", valueName: "VAR"))
-    var keyEnv: [String] = []
-    @Option(help: ArgumentHelp("Read the stream key from this file (once, or once per URL).", valueName: "path"))
-    var keyFile: [String] = []
-
-    @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file (e.g. the one `castline ingest` prints).", valueName: "path"))
-    var caFile: String?
+    @OptionGroup
+    var keys: IngestKeyOptions
     @Option(help: ArgumentHelp("rtmps: accept only the server certificate with this SHA-256 fingerprint.", valueName: "sha256"))
     var fingerprint: String?
     @Flag(help: "rtmps: do not validate the server certificate (said on every start).")
@@ -68,7 +63,8 @@ struct BroadcastCommand: AsyncParsableCommand {
 
     var shortcut: BroadcastShortcut {
         var made = BroadcastShortcut(urls: urls)
-        (made.keyEnvs, made.keyFiles, made.caFile, made.fingerprint, made.insecure) = (keyEnv, keyFile, caFile, fingerprint, insecure)
+        keys.apply(to: &made)
+        (made.fingerprint, made.insecure) = (fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
         (made.preset, made.rateControl, made.tone, made.record) = (preset, rateControl, tone, record)

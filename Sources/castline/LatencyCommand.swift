@@ -15,12 +15,8 @@ struct LatencyCommand: AsyncParsableCommand {
 
     @Argument(help: "The ingest URL without the key (with --play); omit with --local.")
     var url: String?
-    @Option(help: ArgumentHelp("Read the stream key from this environment variable.", valueName: "VAR"))
-    var keyEnv: String?
-    @Option(help: ArgumentHelp("Read the stream key from this file.", valueName: "path"))
-    var keyFile: String?
-    @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file.", valueName: "path"))
-    var caFile: String?
+    @OptionGroup
+    var keys: IngestKeyOptions
     @Option(help: ArgumentHelp("The service's HLS playback URL for this stream.", valueName: "url"))
     var play: String?
     @Flag(help: "Start a local ingest (nginx-rtmp) and measure through it; no other argument.")
@@ -33,7 +29,8 @@ struct LatencyCommand: AsyncParsableCommand {
     var broadcast: BroadcastShortcut? {
         guard let url else { return nil }
         var made = BroadcastShortcut(url: url)
-        (made.keyEnv, made.keyFile, made.caFile, made.size) = (keyEnv, keyFile, caFile, size)
+        keys.apply(to: &made)
+        made.size = size
         return made
     }
 
@@ -42,7 +39,7 @@ struct LatencyCommand: AsyncParsableCommand {
             throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
         }
         if local {
-            guard url == nil, play == nil, keyEnv == nil, keyFile == nil else {
+            guard url == nil, play == nil, keys.isEmpty else {
                 throw ValidationError("--local starts its own ingest: give no URL, --play or key with it")
             }
             return

@@ -104,6 +104,10 @@ struct BroadcastTests {
             let refusal = "sinks[1].rtmp: the server at \(endpoints.rtmpURL) refused to publish with this stream key (check the key); the other 2 sinks go on"
             #expect(three.stderr.components(separatedBy: refusal).count == 2, "\(three.stderr)")
             #expect(!three.stderr.contains(Self.key))
+            // The summary counts each destination that published on its own line (the refused one never did).
+            let summary = three.stderr.split(separator: "\n").filter { $0.hasPrefix("  rtmp") }.sorted()
+            #expect(summary.map { $0.prefix(8) } == ["  rtmp0:", "  rtmp2:"] && !summary.contains { $0.contains(" 0.00 MB sent") },
+                    "\(summary)")
             for key in ["the-right-key", "another-right-key"] {
                 try #require(await endpoints.published(key: key).waitForSegments(2, timeout: .seconds(10)))
                 let stored = try await storedBitrate(in: endpoints.hlsDirectory, key: key)

@@ -66,6 +66,9 @@ struct SRTTests {
         #expect(status == 0, "\(run.standardError)")
         #expect(run.standardError.contains("connection lost"), "\(run.standardError)")
         #expect(run.standardError.contains("reconnects: 1"), "\(run.standardError)")
+        // SRT acknowledges packets, not bytes: the summary says what was sent, and nothing acknowledged.
+        let summary = run.standardError.split(separator: "\n").first { $0.hasPrefix("  srt0: ") }
+        #expect(summary.map { $0.hasSuffix(" MB sent") && !$0.hasPrefix("  srt0: 0.00") } == true, "\(run.standardError)")
         #expect(!run.standardError.contains(Self.passphrase))
         let media = try await ProbedMedia.probe(received)
         #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")

@@ -31,7 +31,7 @@ final class EventRenderer {
             if inPlace {
                 drawStatus()
             } else if publishers[index].count % 10 == 1 {
-                Terminal.status("\(prefix)\(([publisherPart(index)] + (statsStatus.target.map { [$0] } ?? [])).joined(separator: "  "))")
+                Terminal.status("\(prefix)\(withTarget([publisherPart(index)]).joined(separator: "  "))")
             }
             return
         }
@@ -89,6 +89,11 @@ final class EventRenderer {
         publishers.count > 1 ? "\(publishers[index].source): \(publishers[index].line)" : publishers[index].line
     }
 
+    /// Publishers' parts with the encoders' target beside them.
+    private func withTarget(_ parts: [String]) -> [String] {
+        parts + (statsStatus.target.map { [$0] } ?? [])
+    }
+
     /// Leaves the in-place line so what follows starts on a clean line.
     func endStatus() {
         if statusShown { Terminal.write("\n") }
@@ -102,8 +107,7 @@ final class EventRenderer {
         // Each publisher's own line (state, rate, bytes acknowledged) ranks after the state and
         // position, the encoders' target beside them.
         if !publishers.isEmpty {
-            parts.insert(contentsOf: publishers.indices.map(publisherPart) + (statsStatus.target.map { [$0] } ?? []),
-                         at: min(2, parts.count))
+            parts.insert(contentsOf: withTarget(publishers.indices.map(publisherPart)), at: min(2, parts.count))
         }
         let width = (Terminal.columns ?? 80) - prefix.count - 1
         Terminal.write("\r\u{1B}[K\(prefix)\(StatsStatusLine.fit(parts, width: width))")

@@ -36,17 +36,6 @@ public struct BroadcastShortcut: Sendable {
         self.init(urls: [url])
     }
 
-    /// The one key variable (for a single destination).
-    public var keyEnv: String? {
-        get { keyEnvs.first }
-        set { keyEnvs = newValue.map { [$0] } ?? [] }
-    }
-
-    public var keyFile: String? {
-        get { keyFiles.first }
-        set { keyFiles = newValue.map { [$0] } ?? [] }
-    }
-
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
         if keyEnvs.isEmpty, keyFiles.isEmpty {

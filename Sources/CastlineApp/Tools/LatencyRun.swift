@@ -20,7 +20,7 @@ public enum LatencyRun {
                 let key = "latency-\(UInt32.random(in: 100_000...999_999))"
                 setenv(localKeyVariable, key, 1)
                 var made = BroadcastShortcut(url: endpoints.rtmpURL)
-                made.keyEnv = localKeyVariable
+                made.keyEnvs = [localKeyVariable]
                 made.size = "640x360"
                 publish = made
                 playback = endpoints.hlsPlaylistURL(key: key)

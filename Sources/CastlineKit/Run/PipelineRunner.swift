@@ -339,9 +339,9 @@ public actor PipelineRunner {
     private var lostSinksText: String { lostSinks.map { "\($0.keyPath): \($0.reason)" }.joined(separator: "; ") }
 
     private func sinkFailed(_ keyPath: String, reason: String) {
-        let sinks = built?.plan.sinks.map(\.spec.keyPath) ?? []
         guard !lostSinks.contains(where: { $0.keyPath == keyPath }) else { return }
         lostSinks.append((keyPath, reason))
+        let sinks = built?.plan.sinks.map(\.spec.keyPath) ?? []
         let left = sinks.filter { sink in !lostSinks.contains { $0.keyPath == sink } }.count
         guard sinks.contains(keyPath), left > 0 else { return finish(.failed(lostSinks.count == 1 ? reason : lostSinksText)) }
         emitter.emit(.warning("\(keyPath): \(reason); the other \(left == 1 ? "sink goes" : "\(left) sinks go") on"))
