@@ -5,9 +5,10 @@ import CastlineKit
 struct BroadcastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broadcast",
-        abstract: "Publish a test signal to an RTMP or RTMPS ingest (a shortcut for a pipeline file).",
+        abstract: "Publish a test signal to RTMP, RTMPS or SRT destinations (a shortcut for a pipeline file).",
         discussion: """
-            The stream key comes from --key-env or --key-file, never from an argument.
+            An RTMP stream key comes from --key-env or --key-file, an SRT passphrase from
+            --passphrase-env, never from an argument.
             Several URLs publish one encode to each: a key source for all, or one per URL in order;
             a destination that fails or goes away never stops the others (the run then exits 1).
             The test signal: a moving pattern with the wall-clock time and frame count burnt in,
@@ -15,10 +16,12 @@ struct BroadcastCommand: AsyncParsableCommand {
             --print-pipeline prints the pipeline file these flags make.
             """)
 
-    @Argument(help: "Ingest URL(s) without the key, e.g. rtmps://global-live.mux.com:443/app.")
+    @Argument(help: "Ingest URL(s) without the key: rtmps://global-live.mux.com:443/app, srt://HOST:PORT, or srt://:PORT?mode=listener for players to call.")
     var urls: [String] = []
     @OptionGroup
     var keys: IngestKeyOptions
+    @Option(help: ArgumentHelp("srt: encrypt with the passphrase in this environment variable (10 to 79 characters).", valueName: "VAR"))
+    var passphraseEnv: String?
     @Option(help: ArgumentHelp("rtmps: accept only the server certificate with this SHA-256 fingerprint.", valueName: "sha256"))
     var fingerprint: String?
     @Flag(help: "rtmps: do not validate the server certificate (said on every start).")
@@ -64,6 +67,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     var shortcut: BroadcastShortcut {
         var made = BroadcastShortcut(urls: urls)
         keys.apply(to: &made)
+        made.passphraseEnv = passphraseEnv
         (made.fingerprint, made.insecure) = (fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)

@@ -5,13 +5,13 @@ import CastlineKit
 struct ListenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "listen",
-        abstract: "Play a live or VOD HLS stream from the live edge, to the speakers, a file, or nowhere (a shortcut for a pipeline file).",
+        abstract: "Play a live HLS, RTMP or SRT stream (or VOD HLS) from the live edge, to the speakers, a window, a file, or nowhere (a shortcut for a pipeline file).",
         discussion: """
             Keys, when stdin is a terminal: \(PipelineFiles.keyHelp).
             --print-pipeline prints the pipeline file these flags make.
             """)
 
-    @Argument(help: "The HLS playlist URL, e.g. https://stream.mux.com/ID.m3u8.")
+    @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), or an RTMP or SRT stream: rtmp://HOST/app/KEY, srt://HOST:PORT.")
     var url: String
     @Flag(help: "Audio only: video is not decoded, nor downloaded when the playlist has an audio-only rendition.")
     var audioOnly = false

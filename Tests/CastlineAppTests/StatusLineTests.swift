@@ -90,6 +90,15 @@ struct RunSummaryTests {
         #expect(lines.contains("  rtmp: 7.00 MB sent, 5.50 MB acknowledged"), "\(lines)")
     }
 
+    @Test("a stream that ended before the others: its bitrate is what it carried, not the empty seconds after its end")
+    func endedStreamBitrate() {
+        var summary = RunSummary()
+        for (bytes, kbps) in [(8_000.0, 64.0), (24_000, 128), (40_000, 128), (40_000, 0), (40_000, 0)] {
+            summary.add(StatusLineTests.stats("stats0", .audio, ["bytes": bytes, StatsFigure.bitrate: kbps]))
+        }
+        #expect(summary.lines().contains("  stats0 audio: 0.04 MB, bitrate min/avg/max 128/128/128 kbit/s"), "\(summary.lines())")
+    }
+
     @Test("castline latency's line: the time, then each latency read and the A/V offset; nothing for other samples")
     func latencyLine() throws {
         let time = try #require(ISO8601DateFormatter().date(from: "2026-11-26T10:33:22Z"))

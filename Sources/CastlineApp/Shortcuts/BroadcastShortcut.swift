@@ -2,11 +2,14 @@ import CastlineKit
 
 /// `castline broadcast`'s flags as the pipeline file they stand for.
 public struct BroadcastShortcut: Sendable {
-    /// Where to publish: one rtmp sink each, all from one encode.
+    /// Where to publish, all from one encode: an rtmp sink for each rtmp(s):// URL, an srt sink
+    /// for each srt:// URL.
     public var urls: [String]
-    /// Where the stream keys come from: one for every URL, or one per URL in order.
+    /// Where the RTMP stream keys come from: one for every rtmp(s) URL, or one per such URL in order.
     public var keyEnvs: [String] = []
     public var keyFiles: [String] = []
+    /// The environment variable holding the SRT destinations' passphrase, if they have one.
+    public var passphraseEnv: String?
     public var caFile: String?
     public var fingerprint: String?
     public var insecure = false
@@ -38,13 +41,20 @@ public struct BroadcastShortcut: Sendable {
 
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
-        if keyEnvs.isEmpty, keyFiles.isEmpty {
+        if let url = urls.first(where: { Self.protocolOf($0) == nil }) {
+            throw SettingsError("\"\(url)\" is not an rtmp://, rtmps:// or srt:// URL (try rtmp://HOST/app or srt://HOST:9000)")
+        }
+        let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
+        let keys = max(keyEnvs.count, keyFiles.count)
+        if rtmpCount > 0, keys == 0 {
             throw SettingsError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
         }
         if !keyEnvs.isEmpty, !keyFiles.isEmpty { throw SettingsError("give --key-env or --key-file, not both") }
-        let keys = max(keyEnvs.count, keyFiles.count)
-        guard keys == 1 || keys == urls.count else {
-            throw SettingsError("\(keys) keys for \(urls.count) URLs: give one --key-env (or --key-file) for all, or one per URL in order")
+        guard keys == 0 || keys == 1 || keys == rtmpCount else {
+            throw SettingsError("\(keys) keys for \(rtmpCount) RTMP URLs: give one --key-env (or --key-file) for all, or one per RTMP URL in order")
+        }
+        if passphraseEnv != nil, !urls.contains(where: { Self.protocolOf($0) == "srt" }) {
+            throw SettingsError("--passphrase-env is for srt:// URLs; an RTMP ingest takes its key with --key-env")
         }
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
         if let maxReconnects, maxReconnects < 0 { throw SettingsError("--max-reconnects must be 0 or more") }
@@ -53,6 +63,15 @@ public struct BroadcastShortcut: Sendable {
             throw SettingsError("--rate-control: use \(RateControl.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(rateControl)\"")
         }
         guard (20...10_000).contains(tone) else { throw SettingsError("--tone: \(tone) Hz is out of 20 to 10000") }
+    }
+
+    /// The sink a URL publishes with: "rtmp" (rtmp://, rtmps://), "srt", or nil.
+    static func protocolOf(_ url: String) -> String? {
+        switch url.prefix(while: { $0 != ":" }).lowercased() {
+        case "rtmp", "rtmps": "rtmp"
+        case "srt": "srt"
+        default: nil
+        }
     }
 
     private var parsedSize: (Int, Int)? {
@@ -73,10 +92,18 @@ public struct BroadcastShortcut: Sendable {
             test["video"] = ["width": width, "height": height, "fps": fps]
             encode["video"] = video
         }
-        let destinations = urls.indices.map { index -> [String: Any] in
-            var rtmp: [String: Any] = ["url": urls[index]]
-            if !keyEnvs.isEmpty { rtmp["key"] = "${\(keyEnvs[keyEnvs.count == 1 ? 0 : index])}" }
-            if !keyFiles.isEmpty { rtmp["key-file"] = keyFiles[keyFiles.count == 1 ? 0 : index] }
+        var rtmpIndex = 0
+        let destinations = urls.map { url -> [String: Any] in
+            guard Self.protocolOf(url) == "rtmp" else {
+                var srt: [String: Any] = ["url": url]
+                if let passphraseEnv { srt["passphrase"] = "${\(passphraseEnv)}" }
+                if let maxReconnects { srt["max-reconnects"] = maxReconnects }
+                return ["srt": srt]
+            }
+            defer { rtmpIndex += 1 }
+            var rtmp: [String: Any] = ["url": url]
+            if !keyEnvs.isEmpty { rtmp["key"] = "${\(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex])}" }
+            if !keyFiles.isEmpty { rtmp["key-file"] = keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex] }
             if let caFile { rtmp["ca-file"] = caFile }
             if let fingerprint { rtmp["fingerprint"] = fingerprint }
             if insecure { rtmp["insecure"] = true }

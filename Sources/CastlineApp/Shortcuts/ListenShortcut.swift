@@ -23,7 +23,16 @@ public struct ListenShortcut: Sendable {
         self.url = url
     }
 
+    /// An RTMP or SRT stream (the ingest's own input, before its HLS packager) rather than HLS.
+    var isIngestInput: Bool {
+        ["rtmp", "rtmps", "srt"].contains(url.prefix(while: { $0 != ":" }).lowercased())
+    }
+
     public func validate() throws(SettingsError) {
+        if isIngestInput {
+            if rendition != "auto" { throw SettingsError("--rendition is for HLS; an RTMP or SRT stream has one rendition") }
+            if waitForLive { throw SettingsError("--wait-for-live is for HLS; an RTMP or SRT stream is waited for as it connects") }
+        }
         guard ["audio", "null"].contains(output) else { throw SettingsError("--output: use audio or null, not \"\(output)\"") }
         if Duration(configText: endAfter) == nil {
             throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
@@ -42,7 +51,8 @@ public struct ListenShortcut: Sendable {
         if let record { sinks.append(["file": ["path": record, "sync": true]]) }
         return [
             "version": 1, "name": name,
-            "source": ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
+            "source": isIngestInput ? ["uri": url]
+                : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
             // The latency stage last: the stats stage before it measures the stream as it came
             // (encoded), and the decoding it needs is then the sink's too.
             "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages

@@ -110,6 +110,10 @@ struct RunSummary {
     private struct Stream {
         var bytes = RunningTotal()
         var bitrates: [Double] = []
+        /// How many of `bitrates` had carried media by the time the stream's bytes last grew: the
+        /// empty intervals after a stream's end (one cut by --duration before the others, or
+        /// gone before the run ends) are not its bitrate.
+        var flowing = 0
     }
 
     /// A counter's total over the run: a stage or sink a swap made anew counts from 0 again
@@ -185,8 +189,12 @@ struct RunSummary {
         guard let stream = sample.stream else { return }
         let key = "\(sample.stage) \(stream)"
         if streams[key] == nil { order.append(key) }
-        if let bytes = sample.figures["bytes"] { streams[key, default: Stream()].bytes.observe(bytes) }
-        if let bitrate = sample.figures[StatsFigure.bitrate] { streams[key, default: Stream()].bitrates.append(bitrate) }
+        var entry = streams[key, default: Stream()]
+        let before = entry.bytes.total
+        if let bytes = sample.figures["bytes"] { entry.bytes.observe(bytes) }
+        if let bitrate = sample.figures[StatsFigure.bitrate] { entry.bitrates.append(bitrate) }
+        if entry.bytes.total > before { entry.flowing = entry.bitrates.count }
+        streams[key] = entry
     }
 
     func lines() -> [String] {
@@ -199,7 +207,8 @@ struct RunSummary {
         for key in order {
             guard let stream = streams[key] else { continue }
             // The first interval of a stream starts mid-way; leave it out of min/avg/max when there are others.
-            let rates = stream.bitrates.count > 1 ? Array(stream.bitrates.dropFirst()) : stream.bitrates
+            let carried = stream.bitrates.prefix(max(stream.flowing, 1))
+            let rates = carried.count > 1 ? Array(carried.dropFirst()) : Array(carried)
             var line = "  \(key): \(Self.megabytes(stream.bytes.total))"
             if let low = rates.min(), let high = rates.max() {
                 let average = rates.reduce(0, +) / Double(rates.count)
