@@ -13,6 +13,12 @@ struct ListenCommand: AsyncParsableCommand {
 
     @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), or an RTMP or SRT stream: rtmp://HOST/app/KEY, srt://HOST:PORT.")
     var url: String
+    @Option(help: ArgumentHelp("rtmp: read the stream key, added to the URL's path, from this environment variable.", valueName: "VAR"))
+    var keyEnv: String?
+    @Option(help: ArgumentHelp("rtmp: read the stream key from this file.", valueName: "path"))
+    var keyFile: String?
+    @Option(help: ArgumentHelp("srt: the passphrase is in this environment variable.", valueName: "VAR"))
+    var passphraseEnv: String?
     @Flag(help: "Audio only: video is not decoded, nor downloaded when the playlist has an audio-only rendition.")
     var audioOnly = false
     @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
@@ -48,7 +54,7 @@ struct ListenCommand: AsyncParsableCommand {
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
         (made.name, made.stats, made.statusLine) = (name, stats.settings, Terminal.stderrIsTerminal)
-        made.measureLatency = measureLatency
+        (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, keyEnv, keyFile, passphraseEnv)
         return made
     }
 

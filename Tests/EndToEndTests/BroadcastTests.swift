@@ -7,16 +7,30 @@ import Testing
 struct BroadcastTests {
     static let key = "k3y-\(UInt32.random(in: 100_000...999_999))-secret"
 
-    @Test("RTMPS through the local ingest (a CA file given relative to the working folder): h264 yuv420p 720p30 with 2 s keyframes, aac 48 kHz stereo, the length sent")
+    @Test("RTMPS through the local ingest (a CA file given relative to the working folder): h264 yuv420p 720p30 with 2 s keyframes, aac 48 kHz stereo, the length sent; listen rtmp:// plays the ingest's input as it comes")
     func publishesOverRTMPS() async throws {
         try await withIngest { _, endpoints in
             // castline runs in the repository's folder: the CA file's path from there.
             let up = String(repeating: "../", count: URL(fileURLWithPath: Castline.repositoryRoot).pathComponents.count - 1)
             let relativeCA = up + endpoints.caFile.drop { $0 == "/" }
-            let result = try await Castline.run([
+            let environment = Castline.strict.merging(["CASTLINE_TEST_KEY": Self.key]) { $1 }
+            async let broadcast = Castline.run([
                 "broadcast", endpoints.rtmpsURL, "--key-env", "CASTLINE_TEST_KEY", "--ca-file", relativeCA,
                 "--duration", "10s",
-            ], environment: Castline.strict.merging(["CASTLINE_TEST_KEY": Self.key]) { $1 })
+            ], environment: environment)
+            // A player of the ingest's own input, before its HLS packager: nginx holds the play
+            // until the publish starts.
+            let scratch = try Scratch()
+            let played = scratch.file("played.mkv")
+            let listen = try await Castline.run([
+                "listen", endpoints.rtmpURL, "--key-env", "CASTLINE_TEST_KEY", "--output", "null", "--record", played, "--duration", "3s",
+            ], environment: environment, timeout: .seconds(30))
+            #expect(listen.status == 0, "\(listen.stderr)")
+            let playedMedia = try await ProbedMedia.probe(played)
+            #expect(playedMedia.stream("video")?.fields["width"] == "1280" && playedMedia.stream("audio")?.codec == "aac")
+            #expect(playedMedia.duration >= 2.5, "played \(playedMedia.duration) s")
+            #expect(!listen.stderr.contains(Self.key) && !listen.stdout.contains(Self.key))
+            let result = try await broadcast
             #expect(result.status == 0, "\(result.stderr)")
             #expect(Castline.glibWarnings(in: result.stderr).isEmpty, "\(result.stderr)")
             let hls = endpoints.published(key: Self.key)

@@ -47,6 +47,31 @@ struct SRTTests {
         #expect(!refused.stderr.contains(Self.passphrase))
     }
 
+    @Test("broadcast srt:// in listener mode, listen srt:// calling it with the passphrase: H.264 and AAC recorded; the passphrase never shows")
+    func listenerModeToListen() async throws {
+        let scratch = try Scratch()
+        let port = try FreePort.find(datagram: true)
+        let environment = ["SRT_PASSPHRASE": Self.passphrase]
+        let broadcast = try Castline.start([
+            "broadcast", "srt://:\(port)?mode=listener", "--passphrase-env", "SRT_PASSPHRASE", "--size", "320x240",
+            "--duration", "30s",
+        ], environment: environment)
+        defer { broadcast.signal(SIGKILL) }
+        let recording = scratch.file("called.mkv")
+        // The listener binds at once; a caller that came first would retry until the discovery timeout.
+        let listen = try await Castline.run([
+            "listen", "srt://127.0.0.1:\(port)", "--passphrase-env", "SRT_PASSPHRASE", "--output", "null",
+            "--record", recording, "--duration", "3s",
+        ], environment: environment, timeout: .seconds(30))
+        #expect(listen.status == 0, "\(listen.stderr)")
+        let media = try await ProbedMedia.probe(recording)
+        #expect(media.stream("video")?.codec == "h264" && media.stream("audio")?.codec == "aac", "\(media)")
+        #expect(media.duration >= 2.5, "recorded \(media.duration) s")
+        let status = await Castline.interrupt(broadcast)
+        #expect(status == 0, "\(broadcast.standardError)")
+        for output in [listen.stderr, listen.stdout, broadcast.standardError] { #expect(!output.contains(Self.passphrase)) }
+    }
+
     @Test("H.264 and AAC in MPEG-TS to a listener with the passphrase; when it goes away and another takes its port, the publish says so, reconnects to it (counted) and ends cleanly; the passphrase never shows")
     func reconnectsToANewListener() async throws {
         let scratch = try Scratch()

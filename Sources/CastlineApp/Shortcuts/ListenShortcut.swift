@@ -3,6 +3,11 @@ import CastlineKit
 /// `castline listen`'s flags as the pipeline file they stand for.
 public struct ListenShortcut: Sendable {
     public var url: String
+    /// rtmp(s): where the stream key comes from (the environment, or a file).
+    public var keyEnv: String?
+    public var keyFile: String?
+    /// srt: the environment variable holding the passphrase.
+    public var passphraseEnv: String?
     public var audioOnly = false
     public var record: String?
     /// `audio` (the default device) or `null` (headless monitoring).
@@ -33,6 +38,12 @@ public struct ListenShortcut: Sendable {
             if rendition != "auto" { throw SettingsError("--rendition is for HLS; an RTMP or SRT stream has one rendition") }
             if waitForLive { throw SettingsError("--wait-for-live is for HLS; an RTMP or SRT stream is waited for as it connects") }
         }
+        let scheme = url.prefix(while: { $0 != ":" }).lowercased()
+        if keyEnv != nil || keyFile != nil, !scheme.hasPrefix("rtmp") {
+            throw SettingsError("--key-env and --key-file are for rtmp:// URLs (an HLS URL carries its own path; SRT takes --passphrase-env)")
+        }
+        if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
+        if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }
         guard ["audio", "null"].contains(output) else { throw SettingsError("--output: use audio or null, not \"\(output)\"") }
         if Duration(configText: endAfter) == nil {
             throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
@@ -51,7 +62,7 @@ public struct ListenShortcut: Sendable {
         if let record { sinks.append(["file": ["path": record, "sync": true]]) }
         return [
             "version": 1, "name": name,
-            "source": isIngestInput ? ["uri": url]
+            "source": isIngestInput ? ["uri": ingestInput]
                 : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
             // The latency stage last: the stats stage before it measures the stream as it came
             // (encoded), and the decoding it needs is then the sink's too.
@@ -59,6 +70,15 @@ public struct ListenShortcut: Sendable {
                 + (measureLatency ? [["latency": [String: Any]()]] : []),
             "sinks": sinks,
         ]
+    }
+
+    /// The uri source of an RTMP or SRT stream, its key or passphrase read where the user said.
+    private var ingestInput: [String: Any] {
+        var options: [String: Any] = ["uri": url]
+        if let keyEnv { options["key"] = "${\(keyEnv)}" }
+        if let keyFile { options["key-file"] = keyFile }
+        if let passphraseEnv { options["passphrase"] = "${\(passphraseEnv)}" }
+        return options
     }
 
     /// The stats stage the stats outputs, or the status line, need.

@@ -9,7 +9,12 @@ public class URISource: SourceComponent {
     public class var kind: String { "uri" }
     public class var summary: String { "any URI GStreamer can open (file://, http(s)://, rtsp://, ...)" }
     public class var schema: OptionSchema {
-        OptionSchema([OptionField("uri", .string, required: true, help: "the URI to play")], shorthand: "uri")
+        OptionSchema([
+            OptionField("uri", .string, required: true, help: "the URI to play"),
+            OptionField("key", .secret, help: "rtmp(s): the stream key, added to the URI's path; write ${VAR}"),
+            OptionField("key-file", .string, help: "rtmp(s): a file holding the stream key (instead of key)"),
+            OptionField("passphrase", .secret, help: "srt: the passphrase the stream is encrypted with; write ${VAR}"),
+        ], shorthand: "uri")
     }
 
     /// What is played; a playlist source settles it in `prepare`.
@@ -31,10 +36,39 @@ public class URISource: SourceComponent {
             throw BuildError("not a URI (try file:///path/to/media.mp4 or https://host/stream.m3u8)",
                              at: "\(spec.keyPath).uri")
         }
-        self.uri = uri
+        self.uri = try Self.withCredentials(uri, spec.options, at: spec.keyPath, events: context.events)
         keyPath = spec.keyPath
         loop = false
         events = context.events
+    }
+
+    /// `uri` with its stream key (rtmp) or passphrase (srt) put where GStreamer reads them; each is
+    /// masked in every event from now on, so the URI that holds it never shows.
+    private static func withCredentials(_ uri: String, _ options: OptionValues, at keyPath: String,
+                                        events: EventEmitter) throws -> String {
+        let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
+        if options.secret("key") != nil || options.string("key-file") != nil {
+            guard scheme == "rtmp" || scheme == "rtmps" else {
+                throw BuildError("a stream key is for rtmp:// and rtmps:// URIs (an srt:// one takes passphrase:)", at: "\(keyPath).key")
+            }
+            let key = try RTMPSink.key(options, at: keyPath)
+            let base = uri.hasSuffix("/") ? uri : uri + "/"
+            // A short key may not be masked by itself; the URI that holds it is.
+            events.protect(key)
+            events.protect(use: base + key.reveal(), masked: base + "****")
+            return base + key.reveal()
+        }
+        if let passphrase = try SRTOutput.passphrase(options, at: keyPath) {
+            guard scheme == "srt" else { throw BuildError("a passphrase is for srt:// URIs", at: "\(keyPath).passphrase") }
+            events.protect(passphrase)
+            guard var url = URLComponents(string: uri) else { throw BuildError("\"\(uri)\" is not a URI", at: "\(keyPath).uri") }
+            url.queryItems = (url.queryItems ?? []) + [URLQueryItem(name: "passphrase", value: passphrase.reveal())]
+            guard let made = url.string else { throw BuildError("\"\(uri)\" is not a URI", at: "\(keyPath).uri") }
+            // Percent-encoded in the URI, the passphrase may not read as itself.
+            events.protect(use: made, masked: uri)
+            return made
+        }
+        return uri
     }
 
     /// `events`: where a loop that cannot go on says so.

@@ -26,13 +26,8 @@ public final class SRTSink: SinkComponent {
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let at = spec.keyPath
-        let passphrase = options.secret("passphrase")
-        if let passphrase {
-            guard (10...79).contains(passphrase.reveal().count) else {
-                throw BuildError("an SRT passphrase has 10 to 79 characters (this one has \(passphrase.reveal().count))", at: "\(at).passphrase")
-            }
-            context.events.protect(passphrase)
-        }
+        let passphrase = try SRTOutput.passphrase(options, at: at)
+        if let passphrase { context.events.protect(passphrase) }
         let latency = options.duration("latency") ?? .milliseconds(125)
         output = try SRTOutput(url: options.string("url") ?? "", passphrase: passphrase,
                                latencyMilliseconds: Int(latency.seconds * 1000), at: "\(at).url")
@@ -63,6 +58,15 @@ public final class SRTSink: SinkComponent {
 
 /// SRT's end of a publishing pipeline: mpegtsmux into srtsink.
 struct SRTOutput: PublishOutput {
+    /// The `passphrase` option, if given, of a length SRT takes.
+    static func passphrase(_ options: OptionValues, at keyPath: String) throws -> Secret? {
+        guard let passphrase = options.secret("passphrase") else { return nil }
+        guard (10...79).contains(passphrase.reveal().count) else {
+            throw BuildError("an SRT passphrase has 10 to 79 characters (this one has \(passphrase.reveal().count))", at: "\(keyPath).passphrase")
+        }
+        return passphrase
+    }
+
     /// `srt://host:port` with the mode, no passphrase in it.
     let uri: String
     let passphrase: Secret?
