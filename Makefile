@@ -4,7 +4,7 @@ SWIFT ?= swift
 BIN := .build/debug/castline
 
 # Debian packages castline needs at run time and to build; `castline doctor` maps elements to these.
-APT_PACKAGES := pkg-config libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev \
+APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev \
 	gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-x gstreamer1.0-tools \
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \

@@ -173,9 +173,11 @@ public final class ChildProcess: Sendable {
     }
 
     /// Runs a one-shot command to completion with captured output. On timeout the process is
-    /// killed and `ChildProcessError.timedOut` is thrown.
-    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = ChildProcess(executable: executable, arguments: arguments)
+    /// killed and `ChildProcessError.timedOut` is thrown. `environment` is added to this process's.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                           timeout: Duration = .seconds(30)) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = ChildProcess(executable: executable, arguments: arguments,
+                                   environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 })
         try process.start()
         guard let status = await process.waitForExit(timeout: timeout) else {
             await process.terminate(grace: .milliseconds(500))

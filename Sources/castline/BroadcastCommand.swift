@@ -50,6 +50,11 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Publish this media file instead of the test signal, looped; re-encoded only if it is not H.264/AAC.",
                                valueName: "path"))
     var source: String?
+    @Option(help: ArgumentHelp("Publish sound from this microphone instead of the test signal: default, a PulseAudio source (pactl list short sources) or an ALSA device (arecord -L).",
+                               valueName: "device"))
+    var microphone: String?
+    @Option(help: ArgumentHelp("Publish this V4L2 camera instead of the test pattern, scaled to --size at --fps.", valueName: "device"))
+    var camera: String?
     @Option(help: ArgumentHelp("Also record what is published to this file (.mkv, .mp4, .ts), from the same encode; a recording cut short still plays.",
                                valueName: "path"))
     var record: String?
@@ -71,6 +76,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         (made.fingerprint, made.insecure) = (fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
+        (made.microphone, made.camera) = (microphone, camera)
         (made.preset, made.rateControl, made.tone, made.record) = (preset, rateControl, tone, record)
         (made.maxReconnects, made.name, made.stats) = (maxReconnects, name, stats.settings)
         return made

@@ -25,6 +25,10 @@ public struct BroadcastShortcut: Sendable {
     public var audioOnly = false
     /// A media file published, looped, instead of the test signal.
     public var source: String?
+    /// Capture instead of the test signal: a microphone ("default", a PulseAudio source or an
+    /// ALSA device) and/or a V4L2 camera.
+    public var microphone: String?
+    public var camera: String?
     /// Also written to this file, from the same encode.
     public var record: String?
     public var maxReconnects: Int?
@@ -59,10 +63,22 @@ public struct BroadcastShortcut: Sendable {
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
         if let maxReconnects, maxReconnects < 0 { throw SettingsError("--max-reconnects must be 0 or more") }
         if source != nil, audioOnly { throw SettingsError("--audio-only goes with the test signal, not with --source") }
+        if isCapturing, source != nil { throw SettingsError("give --source FILE or --microphone/--camera, not both") }
+        if camera != nil, audioOnly { throw SettingsError("--audio-only publishes no video: leave out --camera") }
         guard RateControl(rawValue: rateControl) != nil else {
             throw SettingsError("--rate-control: use \(RateControl.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(rateControl)\"")
         }
         guard (20...10_000).contains(tone) else { throw SettingsError("--tone: \(tone) Hz is out of 20 to 10000") }
+    }
+
+    private var isCapturing: Bool { microphone != nil || camera != nil }
+
+    /// The capture source's options for --microphone and --camera.
+    private func capture(width: Int, height: Int) -> [String: Any] {
+        var options: [String: Any] = [:]
+        if let microphone { options["audio"] = microphone == "default" ? [String: Any]() : ["device": microphone] }
+        if let camera { options["video"] = ["device": camera, "width": width, "height": height, "fps": fps] }
+        return options
     }
 
     /// The sink a URL publishes with: "rtmp" (rtmp://, rtmps://), "srt", or nil.
@@ -88,6 +104,9 @@ public struct BroadcastShortcut: Sendable {
         if source != nil {
             encode["when"] = "needed"
             encode["video"] = video
+        } else if isCapturing {
+            if camera != nil { encode["video"] = video }
+            if microphone == nil { encode["audio"] = nil }
         } else if !audioOnly {
             test["video"] = ["width": width, "height": height, "fps": fps]
             encode["video"] = video
@@ -110,7 +129,8 @@ public struct BroadcastShortcut: Sendable {
             if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
             return ["rtmp": rtmp]
         }
-        let origin: [String: Any] = source.map { ["file": ["path": $0, "loop": true]] } ?? ["test": test]
+        let origin: [String: Any] = source.map { ["file": ["path": $0, "loop": true]] }
+            ?? (isCapturing ? ["capture": capture(width: width, height: height)] : ["test": test])
         return [
             "version": 1, "name": name,
             "source": origin,

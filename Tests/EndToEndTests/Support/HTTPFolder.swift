@@ -66,10 +66,16 @@ func monoSamples(ofWAV path: String, scratch: Scratch) async throws -> [Float] {
     return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 }
 
-/// The dominant frequency of a WAV, from zero crossings of its first channel.
+/// The dominant frequency of a WAV: whole cycles (rising through a band around zero, so
+/// quiet noise is not counted) over the time from the first to the last. Silence before or
+/// after the tone (a capture that starts before the sound reaches it) does not count.
 func dominantFrequency(ofWAV path: String, scratch: Scratch) async throws -> Double {
     let samples = try await monoSamples(ofWAV: path, scratch: scratch)
-    var crossings = 0
-    for (previous, next) in zip(samples, samples.dropFirst()) where (previous < 0) != (next < 0) { crossings += 1 }
-    return Double(crossings) / 2 / (Double(samples.count) / 48_000)
+    var rises: [Int] = []
+    var below = false
+    for (index, sample) in samples.enumerated() {
+        if sample < -0.05 { below = true } else if below, sample > 0.05 { rises.append(index); below = false }
+    }
+    guard let first = rises.first, let last = rises.last, last > first else { return 0 }
+    return Double(rises.count - 1) / (Double(last - first) / 48_000)
 }

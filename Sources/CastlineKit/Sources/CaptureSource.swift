@@ -1,0 +1,192 @@
+import Foundation
+import GstKit
+import PipelineConfig
+
+/// What the machine hears and sees: a microphone (PulseAudio or ALSA) and a camera (V4L2),
+/// live. Each device is opened once before the run, so one that is missing, busy or refuses
+/// is one clear line, not a pipeline that fails to start. `api: test` puts a test pattern in
+/// place of the camera, through the same scaling and rate conversion (a setup checked
+/// without one).
+public final class CaptureSource: SourceComponent {
+    public static let kind = "capture"
+    public static let summary = "live capture: a microphone (PulseAudio or ALSA) and/or a camera (V4L2)"
+    public static let schema = OptionSchema([
+        OptionField("audio", .object(OptionSchema([
+            OptionField("api", .choice(["auto", "pulse", "alsa"]), default: .string("auto"),
+                        help: "auto: PulseAudio when its server runs, else ALSA"),
+            OptionField("device", .string, help: "a PulseAudio source name (pactl list short sources) or an ALSA device (arecord -L); omit for the default"),
+        ])), help: "capture sound (with neither audio nor video given: the default microphone)"),
+        OptionField("video", .object(OptionSchema([
+            OptionField("api", .choice(["v4l2", "test"]), default: .string("v4l2"),
+                        help: "v4l2: a camera or capture card; test: a test pattern through the same path"),
+            OptionField("device", .string, default: .string("/dev/video0"), help: "the V4L2 device"),
+            OptionField("width", .int(16...7680), default: .int(1280), help: "frame width the picture is scaled to"),
+            OptionField("height", .int(16...4320), default: .int(720), help: "frame height the picture is scaled to"),
+            OptionField("fps", .double(1...240), default: .double(30), help: "frames per second, dropped or repeated to hold it"),
+        ])), help: "capture video"),
+    ])
+
+    struct Audio { var api: String, device: String? }
+    struct Video { var api: String, device: String, width: Int, height: Int, fps: Double }
+    let audio: Audio?
+    let video: Video?
+    let keyPath: String
+    /// `auto` settled by `prepare`: the API whose device opened.
+    private var audioAPI: String?
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        let options = spec.options
+        let audioOptions = options.object("audio") ?? (options.object("video") == nil ? OptionValues() : nil)
+        audio = audioOptions.map { Audio(api: $0.string("api") ?? "auto", device: $0.string("device")) }
+        video = options.object("video").map {
+            Video(api: $0.string("api") ?? "v4l2", device: $0.string("device") ?? "/dev/video0",
+                  width: $0.int("width") ?? 1280, height: $0.int("height") ?? 720, fps: $0.double("fps") ?? 30)
+        }
+        keyPath = spec.keyPath
+    }
+
+    public func streams() throws -> [StreamKind: StreamForm] {
+        var streams: [StreamKind: StreamForm] = [:]
+        if video != nil { streams[.video] = .raw }
+        if audio != nil { streams[.audio] = .raw }
+        return streams
+    }
+
+    /// Opens each wanted device and takes one buffer from it: the errors a user can fix are found here.
+    nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        if let audio, wanted.contains(.audio) { audioAPI = try await Self.openAudio(audio, at: "\(keyPath).audio") }
+        if let video, wanted.contains(.video) {
+            let keyPath = keyPath
+            if video.api == "v4l2", !FileManager.default.fileExists(atPath: video.device) {
+                throw BuildError("no video device \"\(video.device)\" (is the camera plugged in? list them with: v4l2-ctl --list-devices)",
+                                 at: "\(keyPath).video.device", badInput: true)
+            }
+            if let problem = await DeviceCheck.firstBuffer(from: try Self.videoElement(video)) {
+                throw BuildError(Self.videoProblem(problem, video), at: "\(keyPath).video", badInput: true)
+            }
+        }
+    }
+
+    private static func openAudio(_ audio: Audio, at: String) async throws -> String {
+        if audio.api != "alsa" {
+            guard let problem = await DeviceCheck.firstBuffer(from: try Self.audioElement(api: "pulse", device: audio.device))
+            else { return "pulse" }
+            if audio.api == "pulse" || !problem.contains("Failed to connect:") {
+                throw BuildError(Self.pulseProblem(problem, audio.device), at: at, badInput: true)
+            }
+        }
+        // No PulseAudio server: ALSA, for auto too.
+        if let problem = await DeviceCheck.firstBuffer(from: try Self.audioElement(api: "alsa", device: audio.device)) {
+            throw BuildError(audio.api == "auto" && audio.device == nil
+                ? "no sound input: neither PulseAudio nor ALSA can capture here (start PulseAudio or plug in a microphone)"
+                : Self.alsaProblem(problem, audio.device ?? "default"), at: at, badInput: true)
+        }
+        return "alsa"
+    }
+
+    static func pulseProblem(_ problem: String, _ device: String?) -> String {
+        if problem.contains("Failed to connect:") { return "no PulseAudio server to capture from (start it, or use api: alsa)" }
+        if problem.contains("No such entity") {
+            return "PulseAudio has no source \"\(device ?? "default")\" (list them with: pactl list short sources)"
+        }
+        return "cannot capture from PulseAudio\(device.map { " source \"\($0)\"" } ?? ""): \(problem)"
+    }
+
+    static func alsaProblem(_ problem: String, _ device: String) -> String {
+        if problem.contains("busy") {
+            return "the ALSA device \"\(device)\" is busy: another program is recording from it (close it, or pick another device)"
+        }
+        return "cannot open the ALSA capture device \"\(device)\" (list them with: arecord -L)"
+    }
+
+    static func videoProblem(_ problem: String, _ video: Video) -> String {
+        if problem.contains("busy") {
+            return "\"\(video.device)\" is busy: another program is using the camera (close it, or pick another device)"
+        }
+        return "cannot capture from \"\(video.device)\": \(problem)"
+    }
+
+    static func audioElement(api: String, device: String?) throws -> Element {
+        let source = try ElementCatalog.make(api == "alsa" ? "alsasrc" : "pulsesrc")
+        if let device { try source.set("device", text: device) }
+        return source
+    }
+
+    static func videoElement(_ video: Video) throws -> Element {
+        guard video.api == "v4l2" else {
+            let pattern = try ElementCatalog.make("videotestsrc")
+            try pattern.set("is-live", true)
+            try pattern.set("pattern", text: "ball")
+            return pattern
+        }
+        let camera = try ElementCatalog.make("v4l2src")
+        try camera.set("device", text: video.device)
+        return camera
+    }
+
+    public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
+        let bin = Bin(name: name)
+        if let video, streams[.video] != nil {
+            // Whatever raw form and rate the device gives, the encoder gets I420 at the size and rate asked.
+            let (num, den) = TestSource.fraction(video.fps)
+            try add([try Self.videoElement(video), try ElementCatalog.make("videoconvert"), try ElementCatalog.make("videoscale"),
+                     try ElementCatalog.make("videorate"),
+                     try BinChain.capsFilter("video/x-raw,format=I420,width=\(video.width),height=\(video.height),framerate=\(num)/\(den)")],
+                    as: .video, to: bin)
+        }
+        if let audio, streams[.audio] != nil {
+            try add([try Self.audioElement(api: audioAPI ?? (audio.api == "alsa" ? "alsa" : "pulse"), device: audio.device),
+                     try ElementCatalog.make("audioconvert"), try ElementCatalog.make("audioresample"),
+                     try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2")],
+                    as: .audio, to: bin)
+        }
+        return bin
+    }
+
+    private func add(_ chain: [Element], as stream: StreamKind, to bin: Bin) throws {
+        for element in chain { try bin.add(element) }
+        for (upstream, downstream) in zip(chain, chain.dropFirst()) { try upstream.link(downstream) }
+        try bin.ghost(chain.last?.staticPad("src"), as: stream.rawValue)
+    }
+}
+
+/// Opens a device the way the run will and waits for its first buffer.
+enum DeviceCheck {
+    /// nil when `source` gave a buffer within `timeout`; else what went wrong, in GStreamer's words.
+    static func firstBuffer(from source: Element, timeout: Duration = .seconds(5)) async -> String? {
+        let pipeline = Pipeline(name: "device-check")
+        do {
+            try source.set("num-buffers", Int32(1))
+            let sink = try ElementCatalog.make("fakesink")
+            try pipeline.add(source, sink)
+            try source.link(sink)
+        } catch {
+            return "\(error)"
+        }
+        let messages = pipeline.bus.messages()
+        defer { _ = pipeline.setState(.null) }
+        // A state change that fails has posted its error: it is read from the messages like any other.
+        _ = pipeline.setState(.playing)
+        return await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await message in messages {
+                    switch message {
+                    case .error(_, let text, let debug, _):
+                        return debug.flatMap(PipelineRunner.hint(fromDebug:)).map { "\(text): \($0)" } ?? text
+                    case .endOfStream: return nil
+                    default: continue
+                    }
+                }
+                return "no answer"
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return "nothing came from the device within \(timeout)"
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            pipeline.bus.finish()
+            return first
+        }
+    }
+}
