@@ -24,7 +24,8 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
                                valueName: "path"))
     var record: String?
-    @Option(help: ArgumentHelp("Where sound goes: audio (the default device) or null (headless monitoring).", valueName: "audio|null"))
+    @Option(help: ArgumentHelp("audio (sound on the default device), window (the picture in a window too) or null (headless monitoring).",
+                               valueName: "audio|window|null"))
     var output = "audio"
     @Option(help: ArgumentHelp("auto, best, lowest, a bitrate (800k) or a name/resolution (720p).", valueName: "rendition"))
     var rendition = "auto"

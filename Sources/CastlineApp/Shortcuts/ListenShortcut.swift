@@ -10,7 +10,8 @@ public struct ListenShortcut: Sendable {
     public var passphraseEnv: String?
     public var audioOnly = false
     public var record: String?
-    /// `audio` (the default device) or `null` (headless monitoring).
+    /// `audio` (the default device), `window` (the picture in a window, the sound on the default
+    /// device) or `null` (headless monitoring).
     public var output = "audio"
     public var rendition = "auto"
     public var waitForLive = false
@@ -44,7 +45,8 @@ public struct ListenShortcut: Sendable {
         }
         if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
         if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }
-        guard ["audio", "null"].contains(output) else { throw SettingsError("--output: use audio or null, not \"\(output)\"") }
+        guard ["audio", "window", "null"].contains(output) else { throw SettingsError("--output: use audio, window or null, not \"\(output)\"") }
+        if output == "window", audioOnly { throw SettingsError("--output window shows the video: leave out --audio-only") }
         if Duration(configText: endAfter) == nil {
             throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
         }
@@ -58,7 +60,11 @@ public struct ListenShortcut: Sendable {
 
     public var document: [String: Any] {
         // Headless monitoring costs what playing does: every stream is decoded, then dropped.
-        var sinks: [[String: Any]] = [output == "null" ? ["null": ["decode": true]] : [output: [String: Any]()]]
+        var sinks: [[String: Any]] = switch output {
+        case "null": [["null": ["decode": true]]]
+        case "window": [["video": [String: Any]()], ["audio": [String: Any]()]]
+        default: [[output: [String: Any]()]]
+        }
         if let record { sinks.append(["file": ["path": record, "sync": true]]) }
         return [
             "version": 1, "name": name,

@@ -30,6 +30,10 @@ public enum Doctor {
         do { sound = try AudioSink.outputProblem() } catch { sound = "\(error)" }
         print("\(sound == nil ? "ok     " : "none   ") \("sound output".padding(16)) \("PulseAudio or ALSA".padding(28)) "
               + (sound ?? "listen's default output"))
+        let window: String?
+        do { window = try VideoSink.outputProblem() } catch { window = "\(error)" }
+        print("\(window == nil ? "ok     " : "none   ") \("video window".padding(16)) \("an X display".padding(28)) "
+              + (window ?? "listen --output window"))
         guard missing.isEmpty else {
             Terminal.status("missing: install them with: apt-get install \(Array(Set(missing)).sorted().joined(separator: " "))")
             return ExitStatus.failed

@@ -45,6 +45,13 @@ public enum ElementCatalog {
         Entry(element: "level", package: "gstreamer1.0-plugins-good", purpose: "audio levels"),
         Entry(element: "autoaudiosink", package: "gstreamer1.0-plugins-good", purpose: "audio device sink"),
         Entry(element: "alsasink", package: "gstreamer1.0-alsa", purpose: "audio device sink (ALSA)"),
+        Entry(element: "ximagesink", package: "gstreamer1.0-x", purpose: "video window (X11)"),
+        Entry(element: "pulsesrc", package: "gstreamer1.0-pulseaudio", purpose: "capture: PulseAudio microphone"),
+        Entry(element: "alsasrc", package: "gstreamer1.0-alsa", purpose: "capture: ALSA microphone"),
+        Entry(element: "v4l2src", package: "gstreamer1.0-plugins-good", purpose: "capture: V4L2 camera"),
+        Entry(element: "videorate", package: "gstreamer1.0-plugins-base", purpose: "capture: a steady frame rate"),
+        Entry(element: "rtmp2src", package: "gstreamer1.0-plugins-bad", purpose: "listening to RTMP"),
+        Entry(element: "srtsrc", package: "gstreamer1.0-plugins-bad", purpose: "listening to SRT"),
     ]
 
     /// The Debian package for an element castline knows, or nil.

@@ -1,0 +1,59 @@
+import Foundation
+import GstKit
+import PipelineConfig
+
+/// The picture in a window on the X display: XVideo where the display has it, else plain X.
+/// Not autovideosink: with no display it goes on down to dfbvideosink, whose DirectFB thread
+/// crashed the process here (1.22). Sound is not taken: an `audio` sink beside it plays that.
+public final class VideoSink: SinkComponent {
+    public static let kind = "video"
+    public static let summary = "show video in a window (sound is not taken: add an audio sink)"
+    public static let schema = OptionSchema([
+        OptionField("sync", .bool, default: .bool(true), help: "show each frame at its time (false: as fast as frames come)"),
+    ])
+
+    let sync: Bool
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        sync = spec.options.bool("sync") ?? true
+    }
+
+    public func requirement(for stream: StreamKind) -> FormRequirement? {
+        stream == .video ? .raw : nil
+    }
+
+    public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
+        guard let window = try Self.window() else { throw BuildError(Self.noWindow, badInput: true) }
+        try window.set("sync", sync)
+        return try BinChain.make(name, [try ElementCatalog.make("videoconvert"), try ElementCatalog.make("videoscale"), window],
+                                 sinkPad: StreamKind.video.rawValue)
+    }
+
+    /// Checked before the run: the window sink is chosen as the bin is made, and none would open.
+    nonisolated(nonsending) public func preflight() async throws {
+        if let problem = try Self.outputProblem() { throw BuildError(problem, badInput: true) }
+    }
+
+    /// The first X sink that opens the display (READY opens it, then NULL), or nil.
+    static func window() throws -> Element? {
+        guard ProcessInfo.processInfo.environment["DISPLAY"] != nil else { return nil }
+        for factory in ["xvimagesink", "ximagesink"] where Gst.hasElement(factory) {
+            let sink = try ElementCatalog.make(factory)
+            let opened = sink.setState(.ready) != .failure
+            _ = sink.setState(.null)
+            if opened { return sink }
+        }
+        return nil
+    }
+
+    private static var noWindow: String {
+        ProcessInfo.processInfo.environment["DISPLAY"].map {
+            "cannot open a window on the display \"\($0)\" (is the X server running, and may castline use it?)"
+        } ?? "no display to open a window on: DISPLAY is not set (run castline in a desktop session, or use --output audio or null)"
+    }
+
+    /// Why no window can be opened, or nil when one can (`doctor` asks too).
+    public static func outputProblem() throws -> String? {
+        try window() == nil ? noWindow : nil
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// The `video` sink shows the picture in a real window, on an X display of the test's own.
+@Suite("a video window, end to end", .serialized, .timeLimit(.minutes(2)))
+struct WindowTests {
+    @Test("the test signal's colour bars, shown in a window: a screenshot of the display has them; without a display, one line and exit 2")
+    func showsTheBars() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("window.yaml", """
+            version: 1
+            name: window
+            source: { test: { video: { width: 320, height: 240 } } }
+            sinks: [ { video: {} } ]
+            """)
+        let noDisplay = try await Castline.run(["run", file, "--duration", "1s"], environment: ["DISPLAY": ":97"], timeout: .seconds(20))
+        #expect(noDisplay.status == 2, "\(noDisplay.stderr)")
+        #expect(noDisplay.stderr.contains("cannot open a window on the display \":97\""), "\(noDisplay.stderr)")
+
+        let display = try await XvfbDisplay.start()
+        defer { Task { await display.stop() } }
+        let run = try Castline.start(["run", file], environment: display.environment)
+        defer { run.signal(SIGKILL) }
+        // The bars (75 %: yellow, cyan, magenta) in the screenshot, once the window is drawn.
+        func barPixels(_ pixels: [UInt8]) -> [Int] {
+            let bars: [(Int, Int, Int)] = [(191, 191, 0), (0, 191, 191), (191, 0, 191)]
+            return bars.map { bar in
+                stride(from: 0, to: pixels.count - 2, by: 3).filter {
+                    abs(Int(pixels[$0]) - bar.0) < 24 && abs(Int(pixels[$0 + 1]) - bar.1) < 24 && abs(Int(pixels[$0 + 2]) - bar.2) < 24
+                }.count
+            }
+        }
+        var seen = [0, 0, 0]
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline, run.exitStatus == nil, seen.min() ?? 0 < 2_000 {
+            seen = barPixels(try await display.screenshot(into: scratch))
+        }
+        // Each bar is 1/7 of 320 px wide and 7/12 of 240 px high: about 6,400 pixels.
+        #expect(seen.allSatisfy { $0 >= 2_000 }, "yellow, cyan, magenta pixels: \(seen); \(run.standardError)")
+        let status = await Castline.interrupt(run)
+        #expect(status == 0, "\(run.standardError)")
+    }
+}
