@@ -27,6 +27,37 @@ struct FoundationTests {
         #expect(run.stderr.contains("sinks[0].rtmp.key: environment variable MUX_STREAM_KEY is not set"), "\(run.stderr)")
     }
 
+    @Test("shortcuts: listen --output window is a video and an audio sink, rtmp:// and srt:// a uri source with the key or passphrase read from the environment; broadcast srt:// an srt sink, --microphone/--camera a capture source; a misplaced flag is one line, exit 64 (usage)")
+    func shortcutsForInputsAndOutputs() async throws {
+        func printed(_ arguments: [String]) async throws -> String {
+            let result = try await Castline.run(arguments + ["--print-pipeline"])
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout
+        }
+        let window = try await printed(["listen", "http://127.0.0.1/a.m3u8", "--output", "window"])
+        #expect(window.contains("  - video: {}\n  - audio: {}"), "\(window)")
+        let rtmp = try await printed(["listen", "rtmp://127.0.0.1/live", "--key-env", "K"])
+        #expect(rtmp.contains("uri:\n    uri: rtmp://127.0.0.1/live\n    key: ${K}"), "\(rtmp)")
+        let srt = try await printed(["listen", "srt://127.0.0.1:9000", "--passphrase-env", "CASTLINE_UNSET_PASS"])
+        #expect(srt.contains("passphrase: ${CASTLINE_UNSET_PASS}"), "\(srt)")
+        let mixed = try await printed(["broadcast", "rtmp://a.example/live", "srt://b.example:9000", "--key-env", "K", "--passphrase-env", "CASTLINE_UNSET_PASS"])
+        #expect(mixed.contains("  - rtmp:\n      url: rtmp://a.example/live\n      key: ${K}"), "\(mixed)")
+        #expect(mixed.contains("  - srt:\n      url: srt://b.example:9000\n      passphrase: ${CASTLINE_UNSET_PASS}"), "\(mixed)")
+        let capture = try await printed(["broadcast", "srt://b.example:9000", "--microphone", "mic", "--camera", "/dev/video2"])
+        #expect(capture.contains("capture:\n    audio:\n      device: mic\n    video:\n      device: /dev/video2"), "\(capture)")
+        for (arguments, says) in [
+            (["listen", "http://h/a.m3u8", "--output", "window", "--audio-only"], "--output window shows the video: leave out --audio-only"),
+            (["listen", "rtmp://h/live", "--wait-for-live"], "--wait-for-live is for HLS"),
+            (["listen", "http://h/a.m3u8", "--passphrase-env", "CASTLINE_UNSET_PASS"], "--passphrase-env is for srt:// URLs"),
+            (["broadcast", "rtmp://h/live", "--key-env", "K", "--passphrase-env", "CASTLINE_UNSET_PASS"], "--passphrase-env is for srt:// URLs"),
+            (["broadcast", "srt://h:9000", "--source", "a.mp4", "--microphone", "default"], "give --source FILE or --microphone/--camera, not both"),
+            (["broadcast", "http://h/live", "--key-env", "K"], "is not an rtmp://, rtmps:// or srt:// URL"),
+        ] {
+            let result = try await Castline.run(arguments)
+            #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test("a bad file gets FILE:LINE:COL: key.path: problem (fix) and exit 2")
     func badFile() async throws {
         let scratch = try Scratch()
