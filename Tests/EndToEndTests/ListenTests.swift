@@ -200,10 +200,14 @@ struct ListenTests {
         let missing = try await Castline.run(["listen", server.url("nothing.m3u8"), "--output", "null"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("--wait-for-live"), "\(missing.stderr)")
-        let notURL = try await Castline.run(["listen", "rtmp://host/app", "--output", "null"])
+        let notURL = try await Castline.run(["listen", "ftp://host/app", "--output", "null"])
         #expect(notURL.status == 2)
         #expect(notURL.stderr.contains("http"))
-        for result in [html, missing, notURL] {
+        // An RTMP stream is named by its key: without one, nothing could be played.
+        let noKey = try await Castline.run(["listen", "rtmp://host/app", "--output", "null"])
+        #expect(noKey.status == 2)
+        #expect(noKey.stderr.contains("source.uri.uri: rtmp://host/app names no stream: give its key with --key-env VAR"), "\(noKey.stderr)")
+        for result in [html, missing, notURL, noKey] {
             #expect(result.stderr.split(separator: "\n").count <= 3, "\(result.stderr)")
         }
     }

@@ -45,9 +45,6 @@ public struct BroadcastShortcut: Sendable {
 
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
-        if let url = urls.first(where: { Self.protocolOf($0) == nil }) {
-            throw SettingsError("\"\(url)\" is not an rtmp://, rtmps:// or srt:// URL (try rtmp://HOST/app or srt://HOST:9000)")
-        }
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
         let keys = max(keyEnvs.count, keyFiles.count)
         if rtmpCount > 0, keys == 0 {
@@ -81,13 +78,10 @@ public struct BroadcastShortcut: Sendable {
         return options
     }
 
-    /// The sink a URL publishes with: "rtmp" (rtmp://, rtmps://), "srt", or nil.
-    static func protocolOf(_ url: String) -> String? {
-        switch url.prefix(while: { $0 != ":" }).lowercased() {
-        case "rtmp", "rtmps": "rtmp"
-        case "srt": "srt"
-        default: nil
-        }
+    /// The sink a URL publishes with: "srt" for srt://, else "rtmp" (whose URL check names
+    /// the schemes it takes).
+    static func protocolOf(_ url: String) -> String {
+        url.prefix(while: { $0 != ":" }).lowercased() == "srt" ? "srt" : "rtmp"
     }
 
     private var parsedSize: (Int, Int)? {

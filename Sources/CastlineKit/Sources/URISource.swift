@@ -58,6 +58,10 @@ public class URISource: SourceComponent {
             events.protect(use: base + key.reveal(), masked: base + "****")
             return base + key.reveal()
         }
+        // rtmp2src would connect, then fail with "URI lacks stream".
+        if scheme.hasPrefix("rtmp"), (URL(string: uri)?.path.split(separator: "/").count ?? 0) < 2 {
+            throw BuildError("\(uri) names no stream: give its key with --key-env VAR (or key: ${VAR} in the file)", at: "\(keyPath).uri")
+        }
         if let passphrase = try SRTOutput.passphrase(options, at: keyPath) {
             guard scheme == "srt" else { throw BuildError("a passphrase is for srt:// URIs", at: "\(keyPath).passphrase") }
             events.protect(passphrase)
