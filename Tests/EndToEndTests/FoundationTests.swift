@@ -123,8 +123,8 @@ struct FoundationTests {
         // A file played at clock pace: a clean stop drains seconds of queued media.
         let scratch = try Scratch()
         let recorded = scratch.file("tone.wav")
-        let record = try await Castline.run([
-            "run", Castline.example("tone-to-wav.yaml"), "--set", "sinks[0].file.path=\(recorded)", "--duration", "8s",
+        let record = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "8", "-ac", "2", recorded,
         ])
         try #require(record.status == 0, "\(record.stderr)")
         let file = try scratch.write("play.yaml", """

@@ -143,7 +143,7 @@ struct ListenTests {
         #expect(unknown.stderr.contains("640x360"), "lists what there is: \(unknown.stderr)")
     }
 
-    @Test("a playlist that appears 6 s late is waited for with --wait-for-live")
+    @Test("a playlist that is not there yet (404, asked for again) is waited for with --wait-for-live")
     func waitsForLive() async throws {
         let scratch = try Scratch()
         let staging = try Scratch()
@@ -151,8 +151,12 @@ struct ListenTests {
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
         let listener = try Castline.start(["listen", server.url("late.m3u8"), "--wait-for-live", "--output", "null"])
-        try await Task.sleep(for: .seconds(6))
-        #expect(listener.isRunning)
+        // Asked for twice while missing: the wait retried, and did not give up.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, listener.isRunning, server.requests(of: "late.m3u8") < 2 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(server.requests(of: "late.m3u8") >= 2 && listener.isRunning, "\(listener.standardError)")
         for name in try FileManager.default.contentsOfDirectory(atPath: staging.path) {
             try FileManager.default.copyItem(atPath: staging.file(name), toPath: scratch.file(name))
         }

@@ -19,7 +19,7 @@ struct RecordingCutTests {
         let partial = path + ".partial"
         let listener = try Castline.start(["listen", server.url("tone.m3u8"), "--audio-only", "--output", "null", "--record", path])
         // Played at the pace of the clock: wait until the file holds a few seconds (128 kb/s AAC, or PCM).
-        let enough = container == "wav" ? 4 * 192_000 : 4 * 16_000
+        let enough = container == "wav" ? 3 * 192_000 : 3 * 16_000
         let deadline = ContinuousClock.now + .seconds(30)
         func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0 }
         while ContinuousClock.now < deadline, listener.exitStatus == nil, size() < enough {

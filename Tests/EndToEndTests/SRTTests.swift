@@ -54,6 +54,8 @@ struct SRTTests {
         let environment = ["SRT_PASSPHRASE": Self.passphrase]
         let broadcast = try Castline.start([
             "broadcast", "srt://:\(port)?mode=listener", "--passphrase-env", "SRT_PASSPHRASE", "--size", "320x240",
+            // A player joins on a keyframe: one a second starts it sooner.
+            "--keyframe-interval", "1s",
             "--duration", "30s",
         ], environment: environment)
         defer { broadcast.signal(SIGKILL) }
