@@ -33,6 +33,9 @@ struct ListenCommand: AsyncParsableCommand {
     var waitForLive = false
     @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
     var endAfter = "30s"
+    @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried (default 10s).",
+                               valueName: "duration"))
+    var timeout: String?
     @Option(help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
                                valueName: "duration"))
     var delay: String?
@@ -54,6 +57,7 @@ struct ListenCommand: AsyncParsableCommand {
         var made = ListenShortcut(url: url)
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
+        made.timeout = timeout
         (made.name, made.stats, made.statusLine) = (name, stats.settings, Terminal.stderrIsTerminal)
         (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, keyEnv, keyFile, passphraseEnv)
         return made

@@ -16,6 +16,8 @@ public struct ListenShortcut: Sendable {
     public var rendition = "auto"
     public var waitForLive = false
     public var endAfter = "30s"
+    /// HLS: a request with no byte for this long has failed (nil: the source's 10 s).
+    public var timeout: String?
     public var delay: String?
     public var maxDelay: String?
     public var name = "listen"
@@ -47,6 +49,10 @@ public struct ListenShortcut: Sendable {
         if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }
         guard ["audio", "window", "null"].contains(output) else { throw SettingsError("--output: use audio, window or null, not \"\(output)\"") }
         if output == "window", audioOnly { throw SettingsError("--output window shows the video: leave out --audio-only") }
+        if let timeout, (Duration(configText: timeout) ?? .zero) <= .zero {
+            throw SettingsError("--timeout: \"\(timeout)\" is not a duration above 0 (try 10s)")
+        }
+        if timeout != nil, isIngestInput { throw SettingsError("--timeout is for HLS") }
         if Duration(configText: endAfter) == nil {
             throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
         }
@@ -69,7 +75,8 @@ public struct ListenShortcut: Sendable {
         return [
             "version": 1, "name": name,
             "source": isIngestInput ? ["uri": ingestInput]
-                : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]],
+                : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]
+                    .merging(timeout.map { ["timeout": $0] } ?? [:]) { $1 }],
             // The latency stage last: the stats stage before it measures the stream as it came
             // (encoded), and the decoding it needs is then the sink's too.
             "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages

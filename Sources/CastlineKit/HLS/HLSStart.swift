@@ -49,7 +49,7 @@ struct HLSStart: Sendable {
     }
 
     static func prepare(url: URL, rendition: String, wantVideo: Bool, historyWanted: Double?, waitForLive: Bool,
-                        endAfter: Duration, keyPath: String, events: EventEmitter) async throws -> HLSStart {
+                        endAfter: Duration, fetcher: HTTPFetcher, keyPath: String, events: EventEmitter) async throws -> HLSStart {
         let waiting = WaitingOn("the playlist \(url.absoluteString) to answer")
         // A start that hangs says on what, once; the request timeout ends it later.
         let announcing = Task {
@@ -57,12 +57,12 @@ struct HLSStart: Sendable {
             events.emit(.notice("still connecting: waiting for \(waiting.what)"))
         }
         defer { announcing.cancel() }
-        let top = try await fetchTop(url, waitForLive: waitForLive, waiting: waiting, keyPath: keyPath, events: events)
+        let top = try await fetchTop(url, waitForLive: waitForLive, fetcher: fetcher, waiting: waiting, keyPath: keyPath, events: events)
         guard case .multivariant(let multivariant) = top.playlist else {
             // A media playlist: the fetch just made is its first read.
             let fetched = top.playlist.media.map { SegmentReader.Fetched(playlist: $0, sent: top.sent, received: top.received) }
             let track = try await prepareTrack(url, declared: nil, fetched: fetched, waiting: waiting, historyWanted: historyWanted,
-                                               endAfter: endAfter, keyPath: keyPath)
+                                               endAfter: endAfter, fetcher: fetcher, keyPath: keyPath)
             return HLSStart(tracks: [track], variants: [], variant: nil)
         }
         let choice = try HLSRenditions.choose(rendition, from: multivariant, wantVideo: wantVideo, keyPath: keyPath)
@@ -70,11 +70,11 @@ struct HLSStart: Sendable {
         if wantVideo || choice.audioRendition == nil {
             events.emit(.renditionChanged(HLSRenditions.describe(choice.variant)))
             tracks.append(try await prepareTrack(choice.variant.uri, declared: HLSRenditions.streams(named: choice.variant.codecs), waiting: waiting,
-                                                 historyWanted: historyWanted, endAfter: endAfter, keyPath: keyPath))
+                                                 historyWanted: historyWanted, endAfter: endAfter, fetcher: fetcher, keyPath: keyPath))
         }
         if let audio = choice.audioRendition, let uri = audio.uri {
             events.emit(.renditionChanged("audio \(audio.name)"))
-            var track = try await prepareTrack(uri, declared: nil, waiting: waiting, historyWanted: historyWanted, endAfter: endAfter, keyPath: keyPath)
+            var track = try await prepareTrack(uri, declared: nil, waiting: waiting, historyWanted: historyWanted, endAfter: endAfter, fetcher: fetcher, keyPath: keyPath)
             track.streams = track.streams.filter { $0.key == .audio }
             tracks.append(track)
         }
@@ -83,11 +83,11 @@ struct HLSStart: Sendable {
 
     /// A media playlist's track: fetched, waited for while it lists nothing, its first segment read.
     private static func prepareTrack(_ url: URL, declared: [StreamKind: Codec?]?, fetched first: SegmentReader.Fetched? = nil, waiting: WaitingOn,
-                                     historyWanted: Double?, endAfter: Duration, keyPath: String) async throws -> HLSTrack {
+                                     historyWanted: Double?, endAfter: Duration, fetcher: HTTPFetcher, keyPath: String) async throws -> HLSTrack {
         var options = SegmentReader.Options()
         options.endAfter = endAfter
         options.timeLiveEdge = historyWanted != nil
-        let reader = SegmentReader(playlistURL: url, options: options)
+        let reader = SegmentReader(playlistURL: url, fetcher: fetcher, options: options)
         var fetched: SegmentReader.Fetched
         waiting.what = "the playlist \(url.absoluteString) to answer"
         if let first { fetched = first } else { fetched = try await located(keyPath) { try await reader.fetchPlaylist(url) } }
@@ -129,13 +129,13 @@ struct HLSStart: Sendable {
 
     /// The playlist at `url` and when it was fetched (monotonic ns), waiting while it is not
     /// there yet (HTTP 404) when asked to.
-    private static func fetchTop(_ url: URL, waitForLive: Bool, waiting: WaitingOn, keyPath: String,
+    private static func fetchTop(_ url: URL, waitForLive: Bool, fetcher: HTTPFetcher, waiting: WaitingOn, keyPath: String,
                                  events: EventEmitter) async throws -> (playlist: Playlist, sent: Int64, received: Int64) {
         var announced = false
         while true {
             do {
                 let sent = MonotonicTime.now()
-                let body = try await HTTPFetcher.shared.data(url, limit: PlaylistParser.maxBytes)
+                let body = try await fetcher.data(url, limit: PlaylistParser.maxBytes)
                 return (try PlaylistParser.parse(body, base: url), sent, MonotonicTime.now())
             } catch FetchError.http(status: 404, _) where waitForLive {
                 if !announced {

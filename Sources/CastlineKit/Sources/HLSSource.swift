@@ -18,6 +18,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
                         help: "auto (adapts to throughput; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)"),
             OptionField("wait-for-live", .bool, default: .bool(false), help: "a stream not live yet (404) is waited for, retrying every 2 s"),
             OptionField("end-after", .duration, default: .duration(.seconds(30)), help: "the stream has ended when no new media came for this long"),
+            OptionField("timeout", .duration, default: .duration(.seconds(10)),
+                        help: "a request the server stops answering (no byte for this long) has failed, and is retried"),
         ], shorthand: "url")
     }
 
@@ -25,6 +27,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     let rendition: String
     let waitForLive: Bool
     let endAfter: Duration
+    /// What fetches playlists, keys and segments, with the `timeout` asked for.
+    let fetcher: HTTPFetcher
     let keyPath: String
     let context: ComponentContext
     /// Seconds of history a delay stage can hold: the live window is read from that far back.
@@ -46,6 +50,9 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         rendition = spec.options.string("rendition") ?? "auto"
         waitForLive = spec.options.bool("wait-for-live") ?? false
         endAfter = spec.options.duration("end-after") ?? .seconds(30)
+        let timeout = spec.options.duration("timeout") ?? .seconds(10)
+        guard timeout > .zero else { throw BuildError("a timeout of 0 would fail every request (try 10s)", at: "\(spec.keyPath).timeout") }
+        fetcher = timeout == .seconds(10) ? .shared : HTTPFetcher(idleTimeout: timeout)
         keyPath = spec.keyPath
         self.context = context
     }
@@ -60,7 +67,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         used = wanted
         start = try await HLSStart.prepare(
             url: playlistURL, rendition: rendition, wantVideo: wanted.contains(.video), historyWanted: historyWanted,
-            waitForLive: waitForLive, endAfter: endAfter, keyPath: keyPath, events: context.events)
+            waitForLive: waitForLive, endAfter: endAfter, fetcher: fetcher, keyPath: keyPath, events: context.events)
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
