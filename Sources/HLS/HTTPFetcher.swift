@@ -42,13 +42,15 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
 public final class HTTPFetcher: Sendable {
     public static let shared = HTTPFetcher()
     public static let maxRedirects = 10
+    /// What `idleTimeout` is unless a source asks for another.
+    public static let defaultIdleTimeout: Duration = .seconds(10)
 
     /// No byte for this long (before the headers, or between chunks) ends the fetch.
     public let idleTimeout: Duration
     private let session: URLSession
     private let router: TaskRouter
 
-    public init(idleTimeout: Duration = .seconds(10)) {
+    public init(idleTimeout: Duration = HTTPFetcher.defaultIdleTimeout) {
         self.idleTimeout = idleTimeout
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -59,6 +61,9 @@ public final class HTTPFetcher: Sendable {
         self.router = router
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
     }
+
+    /// A session holds its delegate and connections until invalidated (a source's own fetcher goes with it).
+    deinit { session.finishTasksAndInvalidate() }
 
     /// The body of `url` (the bytes of `range` only, when given) as chunks, as they arrive.
     public func stream(_ url: URL, range: ByteRange? = nil) -> AsyncThrowingStream<Data, any Error> {

@@ -11,7 +11,7 @@ struct ListenCommand: AsyncParsableCommand {
             --print-pipeline prints the pipeline file these flags make.
             """)
 
-    @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), or an RTMP or SRT stream: rtmp://HOST/app/KEY, srt://HOST:PORT.")
+    @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), or an RTMP or SRT stream: rtmp://HOST/app with --key-env, srt://HOST:PORT.")
     var url: String
     @Option(help: ArgumentHelp("rtmp: read the stream key, added to the URL's path, from this environment variable.", valueName: "VAR"))
     var keyEnv: String?

@@ -51,10 +51,25 @@ struct FoundationTests {
             (["listen", "http://h/a.m3u8", "--passphrase-env", "CASTLINE_UNSET_PASS"], "--passphrase-env is for srt:// URLs"),
             (["broadcast", "rtmp://h/live", "--key-env", "K", "--passphrase-env", "CASTLINE_UNSET_PASS"], "--passphrase-env is for srt:// URLs"),
             (["broadcast", "srt://h:9000", "--source", "a.mp4", "--microphone", "default"], "give --source FILE or --microphone/--camera, not both"),
+            (["broadcast", "srt://h:9000", "--key-env", "K"], "are for rtmp(s):// URLs; SRT takes --passphrase-env"),
         ] {
             let result = try await Castline.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")
         }
+        // A passphrase in the URL would show; a short key held by the URL castline makes is masked
+        // there too, in `graph` as in a run.
+        let inURL = try await Castline.run(["listen", "srt://127.0.0.1:9?passphrase=long-enough-pass", "--output", "null"])
+        #expect(inURL.status == 2 && inURL.stderr.contains("the passphrase does not go in the URL"), "\(inURL.stderr)")
+        #expect(!inURL.stderr.contains("long-enough-pass"))
+        let scratch = try Scratch()
+        let file = try scratch.write("short-key.yaml", """
+            version: 1
+            source: { uri: { uri: "rtmp://127.0.0.1:\(try FreePort.find())/live", key: "${CASTLINE_SHORT_KEY}" } }
+            sinks: [ { null: {} } ]
+            """)
+        let graph = try await Castline.run(["graph", file], environment: ["CASTLINE_SHORT_KEY": "k9z"], timeout: .seconds(30))
+        #expect(graph.status == 2 && graph.stderr.contains("/live/****"), "\(graph.stderr)")
+        #expect(!graph.stderr.contains("k9z"), "\(graph.stderr)")
     }
 
     @Test("a bad file gets FILE:LINE:COL: key.path: problem (fix) and exit 2")

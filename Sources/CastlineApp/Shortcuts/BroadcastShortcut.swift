@@ -50,6 +50,9 @@ public struct BroadcastShortcut: Sendable {
         if rtmpCount > 0, keys == 0 {
             throw SettingsError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
         }
+        if rtmpCount == 0, keys > 0 || caFile != nil || fingerprint != nil || insecure {
+            throw SettingsError("--key-env, --key-file, --ca-file, --fingerprint and --insecure are for rtmp(s):// URLs; SRT takes --passphrase-env")
+        }
         if !keyEnvs.isEmpty, !keyFiles.isEmpty { throw SettingsError("give --key-env or --key-file, not both") }
         guard keys == 0 || keys == 1 || keys == rtmpCount else {
             throw SettingsError("\(keys) keys for \(rtmpCount) RTMP URLs: give one --key-env (or --key-file) for all, or one per RTMP URL in order")
@@ -81,7 +84,7 @@ public struct BroadcastShortcut: Sendable {
     /// The sink a URL publishes with: "srt" for srt://, else "rtmp" (whose URL check names
     /// the schemes it takes).
     static func protocolOf(_ url: String) -> String {
-        url.prefix(while: { $0 != ":" }).lowercased() == "srt" ? "srt" : "rtmp"
+        uriScheme(url) == "srt" ? "srt" : "rtmp"
     }
 
     private var parsedSize: (Int, Int)? {

@@ -33,7 +33,7 @@ public struct ListenShortcut: Sendable {
 
     /// An RTMP or SRT stream (the ingest's own input, before its HLS packager) rather than HLS.
     var isIngestInput: Bool {
-        ["rtmp", "rtmps", "srt"].contains(url.prefix(while: { $0 != ":" }).lowercased())
+        ["rtmp", "rtmps", "srt"].contains(uriScheme(url))
     }
 
     public func validate() throws(SettingsError) {
@@ -41,7 +41,7 @@ public struct ListenShortcut: Sendable {
             if rendition != "auto" { throw SettingsError("--rendition is for HLS; an RTMP or SRT stream has one rendition") }
             if waitForLive { throw SettingsError("--wait-for-live is for HLS; an RTMP or SRT stream is waited for as it connects") }
         }
-        let scheme = url.prefix(while: { $0 != ":" }).lowercased()
+        let scheme = uriScheme(url)
         if keyEnv != nil || keyFile != nil, !scheme.hasPrefix("rtmp") {
             throw SettingsError("--key-env and --key-file are for rtmp:// URLs (an HLS URL carries its own path; SRT takes --passphrase-env)")
         }

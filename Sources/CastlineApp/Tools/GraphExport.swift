@@ -13,11 +13,12 @@ public enum GraphExport {
             try await plan.prepareSource()
             built = try GraphBuilder().build(plan)
         } catch {
-            Terminal.status("\(file): \(error)")
+            // The plan's masker knows every secret, and the URIs that hold them, as the components used them.
+            Terminal.status("\(file): \(plan.channel.masker.mask("\(error)"))")
             return ExitStatus.badInput
         }
         let picture = gst ? gstDump(built) : PipelinePicture.dot(built)
-        let dot = SecretMasker(secrets: plan.spec.allSecrets).mask(picture)
+        let dot = plan.channel.masker.mask(picture)
         guard let output else {
             print(dot)
             return 0

@@ -14,6 +14,10 @@ public protocol SourceComponent: ComponentDescription {
     func encodedForms() throws -> [StreamKind: StreamForm]
     /// The run is about to end with end-of-stream: let it through (a looping file would restart).
     func willStop()
+    /// After `willStop`, every stream ends at the source's outlets by itself. The runner then sends
+    /// no end-of-stream into the pipeline: that takes the pipeline's state lock, and a looping
+    /// file's decoder being replaced at that moment deadlocked against it (seen in FileLoopTests).
+    var endsStreamsOnStop: Bool { get }
     /// A bin with one src ghost pad per stream in `streams` (what `streams()` said), named after it.
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
 }
@@ -44,6 +48,7 @@ extension SourceComponent {
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
     public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
     public func willStop() {}
+    public var endsStreamsOnStop: Bool { false }
 }
 
 extension SinkComponent {

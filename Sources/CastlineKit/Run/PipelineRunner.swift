@@ -143,7 +143,7 @@ public actor PipelineRunner {
         transition(to: .stopping)
         emitter.emit(.notice("stopping: sending end-of-stream so outputs are complete"))
         built.plan.source.component.willStop()
-        built.pipeline.sendEvent(.endOfStream())
+        if !built.plan.source.component.endsStreamsOnStop { built.pipeline.sendEvent(.endOfStream()) }
         let timeout = drainTimeout
         tasks.append(Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }

@@ -10,7 +10,7 @@ public final class RunChannel: Sendable {
     public let pipeline: String
     public let events: AsyncStream<RunEvent>
     public let emitter: EventEmitter
-    let masker: SecretMasker
+    public let masker: SecretMasker
     /// Each change with the key path of the component that holds the connection (`sinks[1]`).
     let connectionChanges: AsyncStream<(keyPath: String, change: ConnectionChange)>
     private let eventSink: AsyncStream<RunEvent>.Continuation

@@ -29,15 +29,14 @@ public final class VideoSink: SinkComponent {
                                  sinkPad: StreamKind.video.rawValue)
     }
 
-    /// Checked before the run: the window sink is chosen as the bin is made, and none would open.
-    nonisolated(nonsending) public func preflight() async throws {
-        if let problem = try Self.outputProblem() { throw BuildError(problem, badInput: true) }
-    }
-
-    /// The first X sink that opens the display (READY opens it, then NULL), or nil.
+    /// The first X sink that opens the display (READY opens it, then NULL), or nil. Making the
+    /// bin checks this, before the run and on a reload alike. Neither sink installed is
+    /// ElementCatalog's error, naming the package.
     static func window() throws -> Element? {
         guard ProcessInfo.processInfo.environment["DISPLAY"] != nil else { return nil }
-        for factory in ["xvimagesink", "ximagesink"] where Gst.hasElement(factory) {
+        let factories = ["xvimagesink", "ximagesink"].filter { Gst.hasElement($0) }
+        if factories.isEmpty { _ = try ElementCatalog.make("ximagesink") }
+        for factory in factories {
             let sink = try ElementCatalog.make(factory)
             let opened = sink.setState(.ready) != .failure
             _ = sink.setState(.null)

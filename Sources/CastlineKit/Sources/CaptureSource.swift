@@ -1,6 +1,7 @@
 import Foundation
 import GstKit
 import PipelineConfig
+import Synchronization
 
 /// What the machine hears and sees: a microphone (PulseAudio or ALSA) and a camera (V4L2),
 /// live. Each device is opened once before the run, so one that is missing, busy or refuses
@@ -33,6 +34,10 @@ public final class CaptureSource: SourceComponent {
     let keyPath: String
     /// `auto` settled by `prepare`: the API whose device opened.
     private var audioAPI: String?
+    /// Devices a capture source in this process has open: a reload that replaces the source
+    /// checks them by name only, for the running one holds them (ALSA and V4L2 devices are
+    /// one program's at a time).
+    private static let devicesInUse = Mutex<Set<String>>([])
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -54,18 +59,25 @@ public final class CaptureSource: SourceComponent {
 
     /// Opens each wanted device and takes one buffer from it: the errors a user can fix are found here.
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
-        if let audio, wanted.contains(.audio) { audioAPI = try await Self.openAudio(audio, at: "\(keyPath).audio") }
+        let inUse = Self.devicesInUse.withLock { $0 }
+        if let audio, wanted.contains(.audio) {
+            audioAPI = inUse.contains(Self.name(audio)) ? audioAPI ?? (audio.api == "alsa" ? "alsa" : "pulse")
+                : try await Self.openAudio(audio, at: "\(keyPath).audio")
+        }
         if let video, wanted.contains(.video) {
             let keyPath = keyPath
             if video.api == "v4l2", !FileManager.default.fileExists(atPath: video.device) {
                 throw BuildError("no video device \"\(video.device)\" (is the camera plugged in? list them with: v4l2-ctl --list-devices)",
                                  at: "\(keyPath).video.device", badInput: true)
             }
-            if let problem = await DeviceCheck.firstBuffer(from: try Self.videoElement(video)) {
+            if !inUse.contains(video.device), let problem = await DeviceCheck.firstBuffer(from: try Self.videoElement(video)) {
                 throw BuildError(Self.videoProblem(problem, video), at: "\(keyPath).video", badInput: true)
             }
         }
     }
+
+    /// How `devicesInUse` names a microphone.
+    private static func name(_ audio: Audio) -> String { "\(audio.api):\(audio.device ?? "default")" }
 
     private static func openAudio(_ audio: Audio, at: String) async throws -> String {
         if audio.api != "alsa" {
@@ -77,9 +89,12 @@ public final class CaptureSource: SourceComponent {
         }
         // No PulseAudio server: ALSA, for auto too.
         if let problem = await DeviceCheck.firstBuffer(from: try Self.audioElement(api: "alsa", device: audio.device)) {
-            throw BuildError(audio.api == "auto" && audio.device == nil
-                ? "no sound input: neither PulseAudio nor ALSA can capture here (start PulseAudio or plug in a microphone)"
-                : Self.alsaProblem(problem, audio.device ?? "default"), at: at, badInput: true)
+            let message = switch (audio.api, audio.device) {
+            case ("auto", nil): "no sound input: neither PulseAudio nor ALSA can capture here (start PulseAudio or plug in a microphone)"
+            case ("auto", let device?): "no PulseAudio server, and ALSA cannot open \"\(device)\" either (start PulseAudio, or list ALSA devices with: arecord -L)"
+            default: Self.alsaProblem(problem, audio.device ?? "default")
+            }
+            throw BuildError(message, at: at, badInput: true)
         }
         return "alsa"
     }
@@ -126,6 +141,10 @@ public final class CaptureSource: SourceComponent {
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
+        Self.devicesInUse.withLock { held in
+            if let video, streams[.video] != nil, video.api == "v4l2" { held.insert(video.device) }
+            if let audio, streams[.audio] != nil { held.insert(Self.name(audio)) }
+        }
         if let video, streams[.video] != nil {
             // Whatever raw form and rate the device gives, the encoder gets I420 at the size and rate asked.
             let (num, den) = TestSource.fraction(video.fps)
@@ -153,7 +172,13 @@ public final class CaptureSource: SourceComponent {
 /// Opens a device the way the run will and waits for its first buffer.
 enum DeviceCheck {
     /// nil when `source` gave a buffer within `timeout`; else what went wrong, in GStreamer's words.
+    /// Off the caller's executor: opening a device (a state change) may take a while, and the
+    /// caller may be the runner, reloading.
     static func firstBuffer(from source: Element, timeout: Duration = .seconds(5)) async -> String? {
+        await Task.detached { await check(source, timeout: timeout) }.value
+    }
+
+    private static func check(_ source: Element, timeout: Duration) async -> String? {
         let pipeline = Pipeline(name: "device-check")
         do {
             try source.set("num-buffers", Int32(1))

@@ -18,7 +18,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
                         help: "auto (adapts to throughput; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)"),
             OptionField("wait-for-live", .bool, default: .bool(false), help: "a stream not live yet (404) is waited for, retrying every 2 s"),
             OptionField("end-after", .duration, default: .duration(.seconds(30)), help: "the stream has ended when no new media came for this long"),
-            OptionField("timeout", .duration, default: .duration(.seconds(10)),
+            OptionField("timeout", .duration, default: .duration(HTTPFetcher.defaultIdleTimeout),
                         help: "a request the server stops answering (no byte for this long) has failed, and is retried"),
         ], shorthand: "url")
     }
@@ -50,9 +50,9 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         rendition = spec.options.string("rendition") ?? "auto"
         waitForLive = spec.options.bool("wait-for-live") ?? false
         endAfter = spec.options.duration("end-after") ?? .seconds(30)
-        let timeout = spec.options.duration("timeout") ?? .seconds(10)
+        let timeout = spec.options.duration("timeout") ?? HTTPFetcher.defaultIdleTimeout
         guard timeout > .zero else { throw BuildError("a timeout of 0 would fail every request (try 10s)", at: "\(spec.keyPath).timeout") }
-        fetcher = timeout == .seconds(10) ? .shared : HTTPFetcher(idleTimeout: timeout)
+        fetcher = timeout == HTTPFetcher.defaultIdleTimeout ? .shared : HTTPFetcher(idleTimeout: timeout)
         keyPath = spec.keyPath
         self.context = context
     }

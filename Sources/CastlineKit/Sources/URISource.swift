@@ -46,9 +46,13 @@ public class URISource: SourceComponent {
     /// masked in every event from now on, so the URI that holds it never shows.
     private static func withCredentials(_ uri: String, _ options: OptionValues, at keyPath: String,
                                         events: EventEmitter) throws -> String {
-        let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
+        let scheme = uriScheme(uri)
+        if scheme == "srt", URLComponents(string: uri)?.queryItems?.contains(where: { $0.name == "passphrase" }) == true {
+            throw BuildError("the passphrase does not go in the URL, where it would show (use passphrase: ${VAR}, or --passphrase-env)",
+                             at: "\(keyPath).uri")
+        }
         if options.secret("key") != nil || options.string("key-file") != nil {
-            guard scheme == "rtmp" || scheme == "rtmps" else {
+            guard scheme == "rtmp" || scheme == "rtmps", options.secret("passphrase") == nil else {
                 throw BuildError("a stream key is for rtmp:// and rtmps:// URIs (an srt:// one takes passphrase:)", at: "\(keyPath).key")
             }
             let key = try RTMPSink.key(options, at: keyPath)
@@ -58,9 +62,15 @@ public class URISource: SourceComponent {
             events.protect(use: base + key.reveal(), masked: base + "****")
             return base + key.reveal()
         }
-        // rtmp2src would connect, then fail with "URI lacks stream".
-        if scheme.hasPrefix("rtmp"), (URL(string: uri)?.path.split(separator: "/").count ?? 0) < 2 {
-            throw BuildError("\(uri) names no stream: give its key with --key-env VAR (or key: ${VAR} in the file)", at: "\(keyPath).uri")
+        if scheme.hasPrefix("rtmp") {
+            // rtmp2src would connect, then fail with "URI lacks stream".
+            let parts = URL(string: uri)?.path.split(separator: "/") ?? []
+            guard parts.count >= 2, let key = parts.last else {
+                throw BuildError("\(uri) names no stream: give its key with --key-env VAR (or key: ${VAR} in the file)", at: "\(keyPath).uri")
+            }
+            // A key written into the URL: still never shown by castline.
+            let bare = String(uri.dropLast(uri.hasSuffix("/") ? key.count + 1 : key.count))
+            events.protect(use: uri, masked: bare + "****")
         }
         if let passphrase = try SRTOutput.passphrase(options, at: keyPath) {
             guard scheme == "srt" else { throw BuildError("a passphrase is for srt:// URIs", at: "\(keyPath).passphrase") }
@@ -103,7 +113,9 @@ public class URISource: SourceComponent {
             return BuildError("cannot play \(uri): \(ElementCatalog.missingDecoderMessage(description: description, caps: caps))",
                               at: keyPath)
         }
-        return BuildError("cannot open \(uri): \(error)", at: keyPath)
+        // An SRT caller with the wrong passphrase is told nothing by srtsrc: discovery only times out.
+        let hint = uriScheme(uri) == "srt" ? " (is the peer sending, with the same passphrase?)" : ""
+        return BuildError("cannot open \(uri): \(error)\(hint)", at: keyPath)
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
@@ -241,6 +253,8 @@ public class URISource: SourceComponent {
 
     /// An end-of-stream sent to the pipeline reaches filesrc, which cannot push it
     /// while a demuxer pulls from it; so every stream is ended at the bin's outlet.
+    public var endsStreamsOnStop: Bool { true }
+
     public func willStop() {
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
         let idle = fileLoop?.stop() ?? []
@@ -299,6 +313,10 @@ final class DecoderSlot: Sendable {
     private let running = Mutex<Running?>(nil)
     /// One swap at a time.
     private let swapping = Mutex(())
+    /// The decoder the last swap retired, held until the next one. Its last reference let go
+    /// at once disposed uridecodebin3 while its typefind thread was still emitting have-type,
+    /// and the two waited on each other's locks for ever (seen twice looping a file, 1.22).
+    private let lastRetired = Mutex<Element?>(nil)
 
     func start(_ first: Running) {
         running.withLock { $0 = first }
@@ -320,6 +338,9 @@ final class DecoderSlot: Sendable {
             // threads, and its shutdown needs them).
             _ = current.decoder.setState(.null)
             try? current.bin.remove(current.decoder)
+            // The one retired a swap ago, long idle, goes now; this one waits for the next swap.
+            let longIdle = lastRetired.withLock { held in defer { held = current.decoder }; return held }
+            _ = longIdle
             retired(current.bin)
             let decoder = try make(current.stops)
             try current.bin.add(decoder)

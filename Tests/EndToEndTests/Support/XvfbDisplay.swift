@@ -19,8 +19,11 @@ struct XvfbDisplay {
         try process.start()
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline, process.exitStatus == nil {
+            // The number comes as Xvfb starts listening; a client that came at once was refused
+            // once (x11grab: "Cannot open display"): ready when a screenshot can be taken.
             if let number = Int(process.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                return XvfbDisplay(process: process, environment: ["DISPLAY": ":\(number)"])
+                let display = XvfbDisplay(process: process, environment: ["DISPLAY": ":\(number)"])
+                if (try? await display.screenshot(into: nil)) != nil { return display }
             }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -28,9 +31,11 @@ struct XvfbDisplay {
         throw Unavailable(description: "Xvfb did not start: \(process.standardError.suffix(400))")
     }
 
-    /// The whole screen now, as rows of RGB bytes (x11grab).
-    func screenshot(into scratch: Scratch) async throws -> [UInt8] {
-        let file = scratch.file("screen-\(UUID().uuidString).rgb")
+    /// The whole screen now, as rows of RGB bytes (x11grab), in `scratch` or the temporary folder.
+    func screenshot(into scratch: Scratch?) async throws -> [UInt8] {
+        let name = "screen-\(UUID().uuidString).rgb"
+        let file = scratch?.file(name) ?? NSTemporaryDirectory() + name
+        defer { if scratch == nil { try? FileManager.default.removeItem(atPath: file) } }
         let grab = try await ChildProcess.run("/usr/bin/ffmpeg", [
             "-v", "error", "-f", "x11grab", "-video_size", "\(width)x\(height)", "-i", environment["DISPLAY"] ?? ":0",
             "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", file,
