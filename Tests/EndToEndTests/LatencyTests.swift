@@ -54,7 +54,8 @@ struct LatencyTests {
             stages: [ { encode: {} } ]
             sinks: [ { file: \(original) } ]
             """)
-        let made = try await Castline.run(["run", make, "--duration", "4s"])
+        // 5 s: a 4 s file held 4 beeps or, with one cut at its edge, 2 (seen under a full run's load).
+        let made = try await Castline.run(["run", make, "--duration", "5s"])
         try #require(made.status == 0, "\(made.stderr)")
         let ffmpeg = try await ChildProcess.run("/usr/bin/ffmpeg", [
             "-v", "error", "-i", original, "-vf", "scale=640:360", "-c:v", "libx264", "-b:v", "1M", "-maxrate", "1M",
@@ -70,12 +71,12 @@ struct LatencyTests {
         let run = try await Castline.run(["run", read, "--stats-json", "-"])
         try #require(run.status == 0, "\(run.stderr)")
         let samples = Self.samples(run.stdout)
-        // The 4 s file: its 120 frames read (all but the odd one), and each second's beep and number.
+        // The 5 s file: 120 of its 150 frames read or more, and each second's beep and number.
         let frames = samples.compactMap { $0["clock_reads_video"] as? Double }.reduce(0, +)
         let beeps = samples.compactMap { $0["clock_reads_audio"] as? Double }.reduce(0, +)
         let video = samples.compactMap { $0["latency_video_s"] as? Double }
         let audio = samples.compactMap { $0["latency_audio_s"] as? Double }
-        print("re-encoded: \(Int(frames)) frames and \(Int(beeps)) beeps read in 4 s")
+        print("re-encoded: \(Int(frames)) frames and \(Int(beeps)) beeps read in 5 s")
         #expect(frames >= 108, "\(run.stdout.suffix(800))")
         #expect(beeps >= 3, "\(run.stdout.suffix(800))")
         // Played a few seconds after it was made: every reading says so, and they agree.
