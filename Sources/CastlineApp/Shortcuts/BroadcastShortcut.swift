@@ -57,7 +57,7 @@ public struct BroadcastShortcut: Sendable {
         guard keys == 0 || keys == 1 || keys == rtmpCount else {
             throw SettingsError("\(keys) keys for \(rtmpCount) RTMP URLs: give one --key-env (or --key-file) for all, or one per RTMP URL in order")
         }
-        if passphraseEnv != nil, !urls.contains(where: { Self.protocolOf($0) == "srt" }) {
+        if passphraseEnv != nil, rtmpCount == urls.count {
             throw SettingsError("--passphrase-env is for srt:// URLs; an RTMP ingest takes its key with --key-env")
         }
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }

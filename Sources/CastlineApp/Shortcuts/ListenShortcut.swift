@@ -40,6 +40,7 @@ public struct ListenShortcut: Sendable {
         if isIngestInput {
             if rendition != "auto" { throw SettingsError("--rendition is for HLS; an RTMP or SRT stream has one rendition") }
             if waitForLive { throw SettingsError("--wait-for-live is for HLS; an RTMP or SRT stream is waited for as it connects") }
+            if timeout != nil { throw SettingsError("--timeout is for HLS") }
         }
         let scheme = uriScheme(url)
         if keyEnv != nil || keyFile != nil, !scheme.hasPrefix("rtmp") {
@@ -52,7 +53,6 @@ public struct ListenShortcut: Sendable {
         if let timeout, (Duration(configText: timeout) ?? .zero) <= .zero {
             throw SettingsError("--timeout: \"\(timeout)\" is not a duration above 0 (try 10s)")
         }
-        if timeout != nil, isIngestInput { throw SettingsError("--timeout is for HLS") }
         if Duration(configText: endAfter) == nil {
             throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
         }

@@ -34,10 +34,10 @@ public final class CaptureSource: SourceComponent {
     let keyPath: String
     /// `auto` settled by `prepare`: the API whose device opened.
     private var audioAPI: String?
-    /// Devices a capture source in this process has open: a reload that replaces the source
-    /// checks them by name only, for the running one holds them (ALSA and V4L2 devices are
-    /// one program's at a time).
-    private static let devicesInUse = Mutex<Set<String>>([])
+    /// Devices a running capture source in this process holds, with the API each opened
+    /// through: a reload that replaces the source takes them as they are, unchecked, for the
+    /// running one holds them (ALSA and V4L2 devices are one program's at a time).
+    private static let devicesInUse = Mutex<[String: String]>([:])
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -61,18 +61,24 @@ public final class CaptureSource: SourceComponent {
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
         let inUse = Self.devicesInUse.withLock { $0 }
         if let audio, wanted.contains(.audio) {
-            audioAPI = inUse.contains(Self.name(audio)) ? audioAPI ?? (audio.api == "alsa" ? "alsa" : "pulse")
-                : try await Self.openAudio(audio, at: "\(keyPath).audio")
+            if let held = inUse[Self.name(audio)] { audioAPI = held } else { audioAPI = try await Self.openAudio(audio, at: "\(keyPath).audio") }
         }
         if let video, wanted.contains(.video) {
-            let keyPath = keyPath
             if video.api == "v4l2", !FileManager.default.fileExists(atPath: video.device) {
                 throw BuildError("no video device \"\(video.device)\" (is the camera plugged in? list them with: v4l2-ctl --list-devices)",
                                  at: "\(keyPath).video.device", badInput: true)
             }
-            if !inUse.contains(video.device), let problem = await DeviceCheck.firstBuffer(from: try Self.videoElement(video)) {
+            if inUse[video.device] == nil, let problem = await DeviceCheck.firstBuffer(from: try Self.videoElement(video)) {
                 throw BuildError(Self.videoProblem(problem, video), at: "\(keyPath).video", badInput: true)
             }
+        }
+    }
+
+    /// Its devices are let go with the run (or the reload that replaced it).
+    public func willStop() {
+        Self.devicesInUse.withLock { held in
+            if let video { held[video.device] = nil }
+            if let audio { held[Self.name(audio)] = nil }
         }
     }
 
@@ -142,8 +148,8 @@ public final class CaptureSource: SourceComponent {
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         Self.devicesInUse.withLock { held in
-            if let video, streams[.video] != nil, video.api == "v4l2" { held.insert(video.device) }
-            if let audio, streams[.audio] != nil { held.insert(Self.name(audio)) }
+            if let video, streams[.video] != nil, video.api == "v4l2" { held[video.device] = "v4l2" }
+            if let audio, streams[.audio] != nil, let audioAPI { held[Self.name(audio)] = audioAPI }
         }
         if let video, streams[.video] != nil {
             // Whatever raw form and rate the device gives, the encoder gets I420 at the size and rate asked.
