@@ -9,13 +9,16 @@
 # user+sys CPU seconds (children included) and peak RSS.
 #
 #   castline     castline broadcast RTMP_URL --key-env ... --duration Ns
-#   castline-3dest  the same to three destinations at once (three keys on the ingest), one encode
+#   castline-3dest  the same to three destinations at once (three keys on the ingest), one encode;
+#                started together with castline-beside, a one-destination castline, and
+#                compared with it: the machine's speed drifts between runs (the same castline
+#                run read 5.85 to 7.43 CPU-s within minutes), two runs side by side drift alike
 #   gst-launch   the equivalent hand-written gst-launch-1.0 line (SIGINT + -e after N s)
 #   ffmpeg       ffmpeg -re lavfi testsrc2 + sine, libx264 veryfast zerolatency 2500k CBR
 #                (-minrate/-maxrate/-bufsize 2500k, -x264-params nal-hrd=cbr), aac 128k
 # All three encode constant bitrate (castline's default: x264 NAL HRD CBR with filler).
 #
-# Targets (issue): castline/ffmpeg <= 1.00, castline-3dest/castline <= 1.10 (three
+# Targets (issue): castline/ffmpeg <= 1.00, castline-3dest/castline-beside <= 1.10 (three
 # destinations from one encode against one), and castline's overhead over raw
 # GStreamer <= 1.05 (castline-plain/gst-launch: the same picture), as CPU seconds
 # per second of media published. castline/gst-launch is reported beside it: the
@@ -37,6 +40,8 @@
 #              cost of the content), then an encode-only check: x264enc and
 #              ffmpeg's libx264 encoding the very same raw testsrc2 frames (as
 #              fast as they can, 300 frames each)
+#   TOOLS      only these publishers, e.g. TOOLS="castline castline-3dest" (a ratio whose two
+#              sides did not both run says so)
 #   BENCH_OUT  directory for logs and results.tsv (default: a new temp dir, kept)
 set -euo pipefail
 
@@ -109,7 +114,7 @@ sinks:
 EOF
             BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" run "$out/plain.yaml" \
                 --duration "${duration}s" >"$log" 2>&1 ;;
-        castline)
+        castline | castline-beside)
             BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" broadcast "$rtmp_base" \
                 --key-env BENCH_STREAM_KEY --duration "${duration}s" >"$log" 2>&1 ;;
         castline-3dest)
@@ -168,8 +173,44 @@ machine_cpu() {
     awk -v tck="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f %.2f\n", ($2 + $3 + $4 + $7 + $8) / tck, $9 / tck; exit}' /proc/stat
 }
 
+# Checks and records one run: a row in results.tsv and a line on screen. $6: the CPU seconds of
+# every publisher that ran at that moment, so "others" is the rest of the machine.
+record() {  # round tool key run status publishers_cpu
+    local r=$1 tool=$2 key=$3 run=$4 status=$5 publishers=$6 user sys rss wall note check media segments valid cpu others steal
+    # The last line: GNU time puts "Command exited with non-zero status N" before it.
+    read -r user sys rss wall < <(tail -n 1 "$out/$run.time" 2>/dev/null) || { user=0 sys=0 rss=0 wall=0; }
+    # timeout exits 124 after delivering SIGINT: that is the normal stop for gst-launch.
+    note=
+    if [[ $status -ne 0 && ! ($status -eq 124 && $tool == gst-*) ]]; then
+        note="exit $status"
+    fi
+    kill -0 "$ingest_pid" 2>/dev/null && ! grep -q 'ingest stopped' "$out/ingest-$ingests.err" ||
+        note="${note:+$note; }the ingest was stopped during the run"
+    if check=$(check_published "$key" "$run"); then
+        read -r media segments <<<"$check"
+        valid=yes
+    else
+        media=0 segments=0 valid=INVALID note="${note:+$note; }$check"
+    fi
+    [[ -n $note && $valid = yes ]] && valid=INVALID
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
+    # Everyone else's CPU during the run (the ingest's included): high means a noisy run.
+    others=$(awk -v a="$busy0" -v b="$busy1" -v c="$publishers" 'BEGIN {o = b - a - c; printf "%.1f", o < 0 ? 0 : o}')
+    steal=$(awk -v a="$steal0" -v b="$steal1" 'BEGIN {printf "%.1f", b - a}')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$valid" "$cpu" "$user" "$sys" \
+        "$rss" "$wall" "$media" "$segments" "$note" "$others" "$steal" >>"$results"
+    printf '  round %d  %-16s %-7s cpu %6.2f s  (user %s sys %s)  rss %5d MB  wall %5.1f s  media %5.1f s  others %5.1f s  steal %4.1f s  %s\n' \
+        "$r" "$tool" "$valid" "$cpu" "$user" "$sys" "$((rss / 1024))" "$wall" "$media" "$others" "$steal" "$note"
+}
+
 tools=(castline castline-3dest castline-plain gst-launch ffmpeg)
 [[ $extra = 1 ]] && tools+=(gst-nooverlay gst-scrolling-smpte)
+if [[ -n ${TOOLS:-} ]]; then
+    read -r -a tools <<<"$TOOLS"
+    for tool in "${tools[@]}"; do
+        [[ $tool =~ ^(castline|castline-3dest|castline-plain|gst-launch|gst-nooverlay|gst-scrolling-smpte|ffmpeg)$ ]] || die "unknown tool \"$tool\" in TOOLS"
+    done
+fi
 nt=${#tools[@]}
 
 results=$out/results.tsv
@@ -183,39 +224,37 @@ for ((r = 1; r <= rounds; r++)); do
         run=r$r-$tool
         key=bench-$tool-r$r-$RANDOM
         kill -0 "$ingest_pid" 2>/dev/null || { echo "  (the ingest was stopped from outside: restarting it)"; start_ingest; }
-        status=0
+        # castline-3dest runs with a one-destination castline beside it (castline-beside), started
+        # together: both see the same machine, which drifts by more than the figure between runs.
+        runs=("$tool:$key:$run")
+        [[ $tool == castline-3dest ]] && runs+=("castline-beside:$key-beside:r$r-castline-beside")
         read -r busy0 steal0 < <(machine_cpu)
-        publish "$tool" "$key" "$run" || status=$?
+        pids=()
+        for entry in "${runs[@]}"; do
+            IFS=: read -r t k n <<<"$entry"
+            publish "$t" "$k" "$n" &
+            pids+=($!)
+        done
+        statuses=()
+        for pid in "${pids[@]}"; do status=0; wait "$pid" || status=$?; statuses+=("$status"); done
         read -r busy1 steal1 < <(machine_cpu)
-        # The last line: GNU time puts "Command exited with non-zero status N" before it.
-        read -r user sys rss wall < <(tail -n 1 "$out/$run.time" 2>/dev/null) || { user=0 sys=0 rss=0 wall=0; }
-        # timeout exits 124 after delivering SIGINT: that is the normal stop for gst-launch.
-        note=
-        if [[ $status -ne 0 && ! ($status -eq 124 && $tool == gst-*) ]]; then
-            note="exit $status"
-        fi
-        kill -0 "$ingest_pid" 2>/dev/null && ! grep -q 'ingest stopped' "$out/ingest-$ingests.err" ||
-            note="${note:+$note; }the ingest was stopped during the run"
-        if check=$(check_published "$key" "$run"); then
-            read -r media segments <<<"$check"
-            valid=yes
-        else
-            media=0 segments=0 valid=INVALID note="${note:+$note; }$check"
-        fi
-        [[ -n $note && $valid = yes ]] && valid=INVALID
-        cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
-        # Everyone else's CPU during the run (the ingest's included): high means a noisy run.
-        others=$(awk -v a="$busy0" -v b="$busy1" -v c="$cpu" 'BEGIN {o = b - a - c; printf "%.1f", o < 0 ? 0 : o}')
-        steal=$(awk -v a="$steal0" -v b="$steal1" 'BEGIN {printf "%.1f", b - a}')
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$tool" "$valid" "$cpu" "$user" "$sys" \
-            "$rss" "$wall" "$media" "$segments" "$note" "$others" "$steal" >>"$results"
-        printf '  round %d  %-16s %-7s cpu %6.2f s  (user %s sys %s)  rss %5d MB  wall %5.1f s  media %5.1f s  others %5.1f s  steal %4.1f s  %s\n' \
-            "$r" "$tool" "$valid" "$cpu" "$user" "$sys" "$((rss / 1024))" "$wall" "$media" "$others" "$steal" "$note"
+        cpus=0
+        for i_run in "${!runs[@]}"; do
+            IFS=: read -r t k n <<<"${runs[$i_run]}"
+            read -r user sys _ _ < <(tail -n 1 "$out/$n.time" 2>/dev/null) || { user=0 sys=0; }
+            cpus=$(awk -v a="$cpus" -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", a + u + s}')
+        done
+        for i_run in "${!runs[@]}"; do
+            IFS=: read -r t k n <<<"${runs[$i_run]}"
+            record "$r" "$t" "$k" "$n" "${statuses[$i_run]}" "$cpus"
+        done
     done
 done
 
 # ---- report ---------------------------------------------------------------
-awk -F'\t' -v order="${tools[*]}" '
+shown=("${tools[@]}")
+[[ " ${tools[*]} " == *" castline-3dest "* ]] && shown+=(castline-beside)
+awk -F'\t' -v order="${shown[*]}" '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
@@ -227,6 +266,7 @@ NR > 1 {
     if ($3 != "yes") { bad[$2]++; next }
     cpu[$2] = cpu[$2] " " $4; rss[$2] = rss[$2] " " $7; media[$2] = media[$2] " " $9
     per[$2] = per[$2] " " ($9 > 0 ? $4 / $9 : 0); others[$2] = others[$2] " " $12
+    round[$2, $1] = ($9 > 0 ? $4 / $9 : 0); if ($1 > rounds) rounds = $1
 }
 END {
     n = split(order, tools, " ")
@@ -241,7 +281,7 @@ END {
     }
     print ""
     ratio("castline", "ffmpeg", 1.00)
-    ratio("castline-3dest", "castline", 1.10)
+    ratio("castline-3dest", "castline-beside", 1.10)
     ratio("castline-plain", "gst-launch", 1.05)
     ratio("castline", "gst-launch", -1)
     ratio("castline", "castline-plain", -1)
@@ -250,17 +290,21 @@ END {
         ratio("gst-scrolling-smpte", "gst-launch", -1)
     }
 }
-function ratio(a, b, target,   r, raw, verdict) {
+function ratio(a, b, target,   r, raw, verdict, pairs, k, paired) {
     if (p[a] <= 0 || p[b] <= 0) {
-        printf "%s/%s: no valid runs to compare%s\n", a, b, target > 0 ? "  -> INVALID" : ""
+        printf "%s/%s: no valid runs to compare%s\n", a, b, (target > 0 ? "  -> INVALID" : "")
         return
     }
     r = p[a] / p[b]; raw = c[a] / c[b]
+    # Paired too: the ratio within each round, whose two runs are minutes apart at most (the machine drifts more between rounds).
+    pairs = ""
+    for (k = 1; k <= rounds; k++) if (round[a, k] > 0 && round[b, k] > 0) pairs = pairs " " round[a, k] / round[b, k]
+    paired = median(pairs)
     if (target > 0) {
         verdict = r <= target ? "PASS" : "MISS"
-        printf "%s/%s = %.3f per media second (raw CPU-s %.3f); target <= %.2f: %s\n", a, b, r, raw, target, verdict
+        printf "%s/%s = %.3f per media second (raw CPU-s %.3f; paired by round %.3f); target <= %.2f: %s\n", a, b, r, raw, paired, target, verdict
     } else {
-        printf "%s/%s = %.3f per media second (raw CPU-s %.3f)  [diagnostic]\n", a, b, r, raw
+        printf "%s/%s = %.3f per media second (raw CPU-s %.3f; paired by round %.3f)  [diagnostic]\n", a, b, r, raw, paired
     }
 }' "$results" | tee "$out/summary.txt"
 echo "(medians over valid runs; ratios compare CPU-s per media second, the media duration read from each run's HLS"

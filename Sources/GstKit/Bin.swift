@@ -124,6 +124,13 @@ public final class Pipeline: Bin, @unchecked Sendable {  // same as Element: one
         return (live != 0, ClockTime(raw: minimum) ?? .zero, ClockTime(raw: maximum))
     }
 
+    /// Queries the sinks' latency again and gives it to them: an application's duty when an
+    /// element posts a latency message (an encoder that has learnt its frame rate), as gst-launch does.
+    @discardableResult
+    public func recalculateLatency() -> Bool {
+        gst_bin_recalculate_latency(cast(pointer)) != 0
+    }
+
     /// Going to NULL flushes the bus: end the message streams, as GStreamer drops later posts.
     func busWentFlushing() {
         if let raw = gst_pipeline_get_bus(pipelinePointer) {

@@ -61,6 +61,25 @@ struct GraphBuilderTests {
         #expect(factories(in: built.pipeline).contains("tee"))
     }
 
+    @Test("three RTMP destinations are parsed once, before the tee; RTMP and SRT video, each in its own framing")
+    func sharedFraming() throws {
+        func parsers(_ sinks: String) throws -> [String] {
+            let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
+                version: 1
+                source: { test: {} }
+                stages: [ { encode: {} } ]
+                sinks: \(sinks)
+                """)))
+            return factories(in: built.pipeline).filter { $0.hasSuffix("parse") }
+        }
+        let rtmp = "{ rtmp: { url: rtmp://127.0.0.1/live, key: k } }"
+        // The encoder's own parser and the shared one, for each stream.
+        #expect(try parsers("[\(rtmp), \(rtmp), \(rtmp)]").sorted() == ["aacparse", "aacparse", "h264parse", "h264parse"])
+        // FLV takes H.264 as avc, MPEG-TS as byte-stream: a parser on each branch. Both take raw AAC: one.
+        #expect(try parsers("[\(rtmp), { srt: { url: 'srt://127.0.0.1:9000' } }]").sorted()
+            == ["aacparse", "aacparse", "h264parse", "h264parse", "h264parse"])
+    }
+
     @Test("a gst stage works on the stream its caps name, and no other")
     func gstStagePicksItsStream() throws {
         let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""

@@ -82,7 +82,7 @@ public struct GraphBuilder {
         try addSource(plan, to: &graph)
         for cursor in graph.cursors.values { graph.layout.sourceTimeline.follow(cursor.pad) }
         try addStages(plan.stages, to: &graph)
-        try addSinks(plan.sinks, to: &graph)
+        try addSinks(plan.sinks, realTimeSource: plan.source.component.generatesInRealTime, to: &graph)
         return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit, layout: graph.layout)
     }
 
@@ -173,9 +173,13 @@ public struct GraphBuilder {
     /// Adds the sinks, each stream through a queue of its own. `kept` are sinks
     /// (by index) that are running already: the streams are joined to where they
     /// enter them, links the swap makes (`deferredLinks`) once the old parts are out.
-    func addSinks(_ sinks: [PipelinePlan.Part<any SinkComponent>], kept: [Int: SinkLayout] = [:], to graph: inout Graph) throws {
+    func addSinks(
+        _ sinks: [PipelinePlan.Part<any SinkComponent>], realTimeSource: Bool, kept: [Int: SinkLayout] = [:], to graph: inout Graph
+    ) throws {
         // Which sinks take each stream; a stream no sink takes ends in a discard.
         var branches: [StreamKind: [Cursor]] = [:]
+        // Streams put in their takers' one framing before the tee: their branches need no parser.
+        var framed: Set<StreamKind> = []
         for (stream, cursor) in graph.cursors {
             let takers = sinks.filter { $0.component.requirement(for: stream) != nil }
             if takers.isEmpty {
@@ -184,9 +188,18 @@ public struct GraphBuilder {
             } else if takers.count == 1 {
                 branches[stream] = [cursor]
             } else {
-                branches[stream] = try graph.split(cursor, count: takers.count, name: "\(stream)-tee\(nameSuffix)")
+                var shared = cursor
+                if let caps = Self.commonFraming(takers, stream, form: cursor.form),
+                   let parsed = try graph.frame(cursor, stream, caps: caps, name: "\(stream)-framing\(nameSuffix)") {
+                    shared = parsed
+                    framed.insert(stream)
+                }
+                branches[stream] = try graph.split(shared, count: takers.count, name: "\(stream)-tee\(nameSuffix)")
             }
         }
+        // Publishers' appsinks only hand buffers on, and their clock waits may hold a source that
+        // generates in real time: their inputs need no thread (queue) of their own.
+        let unqueued = realTimeSource && sinks.allSatisfy { $0.component.publishesFromOwnPipeline }
         for (index, part) in sinks.enumerated() {
             if let running = kept[index] {
                 try located(part.spec.keyPath) { try join(part, running, branches: &branches, graph: &graph) }
@@ -205,13 +218,13 @@ public struct GraphBuilder {
                     guard let requirement = part.component.requirement(for: stream),
                           let cursor = branches[stream]?.removeFirst() else { continue }
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
-                    let entryElement = alone ? try ElementCatalog.make("identity") : try BinChain.queue()
+                    let entryElement = alone || unqueued ? try ElementCatalog.make("identity") : try BinChain.queue()
                     let queued = try graph.append(entryElement, after: cursor)
                     let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard())
                     entry.guardian.install(on: entry.pad)
                     layout.entries[stream] = entry
                     graph.limit.watch(queued.pad)
-                    inputs[stream] = alone && requirement.accepts(cursor.form) ? queued
+                    inputs[stream] = (alone && requirement.accepts(cursor.form)) || framed.contains(stream) ? queued
                         : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in")
                 }
                 let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
@@ -223,6 +236,14 @@ public struct GraphBuilder {
             layout.elements = graph.added(since: mark)
             graph.layout.sinks.append(layout)
         }
+    }
+
+    /// The framing every taker of `stream` fixes, when they all fix the same one and take `form` as it is.
+    private static func commonFraming(_ takers: [PipelinePlan.Part<any SinkComponent>], _ stream: StreamKind, form: StreamForm) -> String? {
+        let framings = Set(takers.map { $0.component.framing(for: stream) })
+        guard framings.count == 1, let caps = framings.first ?? nil,
+              takers.allSatisfy({ $0.component.requirement(for: stream)?.accepts(form) == true }) else { return nil }
+        return caps
     }
 
     /// Leads each stream a running sink takes to where it enters that sink, in the form it takes there.

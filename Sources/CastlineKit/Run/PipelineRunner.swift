@@ -365,6 +365,9 @@ public actor PipelineRunner {
             emitter.emit(.warning("\(owner(of: source)): \(text)"))
         case .element(_, let structure) where structure.name == "missing-plugin":
             if let line = Self.missingDecoder(in: structure) { missingDecoder = line }
+        case .latency:
+            // Off the streaming thread, as GStreamer asks: it takes the state lock.
+            built.pipeline.recalculateLatency()
         case .endOfStream:
             emitter.emit(.endOfStream)
             finish(stopRequested ? .stopped : .completed)

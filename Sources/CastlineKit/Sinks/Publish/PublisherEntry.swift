@@ -3,16 +3,20 @@ import HLS
 
 extension StreamPublisher {
     /// A publishing sink's bin in the main pipeline: an appsink per stream, in the framing
-    /// `caps` gives (the muxer's), paced by the clock (a file goes out in real time, as a live
+    /// `framing` gives (the muxer's), paced by the clock (a file goes out in real time, as a live
     /// source would), each handing its samples to a new publisher to `output`.
-    static func entry(inputs: [StreamKind: StreamForm], name: String, caps: (StreamKind) -> String,
+    static func entry(inputs: [StreamKind: StreamForm], name: String, framing: (StreamKind) -> String?,
                       output: any PublishOutput, maxReconnects: Int?, context: ComponentContext) throws -> (Bin, StreamPublisher) {
         let bin = Bin(name: name)
         var sinks: [StreamKind: AppSink] = [:]
         for stream in inputs.keys.sorted() {
             let sink = try AppSink.make(name: "\(name)-\(stream)")
-            sink.caps = try Caps(caps(stream))
+            if let caps = framing(stream) { sink.caps = try Caps(caps) }
             try sink.element.set("sync", true)
+            // No preroll: with no queue in front (see `publishesFromOwnPipeline`), a tee's thread
+            // held in one appsink's preroll would keep the others from theirs, for ever. Its latency
+            // then comes from the runner's recalculation once the encoders know theirs.
+            try sink.element.set("async", false)
             try bin.add(sink.element)
             try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
             sinks[stream] = sink

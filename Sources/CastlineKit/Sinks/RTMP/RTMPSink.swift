@@ -132,6 +132,12 @@ public final class RTMPSink: SinkComponent {
         try await connector.prepare(endpoint: endpoint, trust: trust)
     }
 
+    public var publishesFromOwnPipeline: Bool { true }
+
+    public func framing(for stream: StreamKind) -> String? {
+        stream == .video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw"
+    }
+
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let endpoint = endpoint, key = key, connector = connector
@@ -145,7 +151,7 @@ public final class RTMPSink: SinkComponent {
             insecureTLS: trust == .insecure, endpoint: endpoint)
         let (bin, publisher) = try StreamPublisher.entry(
             inputs: inputs, name: name,
-            caps: { $0 == .video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw" },
+            framing: { [self] in framing(for: $0) },
             output: output, maxReconnects: maxReconnects, context: context)
         connector.publisher = publisher
         return bin

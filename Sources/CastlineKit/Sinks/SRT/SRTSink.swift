@@ -39,11 +39,17 @@ public final class SRTSink: SinkComponent {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])
     }
 
+    public var publishesFromOwnPipeline: Bool { true }
+
+    public func framing(for stream: StreamKind) -> String? {
+        stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw"
+    }
+
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let (bin, publisher) = try StreamPublisher.entry(
             inputs: inputs, name: name,
-            caps: { $0 == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw" },
+            framing: { [self] in framing(for: $0) },
             output: output, maxReconnects: maxReconnects, context: context)
         self.publisher.withLock { $0 = publisher }
         return bin
