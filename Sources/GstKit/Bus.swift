@@ -9,6 +9,8 @@ import GLibSupport
 public enum ErrorCause: Sendable, Equatable {
     /// GST_RESOURCE_ERROR_NO_SPACE_LEFT: a sink's disk is full.
     case diskFull
+    /// GST_RESOURCE_ERROR_BUSY: a device another program holds (alsasrc, v4l2src).
+    case busy
     case other
 }
 
@@ -49,12 +51,15 @@ public enum BusMessage: Sendable {
             default: gst_message_parse_info(message, &error, &debug)
             }
             let text = error?.pointee.message.map { String(cString: $0) } ?? "(no message)"
-            let diskFull = error.map { $0.pointee.domain == gst_resource_error_quark()
-                && $0.pointee.code == gint(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue) } ?? false
+            let cause: ErrorCause = switch error.map({ ($0.pointee.domain, $0.pointee.code) }) {
+            case (gst_resource_error_quark(), gint(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue))?: .diskFull
+            case (gst_resource_error_quark(), gint(GST_RESOURCE_ERROR_BUSY.rawValue))?: .busy
+            default: .other
+            }
             if let error { g_error_free(error) }
             let debugText = takeString(debug)
             switch type {
-            case GST_MESSAGE_ERROR: self = .error(source: source, message: text, debug: debugText, cause: diskFull ? .diskFull : .other)
+            case GST_MESSAGE_ERROR: self = .error(source: source, message: text, debug: debugText, cause: cause)
             case GST_MESSAGE_WARNING: self = .warning(source: source, message: text, debug: debugText)
             default: self = .info(source: source, message: text)
             }

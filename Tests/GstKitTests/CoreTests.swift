@@ -1,3 +1,4 @@
+import CGStreamer
 import Foundation
 import TestSupport
 import Testing
@@ -100,6 +101,30 @@ import Testing
         #expect(text.contains("nonexistent") || text.lowercased().contains("not found") || text.lowercased().contains("no such"))
         let sources = messages.compactMap { if case .error(let s, _, _, _) = $0 { s } else { nil } }
         #expect(sources.first?.hasPrefix("filesrc") == true)
+    }
+
+    @Test("an error's cause comes from its GStreamer code, not its words: a busy device, a full disk")
+    func errorCauseFromCode() async throws {
+        let pipeline = Pipeline(name: "causes")
+        let bus = pipeline.bus
+        let stream = bus.messages()
+        // alsasrc's words for a busy device say "being used", not "busy": only the code tells.
+        let words = "Could not open audio device for recording. Device is being used by another application."
+        let codes = [GST_RESOURCE_ERROR_BUSY, GST_RESOURCE_ERROR_NO_SPACE_LEFT, GST_RESOURCE_ERROR_OPEN_READ]
+        for code in codes {
+            let error = g_error_new_literal(gst_resource_error_quark(), gint(code.rawValue), words)
+            _ = gst_bus_post(bus.pointer, gst_message_new_error(nil, error, nil))
+            g_error_free(error)
+        }
+        var causes: [ErrorCause] = []
+        for await message in stream {
+            if case .error(_, let text, _, let cause) = message {
+                #expect(text == words)
+                causes.append(cause)
+            }
+            if causes.count == codes.count { break }
+        }
+        #expect(causes == [.busy, .diskFull, .other])
     }
 
     @Test func eosEventGivesEndOfStream() throws {

@@ -89,7 +89,7 @@ public final class CaptureSource: SourceComponent {
         if audio.api != "alsa" {
             guard let problem = await DeviceCheck.firstBuffer(from: try Self.audioElement(api: "pulse", device: audio.device))
             else { return "pulse" }
-            if audio.api == "pulse" || !problem.contains("Failed to connect:") {
+            if audio.api == "pulse" || !problem.text.contains("Failed to connect:") {
                 throw BuildError(Self.pulseProblem(problem, audio.device), at: at, badInput: true)
             }
         }
@@ -105,7 +105,9 @@ public final class CaptureSource: SourceComponent {
         return "alsa"
     }
 
-    static func pulseProblem(_ problem: String, _ device: String?) -> String {
+    /// PulseAudio's errors are told apart by its own words (pa_strerror): GStreamer gives them all one code.
+    static func pulseProblem(_ problem: DeviceProblem, _ device: String?) -> String {
+        let problem = problem.text
         if problem.contains("Failed to connect:") { return "no PulseAudio server to capture from (start it, or use api: alsa)" }
         if problem.contains("No such entity") {
             return "PulseAudio has no source \"\(device ?? "default")\" (list them with: pactl list short sources)"
@@ -113,18 +115,18 @@ public final class CaptureSource: SourceComponent {
         return "cannot capture from PulseAudio\(device.map { " source \"\($0)\"" } ?? ""): \(problem)"
     }
 
-    static func alsaProblem(_ problem: String, _ device: String) -> String {
-        if problem.contains("busy") {
+    static func alsaProblem(_ problem: DeviceProblem, _ device: String) -> String {
+        if problem.busy {
             return "the ALSA device \"\(device)\" is busy: another program is recording from it (close it, or pick another device)"
         }
         return "cannot open the ALSA capture device \"\(device)\" (list them with: arecord -L)"
     }
 
-    static func videoProblem(_ problem: String, _ video: Video) -> String {
-        if problem.contains("busy") {
+    static func videoProblem(_ problem: DeviceProblem, _ video: Video) -> String {
+        if problem.busy {
             return "\"\(video.device)\" is busy: another program is using the camera (close it, or pick another device)"
         }
-        return "cannot capture from \"\(video.device)\": \(problem)"
+        return "cannot capture from \"\(video.device)\": \(problem.text)"
     }
 
     static func audioElement(api: String, device: String?) throws -> Element {
@@ -175,16 +177,22 @@ public final class CaptureSource: SourceComponent {
     }
 }
 
+/// What opening a device said: GStreamer's words, and whether another program holds it.
+struct DeviceProblem: Sendable {
+    let text: String
+    var busy = false
+}
+
 /// Opens a device the way the run will and waits for its first buffer.
 enum DeviceCheck {
-    /// nil when `source` gave a buffer within `timeout`; else what went wrong, in GStreamer's words.
+    /// nil when `source` gave a buffer within `timeout`; else what went wrong.
     /// Off the caller's executor: opening a device (a state change) may take a while, and the
     /// caller may be the runner, reloading.
-    static func firstBuffer(from source: Element, timeout: Duration = .seconds(5)) async -> String? {
+    static func firstBuffer(from source: Element, timeout: Duration = .seconds(5)) async -> DeviceProblem? {
         await Task.detached { await check(source, timeout: timeout) }.value
     }
 
-    private static func check(_ source: Element, timeout: Duration) async -> String? {
+    private static func check(_ source: Element, timeout: Duration) async -> DeviceProblem? {
         let pipeline = Pipeline(name: "device-check")
         do {
             try source.set("num-buffers", Int32(1))
@@ -192,27 +200,28 @@ enum DeviceCheck {
             try pipeline.add(source, sink)
             try source.link(sink)
         } catch {
-            return "\(error)"
+            return DeviceProblem(text: "\(error)")
         }
         let messages = pipeline.bus.messages()
         defer { _ = pipeline.setState(.null) }
         // A state change that fails has posted its error: it is read from the messages like any other.
         _ = pipeline.setState(.playing)
-        return await withTaskGroup(of: String?.self) { group in
+        return await withTaskGroup(of: DeviceProblem?.self) { group in
             group.addTask {
                 for await message in messages {
                     switch message {
-                    case .error(_, let text, let debug, _):
-                        return debug.flatMap(PipelineRunner.hint(fromDebug:)).map { "\(text): \($0)" } ?? text
+                    case .error(_, let text, let debug, let cause):
+                        let said = debug.flatMap(PipelineRunner.hint(fromDebug:)).map { "\(text): \($0)" } ?? text
+                        return DeviceProblem(text: said, busy: cause == .busy)
                     case .endOfStream: return nil
                     default: continue
                     }
                 }
-                return "no answer"
+                return DeviceProblem(text: "no answer")
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return "nothing came from the device within \(timeout)"
+                return DeviceProblem(text: "nothing came from the device within \(timeout)")
             }
             let first = await group.next() ?? nil
             group.cancelAll()
