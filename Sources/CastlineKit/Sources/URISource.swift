@@ -55,7 +55,7 @@ public class URISource: SourceComponent {
             guard scheme == "rtmp" || scheme == "rtmps", options.secret("passphrase") == nil else {
                 throw BuildError("a stream key is for rtmp:// and rtmps:// URIs (an srt:// one takes passphrase:)", at: "\(keyPath).key")
             }
-            let key = try RTMPSink.key(options, at: keyPath)
+            let key = try Credentials.streamKey(options, at: keyPath)
             let base = uri.hasSuffix("/") ? uri : uri + "/"
             // A short key may not be masked by itself; the URI that holds it is.
             events.protect(key)
@@ -72,7 +72,7 @@ public class URISource: SourceComponent {
             let bare = String(uri.dropLast(uri.hasSuffix("/") ? key.count + 1 : key.count))
             events.protect(use: uri, masked: bare + "****")
         }
-        if let passphrase = try SRTOutput.passphrase(options, at: keyPath) {
+        if let passphrase = try Credentials.srtPassphrase(options, at: keyPath) {
             guard scheme == "srt" else { throw BuildError("a passphrase is for srt:// URIs", at: "\(keyPath).passphrase") }
             events.protect(passphrase)
             guard var url = URLComponents(string: uri) else { throw BuildError("\"\(uri)\" is not a URI", at: "\(keyPath).uri") }

@@ -48,7 +48,7 @@ public final class RTMPSink: SinkComponent {
         let options = spec.options
         let at = spec.keyPath
         endpoint = try Self.parse(url: options.string("url") ?? "", at: "\(at).url")
-        key = try Self.key(options, at: at)
+        key = try Credentials.streamKey(options, at: at)
         context.events.protect(key)
         trust = try Self.trust(options, secure: endpoint.secure, at: at)
         maxReconnects = options.int("max-reconnects")
@@ -71,25 +71,6 @@ public final class RTMPSink: SinkComponent {
         }
         let secure = scheme == "rtmps"
         return Endpoint(secure: secure, host: host, port: url.port ?? (secure ? 443 : 1935), application: application)
-    }
-
-    static func key(_ options: OptionValues, at keyPath: String) throws -> Secret {
-        switch (options.secret("key"), options.string("key-file")) {
-        case (let key?, nil):
-            guard !key.isEmpty else { throw BuildError("the stream key is empty (set the variable it reads)", at: "\(keyPath).key") }
-            return key
-        case (nil, let path?):
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw BuildError("cannot read the key file \"\(path)\" (check the path and its permissions)", at: "\(keyPath).key-file")
-            }
-            let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !key.isEmpty else { throw BuildError("the key file \"\(path)\" is empty", at: "\(keyPath).key-file") }
-            return Secret(key)
-        case (nil, nil):
-            throw BuildError("a stream key is needed (key: ${STREAM_KEY}, or key-file: PATH)", at: keyPath)
-        case (_?, _?):
-            throw BuildError("give key or key-file, not both", at: keyPath)
-        }
     }
 
     static func trust(_ options: OptionValues, secure: Bool, at keyPath: String) throws -> Trust {

@@ -26,7 +26,7 @@ public final class SRTSink: SinkComponent {
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let at = spec.keyPath
-        let passphrase = try SRTOutput.passphrase(options, at: at)
+        let passphrase = try Credentials.srtPassphrase(options, at: at)
         if let passphrase { context.events.protect(passphrase) }
         let latency = options.duration("latency") ?? .milliseconds(125)
         output = try SRTOutput(url: options.string("url") ?? "", passphrase: passphrase,
@@ -64,15 +64,6 @@ public final class SRTSink: SinkComponent {
 
 /// SRT's end of a publishing pipeline: mpegtsmux into srtsink.
 struct SRTOutput: PublishOutput {
-    /// The `passphrase` option, if given, of a length SRT takes.
-    static func passphrase(_ options: OptionValues, at keyPath: String) throws -> Secret? {
-        guard let passphrase = options.secret("passphrase") else { return nil }
-        guard (10...79).contains(passphrase.reveal().count) else {
-            throw BuildError("an SRT passphrase has 10 to 79 characters (this one has \(passphrase.reveal().count))", at: "\(keyPath).passphrase")
-        }
-        return passphrase
-    }
-
     /// `srt://host:port` with the mode, no passphrase in it.
     let uri: String
     let passphrase: Secret?
