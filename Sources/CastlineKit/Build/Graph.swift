@@ -90,7 +90,7 @@ struct Graph {
 
     /// An encoded stream parsed into the framing `caps` gives, once for every branch of the tee
     /// after it (part of the fan-out). nil when its codec has no parser.
-    mutating func frame(_ cursor: Cursor, _ stream: StreamKind, caps: String, name: String) throws -> Cursor? {
+    mutating func frame(_ cursor: Cursor, caps: String, name: String) throws -> Cursor? {
         guard case .encoded(let codec?) = cursor.form, let parser = Conversion.parserFactories[codec] else { return nil }
         let bin = try BinChain.make(name, [try ElementCatalog.make(parser), try BinChain.capsFilter(caps)])
         layout.fanOut.append(bin)

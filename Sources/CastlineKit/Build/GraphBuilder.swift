@@ -170,7 +170,8 @@ public struct GraphBuilder {
         }
     }
 
-    /// Adds the sinks, each stream through a queue of its own. `kept` are sinks
+    /// Adds the sinks, each stream through a queue of its own (but for a sole sink that takes
+    /// streams as they come, and for publishers after a real-time source). `kept` are sinks
     /// (by index) that are running already: the streams are joined to where they
     /// enter them, links the swap makes (`deferredLinks`) once the old parts are out.
     func addSinks(
@@ -190,7 +191,7 @@ public struct GraphBuilder {
             } else {
                 var shared = cursor
                 if let caps = Self.commonFraming(takers, stream, form: cursor.form),
-                   let parsed = try graph.frame(cursor, stream, caps: caps, name: "\(stream)-framing\(nameSuffix)") {
+                   let parsed = try graph.frame(cursor, caps: caps, name: "\(stream)-framing\(nameSuffix)") {
                     shared = parsed
                     framed.insert(stream)
                 }
