@@ -89,7 +89,12 @@ struct BroadcastTests {
             let hls = endpoints.published(key: Self.key)
             #expect(await hls.waitForSegments(2, timeout: .seconds(15)))
             await server.stopNginx()
-            try await Task.sleep(for: .seconds(5))
+            // Back once castline has seen the connection go, not after a guessed while.
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !process.standardError.contains("reconnecting"), process.exitStatus == nil, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try #require(process.standardError.contains("reconnecting"), "\(process.standardError)")
             let before = hls.segments.count
             try await server.startNginx()
             #expect(await hls.waitForSegments(before + 2, timeout: .seconds(30)), "no new segments after nginx came back")
