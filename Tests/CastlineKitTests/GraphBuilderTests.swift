@@ -80,27 +80,6 @@ struct GraphBuilderTests {
             == ["aacparse", "aacparse", "h264parse", "h264parse", "h264parse"])
     }
 
-    @Test("publishers after the test signal take no queue; after a file, or beside a recording, each input has one")
-    func publisherQueues() throws {
-        func queues(_ source: String, _ sinks: String) throws -> Int {
-            let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
-                version: 1
-                source: \(source)
-                stages: [ { encode: {} } ]
-                sinks: \(sinks)
-                """)))
-            // The sinks' entries stand in the pipeline itself; a source's own queues are inside its bin.
-            return built.pipeline.children.filter { $0.factoryName == "queue" }.count
-        }
-        let rtmp = "{ rtmp: { url: rtmp://127.0.0.1/live, key: k } }"
-        #expect(try queues("{ test: {} }", "[\(rtmp), \(rtmp), { srt: { url: 'srt://127.0.0.1:9000' } }]") == 0)
-        // A file source prerolls: one appsink holding the tee's thread in its preroll would starve the others.
-        let scratch = try FileLoopTests.Scratch()
-        #expect(try queues("{ file: { path: \"\(scratch.media)\" } }", "[\(rtmp), \(rtmp)]") == 4)
-        // A recording's muxer needs a thread per input.
-        #expect(try queues("{ test: {} }", "[\(rtmp), { file: /tmp/castline-never-written.mkv }]") == 4)
-    }
-
     @Test("a gst stage works on the stream its caps name, and no other")
     func gstStagePicksItsStream() throws {
         let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""

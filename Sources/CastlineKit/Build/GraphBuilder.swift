@@ -82,7 +82,7 @@ public struct GraphBuilder {
         try addSource(plan, to: &graph)
         for cursor in graph.cursors.values { graph.layout.sourceTimeline.follow(cursor.pad) }
         try addStages(plan.stages, to: &graph)
-        try addSinks(plan.sinks, realTimeSource: plan.source.component.generatesInRealTime, to: &graph)
+        try addSinks(plan.sinks, to: &graph)
         return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit, layout: graph.layout)
     }
 
@@ -171,12 +171,10 @@ public struct GraphBuilder {
     }
 
     /// Adds the sinks, each stream through a queue of its own (but for a sole sink that takes
-    /// streams as they come, and for publishers after a real-time source). `kept` are sinks
+    /// streams as they come). `kept` are sinks
     /// (by index) that are running already: the streams are joined to where they
     /// enter them, links the swap makes (`deferredLinks`) once the old parts are out.
-    func addSinks(
-        _ sinks: [PipelinePlan.Part<any SinkComponent>], realTimeSource: Bool, kept: [Int: SinkLayout] = [:], to graph: inout Graph
-    ) throws {
+    func addSinks(_ sinks: [PipelinePlan.Part<any SinkComponent>], kept: [Int: SinkLayout] = [:], to graph: inout Graph) throws {
         // Which sinks take each stream; a stream no sink takes ends in a discard.
         var branches: [StreamKind: [Cursor]] = [:]
         // Streams put in their takers' one framing before the tee: their branches need no parser.
@@ -198,9 +196,6 @@ public struct GraphBuilder {
                 branches[stream] = try graph.split(shared, count: takers.count, name: "\(stream)-tee\(nameSuffix)")
             }
         }
-        // Publishers' appsinks only hand buffers on, and their clock waits may hold a source that
-        // generates in real time: their inputs need no thread (queue) of their own.
-        let unqueued = realTimeSource && sinks.allSatisfy { $0.component.publishesFromOwnPipeline }
         for (index, part) in sinks.enumerated() {
             if let running = kept[index] {
                 try located(part.spec.keyPath) { try join(part, running, branches: &branches, graph: &graph) }
@@ -219,7 +214,7 @@ public struct GraphBuilder {
                     guard let requirement = part.component.requirement(for: stream),
                           let cursor = branches[stream]?.removeFirst() else { continue }
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
-                    let entryElement = alone || unqueued ? try ElementCatalog.make("identity") : try BinChain.queue()
+                    let entryElement = alone ? try ElementCatalog.make("identity") : try BinChain.queue()
                     let queued = try graph.append(entryElement, after: cursor)
                     let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard())
                     entry.guardian.install(on: entry.pad)

@@ -20,10 +20,6 @@ public protocol SourceComponent: ComponentDescription {
     var endsStreamsOnStop: Bool { get }
     /// A bin with one src ghost pad per stream in `streams` (what `streams()` said), named after it.
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
-    /// Makes each buffer when its thread asks, timed by the clock (a test signal): nothing
-    /// prerolls, and a sink may hold that thread in a clock wait without anything being lost.
-    /// A device is not such: held, its buffers overflow.
-    var generatesInRealTime: Bool { get }
 }
 
 /// A `sinks:` kind.
@@ -50,10 +46,6 @@ public protocol SinkComponent: ComponentDescription {
     /// `stream-format=avc`): sinks that fix the same one are served by one parser before the
     /// tee, not a parser each. nil: the builder converts for this sink alone.
     func framing(for stream: StreamKind) -> String?
-    /// Each stream ends in an appsink that only hands its buffers to a pipeline of the sink's
-    /// own (an RTMP or SRT publish). When every sink is such and the source generates in real
-    /// time, the builder puts no queue in front of them: the thread that feeds a tee serves all its branches.
-    var publishesFromOwnPipeline: Bool { get }
 }
 
 extension SourceComponent {
@@ -61,7 +53,6 @@ extension SourceComponent {
     public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
     public func willStop() {}
     public var endsStreamsOnStop: Bool { false }
-    public var generatesInRealTime: Bool { false }
 }
 
 extension SinkComponent {
@@ -70,7 +61,6 @@ extension SinkComponent {
     public var ownPipelines: [Pipeline] { [] }
     public var takesStreamsAsTheyCome: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
-    public var publishesFromOwnPipeline: Bool { false }
 }
 
 extension Bin {

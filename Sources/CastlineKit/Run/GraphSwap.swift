@@ -71,7 +71,7 @@ struct GraphSwap {
                 graph.layout.fanOut += entries
             }
             let keptLayouts = Dictionary(uniqueKeysWithValues: diff.keptSinks.map { ($0, old.layout.sinks[$0]) })
-            try builder.addSinks(plan.sinks, realTimeSource: plan.source.component.generatesInRealTime, kept: keptLayouts, to: &graph)
+            try builder.addSinks(plan.sinks, kept: keptLayouts, to: &graph)
         } catch {
             for element in graph.added(since: 0).reversed() {
                 element.setState(.null)

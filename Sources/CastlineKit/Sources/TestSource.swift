@@ -75,9 +75,6 @@ public final class TestSource: SourceComponent {
         return streams
     }
 
-    /// Each frame and block of sound is drawn when asked, at its time on the clock (`is-live`).
-    public var generatesInRealTime: Bool { true }
-
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)
         let marks = SyncMarks(interval: audio?.beep ?? .seconds(1), beepFrequency: 2 * (audio?.tone ?? 1000),

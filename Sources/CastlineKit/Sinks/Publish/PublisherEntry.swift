@@ -13,10 +13,6 @@ extension StreamPublisher {
             let sink = try AppSink.make(name: "\(name)-\(stream)")
             if let caps = framing(stream) { sink.caps = try Caps(caps) }
             try sink.element.set("sync", true)
-            // No preroll: with no queue in front (see `publishesFromOwnPipeline`), a tee's thread
-            // held in one appsink's preroll would keep the others from theirs, for ever. Its latency
-            // then comes from the runner's recalculation once the encoders know theirs.
-            try sink.element.set("async", false)
             try bin.add(sink.element)
             try bin.ghost(sink.element.staticPad("sink"), as: stream.rawValue)
             sinks[stream] = sink

@@ -113,8 +113,6 @@ public final class RTMPSink: SinkComponent {
         try await connector.prepare(endpoint: endpoint, trust: trust)
     }
 
-    public var publishesFromOwnPipeline: Bool { true }
-
     public func framing(for stream: StreamKind) -> String? {
         stream == .video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw"
     }

@@ -39,8 +39,6 @@ public final class SRTSink: SinkComponent {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])
     }
 
-    public var publishesFromOwnPipeline: Bool { true }
-
     public func framing(for stream: StreamKind) -> String? {
         stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw"
     }
