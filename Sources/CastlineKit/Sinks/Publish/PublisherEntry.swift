@@ -2,6 +2,9 @@ import GstKit
 import HLS
 
 extension StreamPublisher {
+    /// AAC as both FLV and MPEG-TS take it from a publisher's appsink: raw frames, no ADTS.
+    static let aacFraming = "audio/mpeg,mpegversion=4,stream-format=raw"
+
     /// A publishing sink's bin in the main pipeline: an appsink per stream, in the framing
     /// `framing` gives (the muxer's), paced by the clock (a file goes out in real time, as a live
     /// source would), each handing its samples to a new publisher to `output`.

@@ -114,7 +114,7 @@ public final class RTMPSink: SinkComponent {
     }
 
     public func framing(for stream: StreamKind) -> String? {
-        stream == .video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw"
+        stream == .video ? "video/x-h264,stream-format=avc,alignment=au" : StreamPublisher.aacFraming
     }
 
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.

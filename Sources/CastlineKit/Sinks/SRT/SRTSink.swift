@@ -40,7 +40,7 @@ public final class SRTSink: SinkComponent {
     }
 
     public func framing(for stream: StreamKind) -> String? {
-        stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw"
+        stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : StreamPublisher.aacFraming
     }
 
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
