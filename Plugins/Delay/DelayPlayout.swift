@@ -260,12 +260,9 @@ final class DelayPlayout: Sendable {
         return !state.withLock(\.finished)
     }
 
-    /// Running time on the pipeline clock, while the pipeline plays (paused, the
-    /// clock runs on but the time line does not).
+    /// Running time on the pipeline clock, while the pipeline plays.
     private static func runningTime(of outputs: [AppSrc]) -> UInt64? {
-        guard let element = outputs.first?.element, element.currentState(timeout: .zero).current == .playing
-        else { return nil }
-        return element.runningTime?.nanoseconds
+        outputs.first?.element.runningTime?.nanoseconds
     }
 
     /// Hands the appsrcs every unit whose play-out time is at most `lead` away on the pipeline clock.

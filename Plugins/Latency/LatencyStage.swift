@@ -151,29 +151,38 @@ public final class LatencyStage: Stage {
                 readings.read.insert(stream)
             }
         case .audio:
-            let (found, marks) = readings.withLock { readings -> (Bool, [SoundClockReader.Mark]) in
-                guard var reader = readings.audio, let format = readings.audioFormat else { return (false, []) }
+            let found = readings.withLock { readings -> Bool in
+                guard var reader = readings.audio, let format = readings.audioFormat else { return false }
                 let found = buffer.withUnsafeBytes { raw in
                     reader.feed(raw.bindMemory(to: Float.self), channels: format.channels, start: runningTime)
                 } ?? []
                 readings.audio = reader
                 readings.untimedMarks += found
-                // Without a clock yet (prerolling), the marks wait for one.
-                guard element.runningTime != nil else { return (!found.isEmpty, []) }
-                defer { readings.untimedMarks.removeAll() }
-                return (!found.isEmpty, readings.untimedMarks)
+                return !found.isEmpty
             }
-            guard found || !marks.isEmpty else { return noteUnread(stream, at: runningTime) }
-            for mark in marks {
-                guard let rendered = renderWallTime(mark.start, element: element) else { continue }
-                // The mark's number is at most its render time (plus a margin for a latency read
-                // just under 0, which would otherwise wrap a whole 1024 s back).
-                let second = SoundClock.number(low: mark.low, before: Int64(rendered.rounded(.down)) + 2)
-                let latency = rendered - Double(second)
-                readings.withLock { readings in
-                    readings.audioLatencies.append(latency)
-                    readings.read.insert(stream)
-                }
+            guard found else { return noteUnread(stream, at: runningTime) }
+            timeMarks(element: element)
+        }
+    }
+
+    /// Turns the beeps read into latencies once the element plays. Beeps read before (a file
+    /// prerolls, and its first seconds of sound may all pass before the pipeline plays) wait,
+    /// and the period's report times them if no later beep does.
+    private func timeMarks(element: Element) {
+        let marks = readings.withLock { readings -> [SoundClockReader.Mark] in
+            guard element.runningTime != nil else { return [] }
+            defer { readings.untimedMarks.removeAll() }
+            return readings.untimedMarks
+        }
+        for mark in marks {
+            guard let rendered = renderWallTime(mark.start, element: element) else { continue }
+            // The mark's number is at most its render time (plus a margin for a latency read
+            // just under 0, which would otherwise wrap a whole 1024 s back).
+            let second = SoundClock.number(low: mark.low, before: Int64(rendered.rounded(.down)) + 2)
+            let latency = rendered - Double(second)
+            readings.withLock { readings in
+                readings.audioLatencies.append(latency)
+                readings.read.insert(.audio)
             }
         }
     }
@@ -201,6 +210,7 @@ public final class LatencyStage: Stage {
 
     /// One sample of this period's figures; false once the stage is out of a running pipeline.
     private func report() -> Bool {
+        if let element = readings.withLock({ $0.element }) { timeMarks(element: element) }
         let (audio, video, element) = readings.withLock { readings in
             defer { readings.audioLatencies.removeAll(); readings.videoLatencies.removeAll() }
             return (readings.audioLatencies, readings.videoLatencies, readings.element)

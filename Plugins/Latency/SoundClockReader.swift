@@ -22,6 +22,9 @@ struct SoundClockReader {
     private var pendingStart: UInt64 = 0
     /// The last windows' beep magnitudes and the running times they end at.
     private var recent: [(magnitude: Double, end: UInt64)] = []
+    /// Since when (running time, ns) the sound has run without a gap, and where it reaches.
+    private var soundSince: UInt64?
+    private var soundEnd: Double = 0
     /// A beep starts in a recent window: the windows since then wait for the next, full one.
     private var rising: Bool = false
     /// Not before then: a beep lasts 100 ms and its code 330 more.
@@ -33,7 +36,9 @@ struct SoundClockReader {
     init(rate: Int, tone: Double) {
         self.rate = rate
         self.tone = tone
-        window = max(16, rate / 400)
+        // Two of the tone's periods (2 ms at 1 kHz): the tone, its beep and its code's pitches
+        // then fill whole cycles, and the tone does not leak into the beep's magnitude.
+        window = max(16, Int((2 * Double(rate) / tone).rounded()))
     }
 
     /// Feeds samples starting at running time `start` (ns); returns a mark when one completes.
@@ -42,11 +47,15 @@ struct SoundClockReader {
         let frames = samples.count / max(1, channels)
         let nanosecondsPerFrame = 1e9 / Double(rate)
         // A gap in time (a discontinuity): what was gathered no longer lines up.
-        if !pending.isEmpty, abs(Double(start) - (Double(pendingStart) + Double(pending.count) * nanosecondsPerFrame)) > 2e6 {
+        if soundSince != nil, abs(Double(start) - soundEnd) > 2e6 {
             pending.removeAll(keepingCapacity: true)
+            recent.removeAll()
             code = nil
             rising = false
+            soundSince = nil
         }
+        if soundSince == nil { soundSince = start }
+        soundEnd = Double(start) + Double(frames) * nanosecondsPerFrame
         for frame in 0..<frames {
             let value = samples[frame * channels]
             if pending.isEmpty { pendingStart = start + UInt64(Double(frame) * nanosecondsPerFrame) }
@@ -80,6 +89,13 @@ struct SoundClockReader {
             for earlier in recent.dropLast() where earlier.magnitude / full > 0.05 {
                 let part = min(1, earlier.magnitude / full)
                 let start = UInt64(Double(earlier.end) - part * windowNanoseconds)
+                // Only a beep seen rising out of the tone has a known start: one already on when
+                // the sound began (or after a gap) would time the code's slots wrongly, and a
+                // slot late reads as another number.
+                guard let since = soundSince, start >= since + UInt64(windowNanoseconds) else {
+                    quietUntil = end + UInt64(SoundClock.codeEnd * 1e9)
+                    return
+                }
                 code = (start, Int(((Double(end) - Double(start)) / 1e9 * Double(rate)).rounded()), [])
                 quietUntil = start + UInt64(SoundClock.codeEnd * 1e9)
                 return
@@ -91,7 +107,7 @@ struct SoundClockReader {
 
     /// The mark number in a beep's code, or nil when it does not read or check.
     private func decode(_ samples: [Float], skipped: Int, start: UInt64) -> Mark? {
-        var bits: [Bool] = []
+        var bits: [Bool?] = []
         for slot in 0..<SoundClock.slots {
             // The middle 20 ms of each 30 ms slot, counted from the beep's start.
             let from = Int((SoundClock.codeStart + Double(slot) * SoundClock.slot + 0.005) * Double(rate)) - skipped
@@ -99,8 +115,8 @@ struct SoundClockReader {
             guard from >= 0, to <= samples.count else { return nil }
             let zero = Self.magnitude(samples[from..<to], frequency: 3 * tone, rate: rate)
             let one = Self.magnitude(samples[from..<to], frequency: 4 * tone, rate: rate)
-            guard max(zero, one) > 0.05, max(zero, one) > 2 * min(zero, one) else { return nil }
-            bits.append(one > zero)
+            // Neither tone, or not one clearly: unheard (the parity may still tell it).
+            bits.append(max(zero, one) > 0.05 && max(zero, one) > 2 * min(zero, one) ? one > zero : nil)
         }
         return SoundClock.number(from: bits).map { Mark(low: $0, start: start) }
     }

@@ -155,9 +155,13 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
 
     public var baseTime: ClockTime? { ClockTime(raw: gst_element_get_base_time(pointer)) }
     public var startTime: ClockTime? { ClockTime(raw: gst_element_get_start_time(pointer)) }
-    /// Clock time minus base time, while the element has a clock (in a pipeline past READY).
+    /// Clock time minus base time, while the element plays. Not before: a pipeline gives its
+    /// children the clock first and their base time just before each goes to PLAYING, so in
+    /// between clock minus base is the clock's own time (the machine's uptime at first start).
+    /// Not when paused either: the clock runs on but the time line does not.
     public var runningTime: ClockTime? {
-        guard let now = clock?.time, let base = baseTime, now >= base else { return nil }
+        guard currentState(timeout: .zero).current == .playing,
+              let now = clock?.time, let base = baseTime, now >= base else { return nil }
         return ClockTime(nanoseconds: now.nanoseconds - base.nanoseconds)
     }
     public var clock: Clock? { gst_element_get_clock(pointer).map(Clock.init(owning:)) }

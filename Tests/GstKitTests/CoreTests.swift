@@ -155,6 +155,30 @@ import Testing
         #expect(latency.live)
     }
 
+    /// CI once read a beep 345 s late: a file's first beeps were timed in the moment a pipeline
+    /// going to PLAYING has given its children the clock but not yet their base time.
+    @Test("running time exists only while playing: not with a clock and no base time yet, not paused")
+    func runningTimeOnlyWhilePlaying() throws {
+        let pipeline = try Gst.parseLaunch("audiotestsrc ! fakesink name=sink sync=true")
+        defer { pipeline.setState(.null) }
+        let sink = try #require(pipeline.element(named: "sink"))
+        pipeline.setState(.paused)
+        #expect(pipeline.currentState(timeout: .seconds(5)).current == .paused)
+        // That moment, held: a clock, and the base time still 0.
+        let clock = gst_system_clock_obtain()
+        defer { gst_object_unref(clock) }
+        #expect(gst_element_set_clock(sink.pointer, clock) != 0)
+        #expect(sink.clock != nil && sink.baseTime == .zero)
+        #expect(sink.runningTime == nil)
+        pipeline.setState(.playing)
+        #expect(pipeline.currentState(timeout: .seconds(5)).current == .playing)
+        let running = try #require(sink.runningTime)
+        #expect(running < ClockTime(nanoseconds: 5_000_000_000), "\(running)")
+        pipeline.setState(.paused)
+        #expect(pipeline.currentState(timeout: .seconds(5)).current == .paused)
+        #expect(sink.runningTime == nil)
+    }
+
     @Test func parseErrors() {
         #expect(throws: GstError.self) { try Gst.parseLaunch("audiotestsrc ! ! fakesink") }
         do {

@@ -115,9 +115,15 @@ public enum SoundClock {
     }
 
     /// The mark number a reader's bits carry (low 10 bits), or nil when the parity fails.
-    public static func number(from bits: [Bool]) -> Int? {
-        guard bits.count == slots, bits.prefix(numberBits).filter({ $0 }).count % 2 == (bits[numberBits] ? 1 : 0) else { return nil }
-        return bits.prefix(numberBits).reduce(0) { $0 << 1 | ($1 ? 1 : 0) }
+    /// A bit the reader could not hear (nil) is the one the parity asks for: AAC encoders
+    /// drop a tone for 20 to 30 ms now and then (ffmpeg's own, at 96k), which is one slot.
+    public static func number(from bits: [Bool?]) -> Int? {
+        guard bits.count == slots, bits.filter({ $0 == nil }).count <= 1 else { return nil }
+        let ones = bits.filter { $0 == true }.count
+        // With one bit unheard, the parity cannot fail: that bit makes the count even.
+        let heard = bits.map { $0 ?? (ones % 2 == 1) }
+        guard heard.filter({ $0 }).count % 2 == 0 else { return nil }
+        return heard.prefix(numberBits).reduce(0) { $0 << 1 | ($1 ? 1 : 0) }
     }
 
     /// The full mark number nearest below `reference` (a mark heard at wall time `reference`
