@@ -115,8 +115,15 @@ struct SoundClockReader {
             guard from >= 0, to <= samples.count else { return nil }
             let zero = Self.magnitude(samples[from..<to], frequency: 3 * tone, rate: rate)
             let one = Self.magnitude(samples[from..<to], frequency: 4 * tone, rate: rate)
-            // Neither tone, or not one clearly: unheard (the parity may still tell it).
-            bits.append(max(zero, one) > 0.05 && max(zero, one) > 2 * min(zero, one) ? one > zero : nil)
+            if max(zero, one) > 0.05, max(zero, one) > 2 * min(zero, one) {
+                bits.append(one > zero)
+            } else if max(zero, one) <= 0.05, Self.magnitude(samples[from..<to], frequency: tone, rate: rate) <= 0.05 {
+                // Silence (an encoder's dropout): unheard, and the parity may still tell it.
+                bits.append(nil)
+            } else {
+                // Both pitches, or the plain tone: not a slot of this code.
+                return nil
+            }
         }
         return SoundClock.number(from: bits).map { Mark(low: $0, start: start) }
     }

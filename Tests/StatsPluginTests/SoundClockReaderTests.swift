@@ -61,6 +61,18 @@ struct SoundClockReaderTests {
         #expect(Self.read(samples).map(\.low) == [1000, 1002])
     }
 
+    @Test("a slot that holds the plain tone is not taken for a dropout: the code is refused")
+    func toneInASlot() {
+        var samples = Self.signal(from: 999.5, to: 1001.6)
+        // Second 1000's sixth slot: the tone, as a code read a slot out of place would find.
+        let first = Int((0.5 + SoundClock.codeStart + 5 * SoundClock.slot) * Double(Self.rate))
+        for index in first..<(first + Int(SoundClock.slot * Double(Self.rate))) {
+            let wall = 999.5 + Double(index) / Double(Self.rate)
+            samples[index] = Float(0.5 * sin(2 * Double.pi * Self.tone * wall))
+        }
+        #expect(Self.read(samples).map(\.low) == [1001])
+    }
+
     @Test("a beep already sounding when the sound starts is not read: its code's timing is unknown")
     func beepCutAtStart() {
         // Starting 30 ms into second 1000's beep: read from there, the code would be a slot late
