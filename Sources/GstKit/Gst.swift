@@ -85,6 +85,23 @@ public enum Gst {
     }
 }
 
+/// GStreamer's CRITICAL messages in this process (a broken rule: an element disposed while it
+/// plays, a call with a bad argument), each still printed as GLib prints it. Tests compare the
+/// count before and after a run: a critical is a defect even when the run goes on.
+public enum GstCriticals {
+    private static let count = Atomic<Int>(0)
+    private static let installed: Void = {
+        g_log_set_handler("GStreamer", GLogLevelFlags(G_LOG_LEVEL_CRITICAL.rawValue), { domain, level, message, _ in
+            GstCriticals.count.add(1, ordering: .relaxed)
+            g_log_default_handler(domain, level, message, nil)
+        }, nil)
+    }()
+
+    /// Starts counting (once per process; later calls do nothing).
+    public static func watch() { _ = installed }
+    public static var seen: Int { count.load(ordering: .relaxed) }
+}
+
 private let gstInitialized: Void = {
     // OpenAL Soft, one of autoaudiosink's candidates, prints its own errors to stderr ("AL lib: (EE)
     // ... Could not open playback device") unless told not to; castline says what failed itself.

@@ -71,6 +71,10 @@ struct FileLoopTests {
 
     /// Runs `yaml` for `seconds`, then stops it as Ctrl-C does.
     func run(_ yaml: String, for seconds: Double) async throws -> Outcome {
+        GstCriticals.watch()
+        let criticals = GstCriticals.seen
+        // A retired decoder left playing was disposed so, as a GStreamer-CRITICAL (1 run in 3).
+        defer { #expect(GstCriticals.seen == criticals, "GStreamer-CRITICAL while looping (printed above)") }
         let runner = try PipelineRunner(spec: try loadSpec(yaml), registry: .builtin)
         let events = Task {
             var seen: [RunEvent] = []

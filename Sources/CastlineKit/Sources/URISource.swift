@@ -335,7 +335,10 @@ final class DecoderSlot: Sendable {
                 for pad in current.decoder.srcPads { if let peer = pad.peer { pad.unlink(peer) } }
             }
             // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
-            // threads, and its shutdown needs them).
+            // threads, and its shutdown needs them). Locked first: a bin still on its way to
+            // PLAYING would otherwise take the old decoder back up with it, and it would play on
+            // outside the pipeline until disposed (GStreamer-CRITICAL, seen in 1 run of 3).
+            current.decoder.setLockedState(true)
             _ = current.decoder.setState(.null)
             try? current.bin.remove(current.decoder)
             // The one retired a swap ago, long idle, goes now; this one waits for the next swap.
