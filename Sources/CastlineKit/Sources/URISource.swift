@@ -337,7 +337,7 @@ final class DecoderSlot: Sendable {
             // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
             // threads, and its shutdown needs them). Locked first: a bin still on its way to
             // PLAYING would otherwise take the old decoder back up with it, and it would play on
-            // outside the pipeline until disposed (GStreamer-CRITICAL, seen in 1 run of 3).
+            // outside the pipeline until disposed (GStreamer-CRITICAL, 3 runs of 8).
             current.decoder.setLockedState(true)
             _ = current.decoder.setState(.null)
             try? current.bin.remove(current.decoder)
