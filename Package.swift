@@ -64,16 +64,16 @@ let package = Package(
             ]
         ),
         // What the GstKit and GIONet tests share: a locked value, and waiting for a condition.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["GstKit"], path: "Tests/TestSupport"),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest", "TestSupport"]),
         .testTarget(name: "GIONetTests", dependencies: ["GIONet", "LocalIngest", "TestSupport"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
-        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport"]),
         .testTarget(name: "CastlineAppTests", dependencies: ["CastlineApp", "CastlineKit", "StagePlugins"]),
-        .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins"]),
-        .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins"]),
+        .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport"]),
+        .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins", "TestSupport"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"], exclude: ["Support/hostile_hls.py", "Support/control_abuse.py"]),
     ],

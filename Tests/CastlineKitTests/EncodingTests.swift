@@ -1,8 +1,9 @@
 import CastlineKit
 import Synchronization
+import TestSupport
 import Testing
 
-@Suite("Encoders")
+@Suite("Encoders", .noGStreamerCriticals)
 struct EncodingTests {
     /// Runs `frames` frames of a 30 fps pattern through the H.264 encoder bin and
     /// returns the frame indexes of the keyframes that came out.

@@ -1,7 +1,8 @@
 @testable import CastlineKit
+import TestSupport
 import Testing
 
-@Suite("A codec GStreamer cannot decode: named, with its Debian package")
+@Suite("A codec GStreamer cannot decode: named, with its Debian package", .noGStreamerCriticals)
 struct MissingDecoderTests {
     @Test("stream caps map to the Debian package with their decoder")
     func packages() {

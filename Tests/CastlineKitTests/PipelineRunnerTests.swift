@@ -1,9 +1,10 @@
 import CastlineKit
 import Foundation
 import StagePlugins
+import TestSupport
 import Testing
 
-@Suite("PipelineRunner: states, outcomes, failures", .timeLimit(.minutes(1)))
+@Suite("PipelineRunner: states, outcomes, failures", .timeLimit(.minutes(1)), .noGStreamerCriticals)
 struct PipelineRunnerTests {
     /// Collects every event of a run.
     func collect(_ runner: PipelineRunner) -> Task<[RunEvent], Never> {

@@ -1,6 +1,7 @@
 import CastlineKit
 import Foundation
 import StagePlugins
+import TestSupport
 import Testing
 
 @Suite("Spec diff: what a swap keeps")
@@ -60,7 +61,7 @@ struct SpecDiffTests {
     }
 }
 
-@Suite("Swapping parts of a running pipeline", .serialized, .timeLimit(.minutes(2)))
+@Suite("Swapping parts of a running pipeline", .serialized, .timeLimit(.minutes(2)), .noGStreamerCriticals)
 struct SwapTests {
     func spec(pattern: String, tone: Int, path: String, extraStage: String = "") throws -> PipelineSpec {
         try loadSpec("""

@@ -3,6 +3,7 @@ import CastlineKit
 import Foundation
 import GstKit
 import StagePlugins
+import TestSupport
 import Testing
 
 @Suite("Play-out by position and by the clock")
@@ -63,7 +64,7 @@ struct PositionTests {
 /// A file source pushes its media as fast as it can read it: the history takes
 /// it all at once, and the play-out hands the appsrc only what is due on the
 /// clock, so the media is not held a second time as GStreamer buffers.
-@Suite("delay stage fed faster than real time", .serialized, .timeLimit(.minutes(2)))
+@Suite("delay stage fed faster than real time", .serialized, .timeLimit(.minutes(2)), .noGStreamerCriticals)
 struct FastSourceTests {
     @Test("30 s of AAC from a file: held at once; the appsrc holds at most ~lead; play-out in real time")
     func fileIsHeldNotQueued() async throws {

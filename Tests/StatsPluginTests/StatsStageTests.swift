@@ -2,6 +2,7 @@ import CastlineKit
 import Foundation
 import StagePlugins
 import Synchronization
+import TestSupport
 import Testing
 @testable import StagePlugins
 
@@ -30,7 +31,7 @@ final class EventLog: Sendable {
     }
 }
 
-@Suite("stats stage in a real pipeline", .timeLimit(.minutes(1)))
+@Suite("stats stage in a real pipeline", .timeLimit(.minutes(1)), .noGStreamerCriticals)
 struct StatsStageTests {
     @Test("test audio and video through stats: samples every interval, exact raw-audio bitrate, rising position, 30 fps")
     func figuresOfKnownStreams() async throws {
