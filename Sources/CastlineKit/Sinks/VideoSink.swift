@@ -32,15 +32,23 @@ public final class VideoSink: SinkComponent {
     /// The first X sink that opens the display (READY opens it, then NULL), or nil. Making the
     /// bin checks this, before the run and on a reload alike. Neither sink installed is
     /// ElementCatalog's error, naming the package.
+    ///
+    /// An X server with no other client (a bare Xvfb) resets when the last one leaves, and
+    /// refuses connections for a moment: the XVideo probe leaving, or a castline that just
+    /// ended, was enough to refuse the plain X sink (11 runs of 20). The last sink tries again.
     static func window() throws -> Element? {
         guard ProcessInfo.processInfo.environment["DISPLAY"] != nil else { return nil }
         let factories = ["xvimagesink", "ximagesink"].filter { Gst.hasElement($0) }
         if factories.isEmpty { _ = try ElementCatalog.make("ximagesink") }
-        for factory in factories {
+        for (index, factory) in factories.enumerated() {
             let sink = try ElementCatalog.make(factory)
-            let opened = sink.setState(.ready) != .failure
-            _ = sink.setState(.null)
-            if opened { return sink }
+            let attempts = index == factories.count - 1 ? 5 : 1
+            for attempt in 1...attempts {
+                let opened = sink.setState(.ready) != .failure
+                _ = sink.setState(.null)
+                if opened { return sink }
+                if attempt < attempts { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
+            }
         }
         return nil
     }
