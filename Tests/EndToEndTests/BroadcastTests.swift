@@ -90,11 +90,7 @@ struct BroadcastTests {
             #expect(await hls.waitForSegments(2, timeout: .seconds(15)))
             await server.stopNginx()
             // Back once castline has seen the connection go, not after a guessed while.
-            let deadline = ContinuousClock.now + .seconds(15)
-            while !process.standardError.contains("reconnecting"), process.exitStatus == nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            try #require(process.standardError.contains("reconnecting"), "\(process.standardError)")
+            try #require(await Castline.waitFor("reconnecting", in: process, timeout: .seconds(15)), "\(process.standardError)")
             let before = hls.segments.count
             try await server.startNginx()
             #expect(await hls.waitForSegments(before + 2, timeout: .seconds(30)), "no new segments after nginx came back")

@@ -82,6 +82,10 @@ struct LatencyTests {
         #expect(beeps >= 4, "\(run.stdout.suffix(800))")
         // Played a few seconds after it was made: every reading says so, and they agree.
         #expect(video.allSatisfy { $0 > 0 && $0 < 60 } && audio.allSatisfy { $0 > 0 && $0 < 60 }, "\(video) \(audio)")
+        // The sound was made in step with the picture: each beep's reading is the picture's,
+        // within 0.1 s (a number misread, or a beep timed wrongly, is seconds off).
+        let picture = try #require(LatencyStageMedian.of(video), "\(run.stdout.suffix(800))")
+        #expect(audio.allSatisfy { abs($0 - picture) < 0.1 }, "picture \(picture) s, sound \(audio)")
         #expect(!run.stderr.contains("no castline test-signal clock"), "\(run.stderr)")
     }
 

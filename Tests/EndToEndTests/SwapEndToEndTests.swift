@@ -44,9 +44,9 @@ struct SwapEndToEndTests {
             #expect(await hls.waitForSegments(2, timeout: .seconds(20)), "\(process.standardError)")
             // A typo first: refused, and the broadcast goes on.
             try Self.save("version: 1\nsource: { tset: {} }\n", to: pipeline)
-            #expect(await Self.waitFor("not applied", in: process, timeout: .seconds(5)), "\(process.standardError)")
+            #expect(await Castline.waitFor("not applied", in: process, timeout: .seconds(5)), "\(process.standardError)")
             try Self.save(Self.broadcast(source: "{ file: { path: \"\(clip)\" } }", endpoints: endpoints), to: pipeline)
-            #expect(await Self.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")
+            #expect(await Castline.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")
             let before = hls.segments.count
             #expect(await hls.waitForSegments(before + 2, timeout: .seconds(20)), "no segments after the swap")
             let status = await Castline.interrupt(process)
@@ -72,14 +72,6 @@ struct SwapEndToEndTests {
         }
     }
 
-    static func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if process.standardError.contains(text) { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return false
-    }
 }
 
 extension SwapEndToEndTests {
@@ -108,12 +100,12 @@ extension SwapEndToEndTests {
             let pipeline = try scratch.write("listen.yaml", listening(""))
             let process = try Castline.start(["run", pipeline, "--watch", "--stats-json", events])
             defer { process.signal(SIGKILL) }
-            #expect(await Self.waitFor("delay 2.0 s", in: process, timeout: .seconds(20)), "\(process.standardError)")
+            #expect(await Castline.waitFor("delay 2.0 s", in: process, timeout: .seconds(20)), "\(process.standardError)")
             // A stream younger than the hold-back plays once its media's time comes, a moment later.
-            #expect(await Self.waitFor("\nplaying", in: process, timeout: .seconds(10)), "\(process.standardError)")
+            #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(10)), "\(process.standardError)")
             try await Task.sleep(for: .seconds(3))
             try Self.save(listening(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), to: pipeline)
-            #expect(await Self.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")
+            #expect(await Castline.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")
             try await Task.sleep(for: .seconds(4))
             #expect(await Castline.interrupt(process) == 0, "\(process.standardError)")
             #expect(process.standardError.contains("stages[2] gst added"), "\(process.standardError)")

@@ -171,9 +171,9 @@ public struct GraphBuilder {
     }
 
     /// Adds the sinks, each stream through a queue of its own (but for a sole sink that takes
-    /// streams as they come). `kept` are sinks
-    /// (by index) that are running already: the streams are joined to where they
-    /// enter them, links the swap makes (`deferredLinks`) once the old parts are out.
+    /// streams as they come). `kept` are sinks (by index) that are running already: the streams
+    /// are joined to where they enter them, links the swap makes (`deferredLinks`) once the old
+    /// parts are out.
     func addSinks(_ sinks: [PipelinePlan.Part<any SinkComponent>], kept: [Int: SinkLayout] = [:], to graph: inout Graph) throws {
         // Which sinks take each stream; a stream no sink takes ends in a discard.
         var branches: [StreamKind: [Cursor]] = [:]

@@ -40,9 +40,9 @@ public final class VideoSink: SinkComponent {
         guard ProcessInfo.processInfo.environment["DISPLAY"] != nil else { return nil }
         let factories = ["xvimagesink", "ximagesink"].filter { Gst.hasElement($0) }
         if factories.isEmpty { _ = try ElementCatalog.make("ximagesink") }
-        for (index, factory) in factories.enumerated() {
+        for factory in factories {
             let sink = try ElementCatalog.make(factory)
-            let attempts = index == factories.count - 1 ? 5 : 1
+            let attempts = factory == factories.last ? 5 : 1
             for attempt in 1...attempts {
                 let opened = sink.setState(.ready) != .failure
                 _ = sink.setState(.null)

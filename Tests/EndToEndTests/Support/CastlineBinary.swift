@@ -46,6 +46,18 @@ enum Castline {
         return process
     }
 
+    /// Waits until a background castline has said `text` on stderr; false when it ended, or
+    /// `timeout` passed, first.
+    static func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if process.standardError.contains(text) { return true }
+            if process.exitStatus != nil { return process.standardError.contains(text) }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     /// Stops a background castline the way a user does (Ctrl-C, or SIGTERM from a
     /// service manager) and returns its exit status; nil when it was still running after `timeout`.
     static func interrupt(_ process: ChildProcess, with signal: Int32 = SIGINT,
