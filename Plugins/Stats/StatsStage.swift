@@ -179,7 +179,7 @@ final class StreamProbe: Sendable {
         state.withLock { state in
             guard state.meter.hasStarted else { return nil }
             var figures = state.meter.snapshot(now: now)
-            if measuresLevels { figures["silences"] = Double(state.silence.silences) }
+            if measuresLevels { figures[StatsFigure.silences] = Double(state.silence.silences) }
             if let pts = state.meter.lastPTS, let time = Self.streamTime(pts: pts, segment: state.segment) {
                 figures[StatsFigure.streamTime] = Double(time) / 1e9
             }

@@ -130,6 +130,15 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {  //
         }
         return result
     }
+    /// A GValueArray of structures (srtsink's `callers`), each copied; nil when the field is missing or not one.
+    public func structures(_ field: String) -> [Structure]? {
+        guard let v = value(field), v.pointee.g_type == castline_type_value_array() else { return nil }
+        return (0..<castline_value_array_count(v)).compactMap { index in
+            guard let item = castline_value_array_nth(v, index), item.pointee.g_type == gst_structure_get_type(),
+                  let nested = gst_value_get_structure(item) else { return nil }
+            return Structure(copying: nested)
+        }
+    }
     /// A nested structure field, copied.
     public func structure(_ field: String) -> Structure? {
         guard let v = value(field), v.pointee.g_type == gst_structure_get_type(),

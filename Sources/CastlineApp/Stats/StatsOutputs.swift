@@ -139,7 +139,8 @@ struct RunSummary {
     /// Each publisher's reconnects so far, by its sink's name.
     private var reconnects: [String: Double] = [:]
     private var reconnectStates = 0
-    private var silences = 0
+    /// Silences counted, once a stage measured levels at all (nil: nothing did, and none is claimed).
+    private var silences: Int?
     /// Each publisher's bytes sent and acknowledged, by its sink's name, in the order they spoke.
     private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal?)] = []
     /// A latency stage's readings: audio and video latency (s), A/V offset (ms).
@@ -152,7 +153,7 @@ struct RunSummary {
         case .stats(let sample):
             add(sample)
         case .statsChange(.silence, _, _):
-            silences += 1
+            silences = (silences ?? 0) + 1
         case .stateChanged(_, .buffering):
             bufferingSince = bufferingSince ?? event.time
         case .stateChanged(_, let to):
@@ -172,6 +173,7 @@ struct RunSummary {
     }
 
     private mutating func add(_ sample: StatsSample) {
+        if sample.figures[StatsFigure.silences] != nil { silences = silences ?? 0 }
         if let count = sample.figures[StatsFigure.reconnects] { reconnects[sample.stage] = max(reconnects[sample.stage] ?? 0, count) }
         if let sent = sample.figures[StatsFigure.sentBytes] {
             let index = publishers.firstIndex { $0.stage == sample.stage } ?? publishers.endIndex
@@ -201,9 +203,12 @@ struct RunSummary {
         guard let first, let last else { return [] }
         var ongoing = buffering
         if let bufferingSince { ongoing += last.timeIntervalSince(bufferingSince) }
-        var lines = [String(
-            format: "summary: %.1f s, buffering %.1f s, reconnects %d, silences %d",
-            last.timeIntervalSince(first), ongoing, Int(max(reconnects.values.reduce(0, +), Double(reconnectStates))), silences)]
+        // One count of reconnects: the publishers' own where there are publishers (a connection
+        // that failed and never came back was not reconnected), else the times reading went to reconnecting.
+        let reconnectCount = reconnects.isEmpty ? reconnectStates : Int(reconnects.values.reduce(0, +))
+        var head = String(format: "summary: %.1f s, buffering %.1f s, reconnects %d", last.timeIntervalSince(first), ongoing, reconnectCount)
+        if let silences { head += ", silences \(silences)" }
+        var lines = [head]
         for key in order {
             guard let stream = streams[key] else { continue }
             // The first interval of a stream starts mid-way; leave it out of min/avg/max when there are others.
@@ -216,9 +221,11 @@ struct RunSummary {
             }
             lines.append(line)
         }
-        for publisher in publishers {
-            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent"
-                + (publisher.acked.map { ", \(Self.megabytes($0.total)) acknowledged" } ?? ""))
+        // A destination that never sent a byte has its error line; a row of zeros adds nothing.
+        for publisher in publishers where publisher.sent.total > 0 {
+            // nginx-rtmp acknowledges in 5 MB windows: none yet is not "the server took nothing".
+            let acked = publisher.acked.map(\.total).flatMap { $0 > 0 ? ", \(Self.megabytes($0)) acknowledged" : nil }
+            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent" + (acked ?? ""))
         }
         for (figure, label, unit, scale) in [(StatsFigure.audioLatency, "latency, sound", "s", "%.3f"),
                                              (StatsFigure.videoLatency, "latency, picture", "s", "%.3f"),

@@ -22,6 +22,16 @@ public protocol SourceComponent: ComponentDescription {
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
 }
 
+/// What a sink says of its part once the run is over, from what it observed.
+public enum SinkVerdict: Sendable, Equatable {
+    /// Nothing worth a line.
+    case quiet
+    /// A line for the user: what was written or published.
+    case done(String)
+    /// The sink did not do its job (a publish the far end never accepted): the run fails with this line.
+    case failed(String)
+}
+
 /// A `sinks:` kind.
 public protocol SinkComponent: ComponentDescription {
     init(spec: ComponentSpec, context: ComponentContext) throws
@@ -33,7 +43,7 @@ public protocol SinkComponent: ComponentDescription {
     nonisolated(nonsending) func preflight() async throws
     /// Called once the run is over; `completed` when every stream reached its end cleanly.
     /// May wait (without blocking a thread) to drain: an RTMP publish sends its end.
-    nonisolated(nonsending) func finish(completed: Bool) async -> String?
+    nonisolated(nonsending) func finish(completed: Bool) async -> SinkVerdict
     /// Pipelines of its own it runs beside the main one (an RTMP publish), built but not
     /// started, its secrets not in them: for `graph --gst`.
     var ownPipelines: [Pipeline] { get }
@@ -57,7 +67,7 @@ extension SourceComponent {
 
 extension SinkComponent {
     nonisolated(nonsending) public func preflight() async throws {}
-    nonisolated(nonsending) public func finish(completed: Bool) async -> String? { nil }
+    nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict { .quiet }
     public var ownPipelines: [Pipeline] { [] }
     public var takesStreamsAsTheyCome: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }

@@ -110,6 +110,10 @@ public enum StatsFigure {
     /// The same PTS as GStreamer's stream time: what a player shows (no encoder's 1000-hour offset).
     public static let streamTime = "stream_time_s"
     public static let rms = "rms_dbfs"
+    /// Silences counted by a stage that measures levels; absent where nothing measures them.
+    public static let silences = "silences"
+    /// Seconds a publish's far end had the stream (stage: the sink's name).
+    public static let publishedTime = "published_s"
     /// An HLS source's figures: download throughput, the last segment's fetch time,
     /// media fetched ahead of what left the source, and wall clock minus the
     /// `EXT-X-PROGRAM-DATE-TIME` of what leaves it now.

@@ -185,7 +185,13 @@ struct GraphSwap {
         for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }
         if !keptEntries.isEmpty { await arrived.wait(timeout: .seconds(5)) }
         let took = ContinuousClock.now - started
-        for part in retiredSinks { if let note = await part.component.finish(completed: true) { notes.append(note) } }
+        for part in retiredSinks {
+            switch await part.component.finish(completed: true) {
+            case .quiet: break
+            case .done(let line): notes.append(line)
+            case .failed(let line): notes.append("\(part.spec.keyPath): \(line)")
+            }
+        }
         let built = BuiltPipeline(pipeline: old.pipeline, plan: plan, owners: owners, limit: old.limit, layout: graph.layout)
         return Applied(built: built, notes: notes, took: took)
     }

@@ -447,9 +447,21 @@ public actor PipelineRunner {
         // The sinks' finish may wait (an RTMP publish drains up to 5 s): awaited, not blocking the actor.
         // Their notes still come before the final state, the stream's end and the waiters.
         finishing = Task {
+            // What each sink observed decides as much as what the pipeline did: a publish the far
+            // end never accepted fails the run however cleanly the media ended.
+            var result = result
+            let completed = !isFailure(result)
             for part in sinks {
-                if let note = await part.component.finish(completed: !isFailure(result)) { emitter.emit(.notice(note)) }
+                switch await part.component.finish(completed: completed) {
+                case .quiet: break
+                case .done(let line): emitter.emit(.notice(line))
+                case .failed(let line):
+                    guard !lostSinks.contains(where: { $0.keyPath == part.spec.keyPath }) else { break }
+                    lostSinks.append((part.spec.keyPath, line))
+                    if !isFailure(result) { result = .failed(sinks.count == 1 ? line : lostSinksText) }
+                }
             }
+            outcome = result
             if case .failed(let text) = result {
                 if announce { emitter.emit(.failure(text)) }
                 transition(to: .failed)

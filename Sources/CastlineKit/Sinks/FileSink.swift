@@ -111,18 +111,18 @@ public final class FileSink: SinkComponent {
         container == .ts ? "sink_%d" : "\(stream.rawValue)_%u"
     }
 
-    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
+    nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         let manager = FileManager.default
-        guard manager.fileExists(atPath: partialPath) else { return nil }
+        guard manager.fileExists(atPath: partialPath) else { return .quiet }
         guard completed else {
-            return "recording cut short: \(partialPath) holds what was written"
+            return .done("recording cut short: \(partialPath) holds what was written")
         }
         do {
             if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
             try manager.moveItem(atPath: partialPath, toPath: path)
-            return "wrote \(path)"
+            return .done("wrote \(path)")
         } catch {
-            return "could not rename \(partialPath) to \(path): \(error.localizedDescription)"
+            return .failed("could not rename \(partialPath) to \(path): \(error.localizedDescription)")
         }
     }
 }

@@ -52,7 +52,10 @@ final class StreamPublisher: Sendable {
         var reporting = false
         var needKeyframe = true
         var everConnected = false
+        /// Since when the far end has had the stream, as the output reports it (nil: not now).
         var connectedSince: ContinuousClock.Instant?
+        /// When the first publishing pipeline was launched: how long a publish that never connected waited.
+        var launchedAt: ContinuousClock.Instant?
         var failedAttempts = 0
         var reconnects = 0
         var publishedTime: Duration = .zero
@@ -105,6 +108,7 @@ final class StreamPublisher: Sendable {
             case .waitingToRetry, .finished:
                 return .drop
             case .ready:
+                state.launchedAt = state.launchedAt ?? .now
                 state.generation += 1
                 state.phase = .starting(generation: state.generation)
                 state.needKeyframe = true
@@ -145,13 +149,14 @@ final class StreamPublisher: Sendable {
         return true
     }
 
-    /// Ends the publish: end-of-stream through the publishing pipeline (rtmp2sink
-    /// then unpublishes), waiting for it at most `drain`. Returns a summary line.
-    func finish(drain: Duration) async -> String {
+    /// Ends the publish: end-of-stream through the publishing pipeline (rtmp2sink then
+    /// unpublishes), waiting for it at most `drain`. The verdict is what the far end took: a
+    /// publish it never accepted is a failure, however long the run.
+    func finish(drain: Duration) async -> SinkVerdict {
         let (pipeline, draining): (Pipeline?, [AppSrc]) = state.withLock { state in
-            // A pipeline still starting has published nothing yet: it is only torn down.
+            // Only a connection that is up has anything to drain into; otherwise the pipeline is only torn down.
             let draining: [AppSrc]
-            if case .publishing = state.phase { draining = Array(state.sources.values) } else { draining = [] }
+            if case .publishing = state.phase, state.connectedSince != nil { draining = Array(state.sources.values) } else { draining = [] }
             if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
             state.connectedSince = nil
             state.phase = .finished
@@ -162,15 +167,31 @@ final class StreamPublisher: Sendable {
             }
             return (state.pipeline, draining)
         }
-        if let pipeline {
+        if let pipeline, !draining.isEmpty {
             for source in draining { _ = source.endOfStream() }
-            if !draining.isEmpty { await waitForDrain(within: drain) }
-            await onQueue { _ = pipeline.setState(.null) }
+            await waitForDrain(within: drain)
         }
-        return state.withLock { state in
-            let seconds = String(format: "%.1f", state.publishedTime.seconds)
-            return "\(settings.output.scheme): published \(seconds) s to \(settings.displayURL), reconnects: \(state.reconnects)"
+        if let pipeline { await onQueue { _ = pipeline.setState(.null) } }
+        // rtmp2sink keeps its last counters once stopped: the last figures and the line read the same ones.
+        let (last, verdict): ([String: Double], SinkVerdict) = state.withLock { state in
+            guard state.everConnected else {
+                let waited = state.launchedAt.map { ContinuousClock.now - $0 } ?? .zero
+                return (figures(state), .failed(settings.output.neverConnected(reason: nil, waited: waited)))
+            }
+            let (sent, acked) = counters(state)
+            return (figures(state), .done("\(settings.output.scheme): published \(String(format: "%.1f", state.publishedTime.seconds)) s to "
+                + "\(settings.displayURL), reconnects: \(state.reconnects), " + Self.bytesText(sent: sent, acked: acked)))
         }
+        if case .done = verdict { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: last))) }
+        return verdict
+    }
+
+    /// Bytes sent and, once the far end acknowledged any, acknowledged: nginx-rtmp acknowledges
+    /// in 5 MB windows, so a short publish has none yet, which is not the server taking nothing.
+    static func bytesText(sent: UInt64, acked: UInt64?) -> String {
+        var text = String(format: "%.2f MB sent", Double(sent) / 1_000_000)
+        if let acked, acked > 0 { text += String(format: ", %.2f MB acknowledged", Double(acked) / 1_000_000) }
+        return text
     }
 
     /// Returns when `endDrain` has been called (end-of-stream or error on the bus), or after `limit`.
@@ -270,11 +291,11 @@ final class StreamPublisher: Sendable {
                 guard let self else { return }
                 switch message {
                 case .error(_, let text, _, _):
-                    self.failed(generation: generation, reason: text)
+                    self.failed(generation: generation, reason: text as String?)
                     self.endDrain(generation: generation)  // nothing more will drain
                     return
                 case .stateChanged(let source, _, .playing, _) where source == pipeline.name:
-                    self.confirmAfterGrace(generation: generation)
+                    self.observeConnection(generation: generation)
                 case .endOfStream:
                     self.endDrain(generation: generation)
                     return
@@ -285,40 +306,67 @@ final class StreamPublisher: Sendable {
         }
     }
 
-    /// A publish counts as up once it has run for a moment without error:
-    /// a refused key fails within a few hundred milliseconds.
-    private func confirmAfterGrace(generation: Int) {
+    /// rtmp2sink and srtsink post no message when the far end takes the stream: only their
+    /// stats say so. Read every 100 ms until connected, then every 500 ms (a listener's callers come and go).
+    private static let connectingReadInterval: Duration = .milliseconds(100)
+    private static let connectedReadInterval: Duration = .milliseconds(500)
+    /// An attempt not connected by then has failed (an SRT caller refused without an error, a
+    /// server that took the TCP connection and never answered).
+    private static let connectTimeout: Duration = .seconds(5)
+
+    private func observeConnection(generation: Int) {
+        let began = ContinuousClock.now
         Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(1500))
-            self?.confirm(generation: generation)
+            while let self, let output = self.state.withLock({ $0.phase.live == generation ? $0.output : nil }) {
+                // Read outside the lock: the property takes the element's own.
+                let up = self.settings.output.isConnected(output)
+                guard let next = self.observed(connected: up, generation: generation, began: began) else { return }
+                try? await Task.sleep(for: next)
+            }
         }
     }
 
-    private func confirm(generation: Int) {
-        var silent = false
-        let change: ConnectionChange? = state.withLock { state in
-            guard state.phase.live == generation, state.connectedSince == nil else { return nil }
-            // An output that waits for its connection without an error (an SRT caller refused its
-            // passphrase) has sent nothing by now.
-            if settings.output.confirmsBySending, settings.output.counters(state.output).sent == 0 {
-                silent = true
-                return nil
+    /// Folds one reading of the output's connection into the state; returns when to read again (nil: stop).
+    private func observed(connected up: Bool, generation: Int, began: ContinuousClock.Instant) -> Duration? {
+        enum Outcome { case stop, again(Duration), timedOut }
+        var change: ConnectionChange?
+        let outcome: Outcome = state.withLock { state in
+            guard state.phase.live == generation else { return .stop }
+            let now = ContinuousClock.now
+            if up {
+                guard state.connectedSince == nil else { return .again(Self.connectedReadInterval) }
+                state.connectedSince = now
+                defer { state.everConnected = true; state.failedAttempts = 0 }
+                if !state.everConnected {
+                    change = .connected
+                } else if !settings.output.waitsForCallers {
+                    // A listener's next caller is not a reconnect: castline did not lose anything it could mend.
+                    state.reconnects += 1
+                    change = .reconnected(attempts: state.failedAttempts)
+                }
+                return .again(Self.connectedReadInterval)
             }
-            // It has been up since the grace period began.
-            state.connectedSince = .now - .milliseconds(1500)
-            defer {
-                state.everConnected = true
-                state.failedAttempts = 0
+            if let since = state.connectedSince {
+                // A listener whose last caller left: the time with nobody is not published time.
+                state.publishedTime += now - since
+                state.connectedSince = nil
             }
-            guard state.everConnected else { return .connected }
-            state.reconnects += 1
-            return .reconnected(attempts: state.failedAttempts)
+            if !settings.output.waitsForCallers, now - began >= Self.connectTimeout { return .timedOut }
+            return .again(Self.connectingReadInterval)
         }
         if let change { context.connection(change) }
-        if silent { failed(generation: generation, reason: "nothing could be sent in 1.5 s") }
+        switch outcome {
+        case .stop: return nil
+        case .again(let interval): return interval
+        case .timedOut:
+            failed(generation: generation, reason: nil)
+            return nil
+        }
     }
 
-    private func failed(generation: Int, reason: String) {
+    /// An attempt ended: `reason` from the output's error, nil when nothing answered in time.
+    private func failed(generation: Int, reason given: String?) {
+        let reason = given ?? "no answer in \(Int(Self.connectTimeout.seconds)) s"
         let (pipeline, change, retryAfter): (Pipeline?, ConnectionChange?, Duration?) = state.withLock { state in
             guard state.phase.live == generation else { return (nil, nil, nil) }
             let pipeline = state.pipeline
@@ -331,13 +379,13 @@ final class StreamPublisher: Sendable {
             state.sources = [:]
             if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
             state.connectedSince = nil
-            if let refusal = settings.output.refusal(in: reason) {
+            if let given, let refusal = settings.output.refusal(in: given) {
                 state.phase = .finished
                 return (pipeline, .failed(refusal), nil)
             }
             guard state.everConnected else {
                 state.phase = .finished
-                return (pipeline, .failed(settings.output.neverConnected(reason: reason)), nil)
+                return (pipeline, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
             state.failedAttempts += 1
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
@@ -373,37 +421,47 @@ final class StreamPublisher: Sendable {
     private func statusLine() -> (String, [String: Double])? {
         state.withLock { state -> (String, [String: Double])? in
             if case .finished = state.phase { return nil }
-            let (sent, acked) = settings.output.counters(state.output)
-            let totalSent = state.earlierSent + sent
-            let rate = Double(totalSent &- state.lastSent) * 8 / 1000
-            state.lastSent = totalSent
+            let (sent, acked) = counters(state)
+            let rate = Double(sent &- state.lastSent) * 8 / 1000
+            state.lastSent = sent
             var up = state.publishedTime
             if let since = state.connectedSince { up += ContinuousClock.now - since }
             let condition: String
             switch state.phase {
             case .waitingToRetry: condition = "reconnecting"
             case .publishing where state.connectedSince != nil: condition = "publishing"
+            case .publishing where settings.output.waitsForCallers: condition = "waiting for a caller"
             default: condition = "connecting"
             }
+            var figures = figures(state)
+            figures[StatsFigure.bitrate] = condition == "publishing" ? rate : 0
             let seconds = Int(up.seconds)
-            var figures: [String: Double] = [
-                StatsFigure.reconnects: Double(state.reconnects),
-                StatsFigure.sentBytes: Double(totalSent),
-                StatsFigure.bitrate: condition == "publishing" ? rate : 0,
-                "published_s": up.seconds,
-            ]
-            // An output whose far end does not acknowledge bytes (SRT) shows what it sent.
-            let shown: String
-            if let acked {
-                figures[StatsFigure.ackedBytes] = Double(state.earlierAcked + acked)
-                shown = String(format: "%.1f MB acknowledged", Double(state.earlierAcked + acked) / 1_000_000)
-            } else {
-                shown = String(format: "%.1f MB sent", Double(totalSent) / 1_000_000)
-            }
             let line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
-                + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0) + "  \(shown)  reconnects \(state.reconnects)"
+                + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0)
+                + "  \(Self.bytesText(sent: sent, acked: acked))  reconnects \(state.reconnects)"
             return (line, figures)
         }
+    }
+
+    /// Bytes sent and acknowledged over every connection so far.
+    private func counters(_ state: State) -> (sent: UInt64, acked: UInt64?) {
+        let (sent, acked) = settings.output.counters(state.output)
+        return (state.earlierSent + sent, acked.map { state.earlierAcked + $0 })
+    }
+
+    /// The publish's counters as figures, under the sink's name: what stats outputs and the summary read.
+    private func figures(_ state: State) -> [String: Double] {
+        let (sent, acked) = counters(state)
+        var up = state.publishedTime
+        if let since = state.connectedSince { up += ContinuousClock.now - since }
+        var figures: [String: Double] = [
+            StatsFigure.reconnects: Double(state.reconnects),
+            StatsFigure.sentBytes: Double(sent),
+            StatsFigure.publishedTime: up.seconds,
+        ]
+        // An output whose far end does not acknowledge bytes (SRT) has no such figure.
+        if let acked { figures[StatsFigure.ackedBytes] = Double(acked) }
+        return figures
     }
 
     private func retry() {

@@ -8,8 +8,7 @@ struct RTMPOutput: PublishOutput {
     let endpoint: RTMPSink.Endpoint
 
     var scheme: String { "rtmp" }
-    /// rtmp2sink posts an error for every failed connection.
-    var confirmsBySending: Bool { false }
+    var waitsForCallers: Bool { false }
     var displayURL: String { endpoint.displayURL }
 
     func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
@@ -34,20 +33,36 @@ struct RTMPOutput: PublishOutput {
         return (stats.uint64("out-bytes-total") ?? 0, stats.uint64("out-bytes-acked") ?? 0)
     }
 
+    /// rtmp2sink holds a connection (and its stats count bytes) only once the server answered
+    /// `publish` with NetStream.Publish.Start; until then its stats are all zero.
+    func isConnected(_ output: Element?) -> Bool {
+        (output?.structure("stats")?.uint64("out-bytes-total") ?? 0) > 0
+    }
+
     func refusal(in reason: String) -> String? {
         guard reason.contains("'publish' cmd failed") else { return nil }
         return "the server at \(displayURL) refused to publish with this stream key (check the key)"
     }
 
     /// A refused `connect` on an application of more than one part (`rtmp://host/live/abc`)
-    /// is most often a stream key pasted onto the URL.
-    func neverConnected(reason: String) -> String {
+    /// is most often a stream key pasted onto the URL. TLS that never completes is most often
+    /// rtmps:// to a plain RTMP port.
+    func neverConnected(reason: String?, waited: Duration) -> String {
         let parts = endpoint.application.split(separator: "/")
-        if reason.contains("'connect' cmd failed"), parts.count > 1, let last = parts.last {
+        if let reason, reason.contains("'connect' cmd failed"), parts.count > 1, let last = parts.last {
             return "the server at \(endpoint.displayURL) refused the app \"\(endpoint.application)\": if \(last) is the "
                 + "stream key, give the URL without it (\(endpoint.server)/\(parts.dropLast().joined(separator: "/"))) "
                 + "and the key with --key-env or key:"
         }
-        return "cannot publish to \(endpoint.displayURL): \(reason) (check the URL and that the server is up)"
+        let tlsHint = endpoint.secure
+            ? "; if that port speaks plain RTMP, use rtmp://\(endpoint.host):\(endpoint.port)/\(endpoint.application)"
+            : "; if it is an RTMPS port, use rtmps://"
+        guard let reason else {
+            return "nothing was published: the server at \(endpoint.displayURL) did not accept the stream in "
+                + String(format: "%.1f s", waited.seconds) + " (check the host and port\(tlsHint))"
+        }
+        let tls = reason.localizedCaseInsensitiveContains("tls") || reason.localizedCaseInsensitiveContains("handshake")
+        return "nothing was published: cannot publish to \(endpoint.displayURL): \(reason) "
+            + "(check the URL and that the server is up\(tls || endpoint.secure ? tlsHint : ""))"
     }
 }

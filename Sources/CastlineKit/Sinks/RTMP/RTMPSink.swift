@@ -138,8 +138,8 @@ public final class RTMPSink: SinkComponent {
 
     public var ownPipelines: [Pipeline] { connector.publisher?.unstartedPipeline().map { [$0] } ?? [] }
 
-    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
+    nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         defer { connector.close() }
-        return await connector.publisher?.finish(drain: .seconds(5))
+        return await connector.publisher?.finish(drain: .seconds(5)) ?? .quiet
     }
 }

@@ -55,8 +55,8 @@ public final class SRTSink: SinkComponent {
 
     public var ownPipelines: [Pipeline] { publisher.withLock { $0 }?.unstartedPipeline().map { [$0] } ?? [] }
 
-    nonisolated(nonsending) public func finish(completed: Bool) async -> String? {
-        await publisher.withLock { $0 }?.finish(drain: .seconds(5))
+    nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
+        await publisher.withLock { $0 }?.finish(drain: .seconds(5)) ?? .quiet
     }
 }
 
@@ -97,8 +97,7 @@ struct SRTOutput: PublishOutput {
     }
 
     var scheme: String { "srt" }
-    /// srtsink waits on a refused caller's connection without an error; a listener waits for callers.
-    var confirmsBySending: Bool { !isListener }
+    var waitsForCallers: Bool { isListener }
     var displayURL: String { uri }
 
     func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
@@ -120,17 +119,33 @@ struct SRTOutput: PublishOutput {
 
     func muxerPad(for stream: StreamKind) -> String { "sink_%d" }
 
-    /// srtsink's bytes sent; SRT acknowledges packets, not bytes.
+    /// srtsink's bytes sent (a listener's, summed over its callers); SRT acknowledges packets, not bytes.
     func counters(_ output: Element?) -> (sent: UInt64, acked: UInt64?) {
-        (output?.structure("stats")?.uint64("bytes-sent-total") ?? 0, nil)
+        guard let stats = output?.structure("stats") else { return (0, nil) }
+        if let callers = stats.structures("callers") {
+            return (callers.reduce(0) { $0 + ($1.uint64("bytes-sent-total") ?? 0) }, nil)
+        }
+        return (stats.uint64("bytes-sent-total") ?? 0, nil)
+    }
+
+    /// A caller is up once its first bytes went out (srtsink waits on a refused connection without
+    /// an error); a listener while it has a caller (its stats then list them under `callers`).
+    func isConnected(_ output: Element?) -> Bool {
+        guard let stats = output?.structure("stats") else { return false }
+        if isListener { return !(stats.structures("callers") ?? []).isEmpty }
+        return (stats.uint64("bytes-sent-total") ?? 0) > 0
     }
 
     /// srtsink says the same for a refused passphrase and for nobody listening.
     func refusal(in reason: String) -> String? { nil }
 
-    func neverConnected(reason: String) -> String {
-        isListener
-            ? "cannot listen for SRT callers at \(uri): \(reason) (is the port free?)"
-            : "the SRT peer at \(uri) did not take the connection: \(reason) (is it listening, with the same passphrase?)"
+    func neverConnected(reason: String?, waited: Duration) -> String {
+        let seconds = String(format: "%.1f s", waited.seconds)
+        if isListener {
+            guard let reason else { return "nothing was published: no SRT caller connected to \(uri) in \(seconds)" }
+            return "cannot listen for SRT callers at \(uri): \(reason) (is the port free?)"
+        }
+        return "the SRT peer at \(uri) did not take the connection: \(reason ?? "nothing answered in \(seconds)") "
+            + "(is it listening, with the same passphrase?)"
     }
 }
