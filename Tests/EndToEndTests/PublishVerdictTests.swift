@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import LocalIngest
+import Testing
+
+/// A publisher's verdict comes from the far end: "published" only for what a real server took,
+/// exit 1 when nothing was.
+@Suite("publish verdicts, end to end", .serialized, .timeLimit(.minutes(3)))
+struct PublishVerdictTests {
+    static let key = "verdict-\(UInt32.random(in: 100_000...999_999))"
+
+    @Test("rtmps:// to nginx's plain RTMP port: nothing published, one line naming the likely cause, exit 1, no segment at the ingest")
+    func tlsToPlainPort() async throws {
+        try await withIngest { _, endpoints in
+            let url = "rtmps://127.0.0.1:\(endpoints.rtmpPort)/live"
+            let result = try await Castline.run([
+                "broadcast", url, "--key-env", "K", "--insecure", "--size", "320x240", "--duration", "8s",
+            ], environment: ["K": Self.key], timeout: .seconds(40))
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("error: nothing was published"), "\(result.stderr)")
+            #expect(result.stderr.contains("if that port speaks plain RTMP, use rtmp://127.0.0.1:\(endpoints.rtmpPort)/live"), "\(result.stderr)")
+            #expect(!result.stderr.contains("rtmp: published"), "\(result.stderr)")
+            #expect(!result.stderr.contains("reconnected"), "\(result.stderr)")
+            #expect(endpoints.published(key: Self.key).segments.isEmpty)
+        }
+    }
+
+    @Test("a server that takes the TCP connection and never answers: nothing published, exit 1, however the run ends")
+    func silentServer() async throws {
+        let silent = try SilentTCPListener()
+        defer { silent.close() }
+        let url = "rtmp://127.0.0.1:\(silent.port)/live"
+        let timed = try await Castline.run(["broadcast", url, "--key-env", "K", "--size", "320x240", "--duration", "3s"],
+                                           environment: ["K": Self.key], timeout: .seconds(30))
+        #expect(timed.status == 1, "\(timed.stderr)")
+        #expect(timed.stderr.contains("error: nothing was published: the server at \(url) did not accept the stream in"), "\(timed.stderr)")
+        #expect(!timed.stderr.contains("rtmp: published"), "\(timed.stderr)")
+        #expect(!timed.stderr.contains("  rtmp0:"), "a destination that sent nothing has no summary row: \(timed.stderr)")
+        // Ctrl-C before anything answered is the same verdict.
+        let process = try Castline.start(["broadcast", url, "--key-env", "K", "--size", "320x240"], environment: ["K": Self.key])
+        try #require(await Castline.waitFor("connecting", in: process, timeout: .seconds(20)), "\(process.standardError)")
+        let status = await Castline.interrupt(process)
+        #expect(status == 1, "\(process.standardError)")
+        #expect(process.standardError.contains("error: nothing was published"), "\(process.standardError)")
+    }
+
+    @Test("a short broadcast to nginx: published as long as connected, bytes sent and no 'acknowledged' before nginx acknowledged, no silences claimed, one count of reconnects")
+    func shortBroadcast() async throws {
+        try await withIngest { _, endpoints in
+            let result = try await Castline.run([
+                "broadcast", endpoints.rtmpURL, "--key-env", "K", "--size", "320x240", "--duration", "4s",
+            ], environment: ["K": Self.key], timeout: .seconds(40))
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("rtmp: published ") }, "\(result.stderr)")
+            let seconds = try #require(Double(line.dropFirst("rtmp: published ".count).prefix { $0 != " " }))
+            #expect(seconds > 3 && seconds <= 4.05, "\(line)")
+            // 4 s at 2.6 Mbit/s is about 1.3 MB: under nginx's 5 MB acknowledgement window.
+            #expect(line.contains("reconnects: 0") && line.hasSuffix(" MB sent"), "\(line)")
+            #expect(!result.stderr.contains("acknowledged"), "\(result.stderr)")
+            // The broadcast's stats stage sees encoded audio: it measures no level, and claims no silences.
+            #expect(!result.stderr.contains("silences"), "\(result.stderr)")
+            #expect(result.stderr.contains("summary: ") && result.stderr.contains(", reconnects 0"), "\(result.stderr)")
+            let sent = try #require(line.split(separator: " ").dropLast(2).last)
+            #expect(result.stderr.contains("  rtmp0: \(sent) MB sent"), "the summary and the line agree: \(result.stderr)")
+            #expect(endpoints.published(key: Self.key).segments.count >= 1)
+        }
+    }
+
+    @Test("an SRT listener that had a caller for about 3 s of 9: published counts the 3, not the 9; with none at all, exit 1")
+    func srtListenerTime() async throws {
+        let scratch = try Scratch()
+        let port = try FreePort.find(datagram: true)
+        let broadcast = try Castline.start([
+            "broadcast", "srt://:\(port)?mode=listener", "--size", "320x240", "--keyframe-interval", "1s", "--duration", "9s",
+        ])
+        defer { broadcast.signal(SIGKILL) }
+        try #require(await Castline.waitFor("waiting for a caller", in: broadcast, timeout: .seconds(20)), "\(broadcast.standardError)")
+        let caller = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(port)", "-t", "3", "-c", "copy", "-f", "mpegts", scratch.file("called.ts"),
+        ])
+        #expect(caller.status == 0, "\(caller.stderr)")
+        let status = await broadcast.waitForExit(timeout: .seconds(30))
+        await broadcast.waitForOutput()
+        #expect(status == 0, "\(broadcast.standardError)")
+        let line = try #require(broadcast.standardError.split(separator: "\n").first { $0.hasPrefix("srt: published ") },
+                                "\(broadcast.standardError)")
+        let seconds = try #require(Double(line.dropFirst("srt: published ".count).prefix { $0 != " " }))
+        #expect(seconds >= 2 && seconds <= 5.5, "\(line)")
+
+        let alone = try await Castline.run([
+            "broadcast", "srt://:\(try FreePort.find(datagram: true))?mode=listener", "--size", "320x240", "--duration", "3s",
+        ], timeout: .seconds(30))
+        #expect(alone.status == 1, "\(alone.stderr)")
+        #expect(alone.stderr.contains("error: nothing was published: no SRT caller connected to srt://:"), "\(alone.stderr)")
+    }
+}
+
+/// A TCP port that completes the handshake (the kernel does, for its backlog) and never says a word.
+final class SilentTCPListener: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ProbeError(message: "socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            Glibc.close(fd)
+            throw ProbeError(message: "cannot listen on a loopback port")
+        }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { Glibc.close(descriptor) }
+}
