@@ -66,6 +66,20 @@ struct PublishVerdictTests {
         }
     }
 
+    @Test("--ca-file with an rtmps:// and an rtmp:// destination applies to the rtmps one: both publish, exit 0")
+    func caFileForTheSecureOne() async throws {
+        try await withIngest { _, endpoints in
+            let result = try await Castline.run([
+                "broadcast", endpoints.rtmpsURL, endpoints.rtmpURL, "--key-env", "K1", "--key-env", "K2", "--ca-file", endpoints.caFile,
+                "--size", "320x240", "--duration", "3s",
+            ], environment: ["K1": Self.key + "-tls", "K2": Self.key + "-plain"], timeout: .seconds(40))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("rtmp: published ") && result.stderr.components(separatedBy: "rtmp: published ").count == 3,
+                    "\(result.stderr)")
+            #expect(!endpoints.published(key: Self.key + "-tls").segments.isEmpty && !endpoints.published(key: Self.key + "-plain").segments.isEmpty)
+        }
+    }
+
     @Test("an SRT listener that had a caller for about 3 s of 9: published counts the 3, not the 9; with none at all, exit 1")
     func srtListenerTime() async throws {
         let scratch = try Scratch()

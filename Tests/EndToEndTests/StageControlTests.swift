@@ -56,6 +56,8 @@ struct StageControlTests {
                 #expect(reply.status == status, "\(reply.text)")
                 #expect(reply.json?["error"] is String, "\(reply.text)")
             }
+            let noDelay = try await api.post("/delay", json: #"{"seconds": 1}"#)
+            #expect((noDelay.json?["error"] as? String)?.hasPrefix("pipeline \"gain-e2e\" has no stage that takes delay (") == true, "\(noDelay.text)")
             let unknown = try await Castline.run(["ctl", "set", "loudness", "+1", "--control", "127.0.0.1:\(api.port)"])
             #expect(unknown.status == 64 && unknown.stderr.contains("no stage takes \"loudness\""), "\(unknown.stderr)")
         }

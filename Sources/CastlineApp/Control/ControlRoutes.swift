@@ -163,8 +163,8 @@ struct ControlRoutes: Sendable {
         var chosen: [ControlledPipeline] = []
         for pipeline in candidates where await pipeline.hasStage(taking: command.name) { chosen.append(pipeline) }
         guard !chosen.isEmpty, !named || chosen.count == candidates.count else {
-            let which = candidates.count == 1 ? "pipeline \"\(candidates[0].name)\" has" : "no running pipeline has"
-            throw ControlRefusal(status: .conflict, message: "\(which) a stage that takes \(command.name) (\(command.missingHint))")
+            let which = candidates.count == 1 ? "pipeline \"\(candidates[0].name)\" has no stage" : "no running pipeline has a stage"
+            throw ControlRefusal(status: .conflict, message: "\(which) that takes \(command.name) (\(command.missingHint))")
         }
         let answers = chosen.map { $0.hub.subscribe() }
         for pipeline in chosen { await pipeline.runner.perform(command.name, adjustment) }

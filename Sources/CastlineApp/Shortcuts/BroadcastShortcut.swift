@@ -120,9 +120,12 @@ public struct BroadcastShortcut: Sendable {
             var rtmp: [String: Any] = ["url": url]
             if !keyEnvs.isEmpty { rtmp["key"] = "${\(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex])}" }
             if !keyFiles.isEmpty { rtmp["key-file"] = keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex] }
-            if let caFile { rtmp["ca-file"] = caFile }
-            if let fingerprint { rtmp["fingerprint"] = fingerprint }
-            if insecure { rtmp["insecure"] = true }
+            // TLS options are for the rtmps:// destinations among several; with none, the sink says they apply to rtmps only.
+            if url.lowercased().hasPrefix("rtmps://") || !urls.contains(where: { $0.lowercased().hasPrefix("rtmps://") }) {
+                if let caFile { rtmp["ca-file"] = caFile }
+                if let fingerprint { rtmp["fingerprint"] = fingerprint }
+                if insecure { rtmp["insecure"] = true }
+            }
             if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
             return ["rtmp": rtmp]
         }

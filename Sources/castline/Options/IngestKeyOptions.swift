@@ -8,7 +8,7 @@ struct IngestKeyOptions: ParsableArguments {
     var keyEnv: [String] = []
     @Option(help: ArgumentHelp("Read the stream key from this file (once, or once per RTMP URL).", valueName: "path"))
     var keyFile: [String] = []
-    @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file (e.g. the one `castline ingest` prints).", valueName: "path"))
+    @Option(help: ArgumentHelp("rtmps: trust the CAs in this PEM file (e.g. the one `castline ingest` prints); with rtmp:// destinations too, it applies to the rtmps:// ones.", valueName: "path"))
     var caFile: String?
 
     var isEmpty: Bool { keyEnv.isEmpty && keyFile.isEmpty }
