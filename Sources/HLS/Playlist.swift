@@ -202,7 +202,7 @@ public enum PlaylistError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notAPlaylist(let starts):
-            "not an HLS playlist: it does not start with #EXTM3U (it starts with \"\(starts)\"); check the URL, it should end in .m3u8"
+            "not an HLS playlist: it does not start with #EXTM3U (it starts with \"\(starts)\"); check that the URL is the stream's playlist, not a page or an error"
         case .notUTF8: "the playlist is not UTF-8 text, as HLS requires (§4.1); check how the server writes it"
         case .tooLarge(let what): "the playlist is too large: \(what)"
         case .malformed(let what): "the playlist is malformed: \(what)"

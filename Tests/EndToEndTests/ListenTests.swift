@@ -201,6 +201,8 @@ struct ListenTests {
         let html = try await Castline.run(["listen", server.url("page.m3u8"), "--output", "null"])
         #expect(html.status == 2)
         #expect(html.stderr.contains("not an HLS playlist"), "\(html.stderr)")
+        // Its name already ends in .m3u8: the line does not tell the user to make it so.
+        #expect(!html.stderr.contains("end in .m3u8") && html.stderr.contains("check that the URL is the stream's playlist"), "\(html.stderr)")
         let missing = try await Castline.run(["listen", server.url("nothing.m3u8"), "--output", "null"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("--wait-for-live"), "\(missing.stderr)")

@@ -21,7 +21,15 @@ public enum PipelineFiles {
         } catch {
             return .failure(LoadFailure(lines: ["\(origin): \(error)"]))
         }
+        // The text is castline's own, never shown: a line and column in it would point nowhere.
         return spec(yaml: text, origin: origin, checkOnly: checkOnly).flatMap { plan($0, origin: origin) }
+            .mapError { failure in
+                LoadFailure(lines: failure.lines.map { line in
+                    guard line.hasPrefix(origin + ":"), let located = line.dropFirst(origin.count + 1).firstRange(of: ": ") else { return line }
+                    let place = line[line.index(line.startIndex, offsetBy: origin.count + 1)..<located.lowerBound]
+                    return place.allSatisfy { $0.isNumber || $0 == ":" } ? origin + line[located.lowerBound...] : line
+                })
+            }
     }
 
     /// Every key a listener takes, for `listen --help`: the fixed ones, then each stage command's.

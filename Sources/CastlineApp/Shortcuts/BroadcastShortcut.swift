@@ -1,4 +1,5 @@
 import CastlineKit
+import PipelineConfig
 
 /// `castline broadcast`'s flags as the pipeline file they stand for.
 public struct BroadcastShortcut: Sendable {
@@ -61,6 +62,14 @@ public struct BroadcastShortcut: Sendable {
             throw SettingsError("--passphrase-env is for srt:// URLs; an RTMP ingest takes its key with --key-env")
         }
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
+        // Checked here, as flags, so a bad one is named as the flag the user typed (not a key of the file it stands for).
+        for (flag, text, example) in [("--video-bitrate", videoBitrate, "2500k"), ("--audio-bitrate", audioBitrate, "128k")]
+        where Bitrate(configText: text).map({ $0.bitsPerSecond <= 0 }) ?? true {
+            throw SettingsError("\(flag): \"\(text)\" is not a bitrate (try \(example))")
+        }
+        guard Duration(configText: keyframeInterval).map({ $0 > .zero }) ?? false else {
+            throw SettingsError("--keyframe-interval: \"\(keyframeInterval)\" is not a duration over 0 (try 2s)")
+        }
         if let maxReconnects, maxReconnects < 0 { throw SettingsError("--max-reconnects must be 0 or more") }
         if source != nil, audioOnly { throw SettingsError("--audio-only goes with the test signal, not with --source") }
         if isCapturing, source != nil { throw SettingsError("give --source FILE or --microphone/--camera, not both") }
