@@ -41,6 +41,10 @@ public final class StatsStage: Stage {
         .process(takes: .any)
     }
 
+    /// Levels and silences need the samples: where the pipeline decodes the sound after this
+    /// stage anyway, it is decoded before it instead.
+    public func learnsMoreDecoded(_ stream: StreamKind) -> Bool { stream == .audio }
+
     /// An `identity` with a probe on its output. Raw audio levels are read from
     /// the samples in their own format (F32/F64/S16/S32 little-endian), which
     /// costs one pass over the samples and no copy or conversion.

@@ -340,10 +340,11 @@ public final class SegmentReader: Sendable {
     }
 
     /// Why the first clear bytes of a segment cannot be media castline reads; nil when they can.
+    /// By the bytes, not the name: MPEG-TS's sync byte, or packed audio's ID3 tag or frame sync.
     static func refusal(_ head: Data, segment: Segment) -> String? {
-        guard segment.initSection == nil, SegmentHead.packedAudio(named: segment.uri) == nil else { return nil }
-        // MPEG-TS starts with a sync byte; an HTML error page or garbage does not.
-        return head.first == 0x47 ? nil : "not MPEG-TS (it starts with \(head.prefix(4).map { String(format: "%02x", $0) }.joined()))"
+        guard segment.initSection == nil, let first = head.first else { return nil }
+        guard ![0x47, 0x49, 0xFF, 0x0B].contains(first) else { return nil }
+        return "not MPEG-TS or packed audio (it starts with \(head.prefix(4).map { String(format: "%02x", $0) }.joined()))"
     }
 }
 

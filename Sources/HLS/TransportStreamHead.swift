@@ -30,16 +30,6 @@ public struct SegmentHead: Equatable, Sendable {
 
     /// The earliest first PTS of any stream (90 kHz).
     public var earliestPTS: UInt64? { firstPTS.values.min() }
-
-    /// Packed audio (RFC 8216 §3.4), known by the segment's name.
-    public static func packedAudio(named segment: URL) -> SegmentHead? {
-        switch segment.pathExtension.lowercased() {
-        case "aac": SegmentHead(streams: [.audio: "aac"])
-        case "mp3": SegmentHead(streams: [.audio: "mp3"])
-        case "ac3", "ec3": SegmentHead(streams: [.audio: String?.none])
-        default: nil
-        }
-    }
 }
 
 /// Reads an MPEG-TS segment's program map (PAT, then PMT) and the first PES

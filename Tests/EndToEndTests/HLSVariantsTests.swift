@@ -41,6 +41,32 @@ struct HLSVariantsTests {
         #expect(server.requests(of: "ranges.ts") >= 3, "\(server.requests(of: "ranges.ts")) ranged GETs")
     }
 
+    @Test("packed audio (ADTS AAC with and without ID3 timestamps, MP3, AC-3) and MPEG-TS named .aac: each plays whole, the tone intact")
+    func packedAudio() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.packedAudio("aac-id3", in: scratch.path, format: "adts", codec: "aac", timestamps: true)
+        try await HLSFixtures.packedAudio("aac", in: scratch.path, format: "adts", codec: "aac", timestamps: false)
+        try await HLSFixtures.packedAudio("mp3", in: scratch.path, format: "mp3", codec: "libmp3lame", timestamps: true)
+        try await HLSFixtures.packedAudio("ac3", in: scratch.path, format: "ac3", codec: "ac3", timestamps: false)
+        try await HLSFixtures.transportStreamNamedAAC("mislabelled", in: scratch.path)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        for playlist in ["aac-id3.m3u8", "aac.m3u8", "mp3.m3u8", "ac3.m3u8", "mislabelled.m3u8"] {
+            let result = try await expectTone(server, playlist, scratch: scratch, seconds: 3)
+            #expect(!result.stderr.contains("Internal data stream error"), "\(playlist): \(result.stderr)")
+        }
+        // Not only audio-only: a listen that records the encoded stream, and one that plays through a delay.
+        let recording = scratch.file("aac-id3.mkv")
+        let recorded = try await Castline.run(["listen", server.url("aac-id3.m3u8"), "--output", "null", "--record", recording],
+                                              timeout: .seconds(40))
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let media = try await ProbedMedia.probe(recording)
+        #expect(media.stream("audio")?.codec == "aac" && abs(media.duration - 3) <= 0.2, "\(media)")
+        let delayed = try await Castline.run(["listen", server.url("aac-id3.m3u8"), "--audio-only", "--output", "null", "--delay", "1s"],
+                                             timeout: .seconds(40))
+        #expect(delayed.status == 0 && !delayed.stderr.contains("error"), "\(delayed.stderr)")
+    }
+
     @Test("AES-128: the key fetched once, the IV from the tag or from the sequence number")
     func encrypted() async throws {
         let scratch = try Scratch()

@@ -44,10 +44,4 @@ import Testing
         // Sync bytes but no program map in the head.
         #expect(TransportStreamHead.read([UInt8](repeating: 0, count: 188 * 4).enumerated().map { $0.offset % 188 == 0 ? 0x47 : 0xFF }) == nil)
     }
-
-    @Test func packedAudioByName() throws {
-        let url = try #require(URL(string: "http://example.com/live/seg-12.aac?token=x"))
-        #expect(SegmentHead.packedAudio(named: url)?.streams == [.audio: "aac"])
-        #expect(SegmentHead.packedAudio(named: try #require(URL(string: "http://example.com/a.ts"))) == nil)
-    }
 }

@@ -81,7 +81,7 @@ public struct GraphBuilder {
         var graph = Graph(pipeline: Pipeline(name: plan.spec.name), events: plan.channel.emitter)
         try addSource(plan, to: &graph)
         for cursor in graph.cursors.values { graph.layout.sourceTimeline.follow(cursor.pad) }
-        try addStages(plan.stages, to: &graph)
+        try addStages(plan.stages[...], sinks: plan.sinks, to: &graph)
         try addSinks(plan.sinks, to: &graph)
         return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit, layout: graph.layout)
     }
@@ -93,7 +93,7 @@ public struct GraphBuilder {
             let wanted = Self.wantedStreams(plan)
             var streams = try sourcePart.component.streams().filter { wanted.contains($0.key) }
             for (stream, encoded) in try sourcePart.component.encodedForms()
-            where takesAsItIs(stream, encoded, stages: plan.stages, sinks: plan.sinks) {
+            where takesAsItIs(stream, encoded, stages: plan.stages[...], sinks: plan.sinks) {
                 streams[stream] = encoded
             }
             let bin = try sourcePart.component.makeBin(streams: streams, name: sourcePart.binName)
@@ -106,10 +106,15 @@ public struct GraphBuilder {
         graph.layout.cursors.append(graph.cursors)
     }
 
-    func addStages(_ stages: some Sequence<PipelinePlan.Part<any Stage>>, to graph: inout Graph) throws {
-        for part in stages {
+    func addStages(_ stages: ArraySlice<PipelinePlan.Part<any Stage>>, sinks: [PipelinePlan.Part<any SinkComponent>],
+                   to graph: inout Graph) throws {
+        for (index, part) in zip(stages.indices, stages) {
             let mark = graph.added.count
-            try located(part.spec.keyPath) { try addStage(part, to: &graph) }
+            try located(part.spec.keyPath) {
+                try addStage(part, to: &graph) { stream in
+                    Self.decodedAfter(stream, stages: stages[(index + 1)...], sinks: sinks)
+                }
+            }
             graph.layout.chainElements.append(graph.added(since: mark))
             graph.layout.cursors.append(graph.cursors)
         }
@@ -134,13 +139,16 @@ public struct GraphBuilder {
     /// source hands it over as it is, and nothing is decoded to be encoded again.
     private func takesAsItIs(
         _ stream: StreamKind, _ form: StreamForm,
-        stages: [PipelinePlan.Part<any Stage>], sinks: [PipelinePlan.Part<any SinkComponent>]
+        stages: ArraySlice<PipelinePlan.Part<any Stage>>, sinks: [PipelinePlan.Part<any SinkComponent>]
     ) -> Bool {
-        for part in stages {
+        for (index, part) in zip(stages.indices, stages) {
             switch part.component.plan(for: stream, arriving: form) {
             case .passThrough: continue
             case .drop: return true
-            case .process(let takes): return takes.accepts(form)
+            case .process(let takes):
+                if takes.accepts(form), part.component.learnsMoreDecoded(stream),
+                   Self.decodedAfter(stream, stages: stages[(index + 1)...], sinks: sinks) { return false }
+                return takes.accepts(form)
             }
         }
         // Kept encoded when every sink takes it so, or when one does and the codec is known,
@@ -150,7 +158,23 @@ public struct GraphBuilder {
         return requirements.allSatisfy { $0.accepts(form) } || form != .encoded(nil)
     }
 
-    private func addStage(_ part: PipelinePlan.Part<any Stage>, to graph: inout Graph) throws {
+    /// Whether everything after a stage decodes `stream` anyway: every later stage that works on it
+    /// takes it raw, and every sink that takes it takes it only raw.
+    static func decodedAfter(_ stream: StreamKind, stages: ArraySlice<PipelinePlan.Part<any Stage>>,
+                             sinks: [PipelinePlan.Part<any SinkComponent>]) -> Bool {
+        for part in stages {
+            switch part.component.plan(for: stream, arriving: .raw) {
+            case .passThrough: continue
+            case .drop: return false
+            case .process(let takes): if !takes.accepts(.raw) { return false }
+            }
+        }
+        let takers = sinks.compactMap { $0.component.requirement(for: stream) }
+        return !takers.isEmpty && takers.allSatisfy { $0 == .raw }
+    }
+
+    private func addStage(_ part: PipelinePlan.Part<any Stage>, to graph: inout Graph,
+                          decodedAfter: (StreamKind) -> Bool) throws {
         for stream in graph.cursors.keys.sorted() {
             guard let cursor = graph.cursors[stream] else { continue }
             switch part.component.plan(for: stream, arriving: cursor.form) {
@@ -159,7 +183,8 @@ public struct GraphBuilder {
             case .drop:
                 graph.discard(cursor)
                 graph.cursors[stream] = nil
-            case .process(let takes):
+            case .process(var takes):
+                if cursor.form != .raw, takes.accepts(.raw), part.component.learnsMoreDecoded(stream), decodedAfter(stream) { takes = .raw }
                 let converted = try graph.convert(cursor, stream, to: takes, name: "\(part.binName)-\(stream)-in")
                 let work = try part.component.makeBin(for: stream, input: converted.form, name: "\(part.binName)-\(stream)")
                 try graph.add(work, owner: part.spec.keyPath)

@@ -33,6 +33,8 @@ final class HLSFeed: SegmentConsumer {
         var variant: URL?
         /// A live-edge estimate not yet sent down each outlet, by stream.
         var pendingEdge: [StreamKind: HistoryHandshake.LiveEdge] = [:]
+        /// A packed audio segment's first bytes, held until its ID3 tag is whole (nil: past it).
+        var opening: [UInt8]?
     }
     private let flow = Mutex(Flow())
     /// MPEG-TS carrying streams nobody wants (video, listening audio-only) loses them here.
@@ -95,6 +97,7 @@ final class HLSFeed: SegmentConsumer {
         flow.withLock { flow in
             // The first segment keeps the stamp it starts with; later ones get one after a discontinuity.
             if discontinuity { flow.stamp = position }
+            if case .packedAudio = track.container { flow.opening = [] }
         }
     }
 
@@ -108,16 +111,39 @@ final class HLSFeed: SegmentConsumer {
         // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
         await demand.wait()
         guard !stopped.isTripped else { return }
-        let bytes = filter.withLock { $0?.filter(bytes) } ?? bytes
+        var bytes = filter.withLock { $0?.filter(bytes) } ?? bytes
+        // A packed audio segment's ID3 tag is not audio: its parser would take it for garbage
+        // (its timestamp placed the first segment already, see `HLSStart`).
+        if case .packedAudio = track.container {
+            guard let audio = flow.withLock({ Self.pastTag(&$0.opening, bytes) }) else { return }
+            bytes = audio
+        }
         guard !bytes.isEmpty else { return }
         let pts = flow.withLock { flow -> UInt64? in
-            guard let stamp = flow.stamp, track.container == .transportStream else { return nil }
+            guard let stamp = flow.stamp, track.container.isStampedBySegment else { return nil }
             flow.stamp = nil
             return UInt64(max(0, stamp) * 1e9)
         }
         bytes.withUnsafeBytes { raw in
             _ = appsrc.push(raw, pts: pts.map { ClockTime(nanoseconds: $0) }, dts: nil, duration: nil, isDelta: false,
                             discont: pts != nil)
+        }
+    }
+
+    /// The bytes past a segment's opening ID3 tag; nil while the tag is not whole yet.
+    static func pastTag(_ opening: inout [UInt8]?, _ bytes: Data) -> Data? {
+        guard var held = opening else { return bytes }
+        held.append(contentsOf: bytes)
+        switch PackedAudio.tag(held) {
+        case .incomplete:
+            opening = held
+            return nil
+        case .none:
+            opening = nil
+            return Data(held)
+        case .whole(let length, _):
+            opening = nil
+            return Data(held.dropFirst(length))
         }
     }
 

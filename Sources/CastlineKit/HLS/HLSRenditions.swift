@@ -89,11 +89,13 @@ enum HLSRenditions {
     }
 
     /// The streams in a segment (MPEG-TS: those its program map lists and it carries;
-    /// fMP4: the init section's track handlers; packed audio by name); nil when it does not say.
-    static func streams(in head: Data, segment: HLS.Segment, transportStream: SegmentHead?) -> [StreamKind: Codec?]? {
-        if let packed = SegmentHead.packedAudio(named: segment.uri) { return convert(packed.streams) }
-        if segment.initSection != nil { return fragmentedMP4Streams([UInt8](head.prefix(64 * 1024))) }
-        return transportStream.map { convert($0.carried) }
+    /// fMP4: the init section's track handlers; packed audio: its one); nil when it does not say.
+    static func streams(in head: Data, container: HLSTrack.Container, transportStream: SegmentHead?) -> [StreamKind: Codec?]? {
+        switch container {
+        case .packedAudio(let codec): [.audio: Codec(rawValue: codec.rawValue)]
+        case .fragmentedMP4: fragmentedMP4Streams([UInt8](head.prefix(64 * 1024)))
+        case .transportStream: transportStream.map { convert($0.carried) }
+        }
     }
 
     static func convert(_ streams: [MediaKind: String?]) -> [StreamKind: Codec?] {

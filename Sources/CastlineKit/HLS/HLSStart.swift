@@ -8,7 +8,11 @@ import Synchronization
 /// and that segment's bytes, whose head says which streams there are and where
 /// they sit on the stream's own time line.
 struct HLSTrack: Sendable {
-    enum Container: Sendable { case transportStream, fragmentedMP4, packedAudio }
+    enum Container: Sendable, Equatable {
+        case transportStream, fragmentedMP4
+        /// Audio elementary stream segments (RFC 8216 §3.4), each opening with an ID3 tag.
+        case packedAudio(PackedAudio.Codec)
+    }
 
     var reader: SegmentReader
     var playlist: MediaPlaylist
@@ -20,13 +24,31 @@ struct HLSTrack: Sendable {
     var container: Container
     /// The streams it carries (from CODECS, or its first segment's head).
     var streams: [StreamKind: Codec?]
-    /// The first segment's first PTS of each stream (90 kHz, MPEG-TS only).
+    /// The first segment's first PTS of each stream (90 kHz: MPEG-TS, and packed audio's ID3 timestamp).
     var firstPTS: [StreamKind: UInt64]
 
     /// Where a player plays at delay 0: this far behind the live edge.
     var holdBack: Double { 3 * playlist.targetDuration }
     var earliestPTS: UInt64? { firstPTS.values.min() }
     var startSegment: HLS.Segment? { playlist.segments.first { $0.sequence == sequence } }
+}
+
+extension HLSTrack.Container {
+    /// Segments whose first buffer is stamped with their place on the time line (TIME format):
+    /// MPEG-TS (its own PTS time the rest) and packed audio (its parser counts samples on).
+    var isStampedBySegment: Bool { self != .fragmentedMP4 }
+
+    /// What appsrc says it carries.
+    var caps: String? {
+        switch self {
+        case .transportStream: "video/mpegts, systemstream=(boolean)true, packetsize=(int)188"
+        case .fragmentedMP4: nil
+        case .packedAudio(.aac): "audio/mpeg, mpegversion=(int)4, stream-format=(string)adts"
+        case .packedAudio(.mp3): "audio/mpeg, mpegversion=(int)1"
+        case .packedAudio(.ac3): "audio/x-ac3"
+        case .packedAudio(.eac3): "audio/x-eac3"
+        }
+    }
 }
 
 /// What an HLS source plays: one track, or a video track and a separate audio
@@ -114,15 +136,27 @@ struct HLSStart: Sendable {
         }
         waiting.what = "the first segment \(segment.uri.absoluteString) to arrive"
         let first = try await located(keyPath) { try await reader.fetchWhole(segment) }
-        let container: HLSTrack.Container = segment.initSection != nil ? .fragmentedMP4
-            : SegmentHead.packedAudio(named: segment.uri) != nil ? .packedAudio : .transportStream
+        // What the segment holds is told by its bytes: a name can lie (MPEG-TS in files named .aac).
+        let opening = [UInt8](first.prefix(4096))
+        let container: HLSTrack.Container
+        switch PackedAudio.sniff(opening) {
+        case _ where segment.initSection != nil: container = .fragmentedMP4
+        case .transportStream?: container = .transportStream
+        case .packed(let codec)?: container = .packedAudio(codec)
+        case nil:
+            throw BuildError("cannot tell what \(segment.uri.lastPathComponent) holds: not MPEG-TS, fMP4 or packed audio (it starts with "
+                             + opening.prefix(4).map { String(format: "%02x", $0) }.joined() + ")",
+                             at: "\(keyPath).url", badInput: true)
+        }
         let head = container == .transportStream ? TransportStreamHead.read([UInt8](first)) : nil
-        guard let streams = declared ?? HLSRenditions.streams(in: first, segment: segment, transportStream: head) else {
+        guard let streams = declared ?? HLSRenditions.streams(in: first, container: container, transportStream: head) else {
             throw BuildError("cannot tell what \(segment.uri.lastPathComponent) holds (not MPEG-TS, fMP4 or packed audio)",
                              at: "\(keyPath).url", badInput: true)
         }
         var firstPTS: [StreamKind: UInt64] = [:]
         for (kind, pts) in head?.firstPTS ?? [:] { firstPTS[kind == .audio ? .audio : .video] = pts }
+        // Packed audio is timed by its ID3 tag's transport stream timestamp, where it has one.
+        if case .packedAudio = container, case .whole(_, let timestamp?) = PackedAudio.tag(opening) { firstPTS[.audio] = timestamp }
         return HLSTrack(reader: reader, playlist: playlist, fetchedAt: (fetched.sent, fetched.received), sequence: start.sequence,
                         startBack: start.startBack, first: first, container: container, streams: streams, firstPTS: firstPTS)
     }

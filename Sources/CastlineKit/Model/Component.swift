@@ -39,6 +39,9 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     var playsOutOnItsOwnClock: Bool { get }
     /// A swap took it out of the running pipeline: it stops reporting and ends its outputs now.
     func retire()
+    /// It takes `stream` in any form but learns more from it decoded (a level meter): where all
+    /// after it decode the stream anyway, the builder decodes before it instead (once, not twice).
+    func learnsMoreDecoded(_ stream: StreamKind) -> Bool
 }
 
 extension Stage {
@@ -46,6 +49,7 @@ extension Stage {
     public var historyWanted: Duration? { nil }
     public var playsOutOnItsOwnClock: Bool { false }
     public func retire() {}
+    public func learnsMoreDecoded(_ stream: StreamKind) -> Bool { false }
 }
 
 /// A stage that takes a changed pipeline file's options while it runs, so a swap keeps it

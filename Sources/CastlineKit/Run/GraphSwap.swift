@@ -63,7 +63,7 @@ struct GraphSwap {
                     graph.cursors[stream] = Cursor(pad: try graph.pad(entry, "src"), form: cursor.form)
                 }
             }
-            try builder.addStages(plan.stages.dropFirst(max(0, keptChain - 1)), to: &graph)
+            try builder.addStages(plan.stages.dropFirst(max(0, keptChain - 1)), sinks: plan.sinks, to: &graph)
             // The entries go with the first new part, or with the fan-out when only sinks change.
             if keptChain > 0, keptChain < graph.layout.chainElements.count {
                 graph.layout.chainElements[keptChain] += entries

@@ -93,6 +93,9 @@ public actor PipelineRunner {
             for part in built.plan.sinks {
                 try await located(part.spec.keyPath) { try await part.component.preflight() }
             }
+            // Stopped while a sink checked its far end: the run is over, and this graph never plays
+            // (left to start, it would play on past the end of the run).
+            guard outcome == nil else { return }
         } catch {
             if outcome != nil { return }  // stopped while preparing
             // The caller reports a build error with the file's name; no failure event to print twice.
@@ -442,7 +445,8 @@ public actor PipelineRunner {
         }
         outcome = result
         built?.pipeline.setState(.null)
-        let sinks = built?.plan.sinks ?? []
+        // Sinks built before a stop that came while the graph was starting are finished too: each says what it did.
+        let sinks = (built?.plan ?? planned).sinks
         for task in tasks { task.cancel() }
         // The sinks' finish may wait (an RTMP publish drains up to 5 s): awaited, not blocking the actor.
         // Their notes still come before the final state, the stream's end and the waiters.

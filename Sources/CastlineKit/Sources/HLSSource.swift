@@ -115,11 +115,10 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             let appsrc = try AppSrc.make(name: "\(name)-segments\(index)")
             // Bytes as they arrive. MPEG-TS in a TIME segment: the feed stamps where segments go on
             // the time line (see `HLSFeed.segmentBytes`); fMP4 carries its own.
-            appsrc.configure(isLive: false, format: track.container == .transportStream, maxBytes: HLSFeed.queuedBytes)
+            appsrc.configure(isLive: false, format: track.container.isStampedBySegment, maxBytes: HLSFeed.queuedBytes)
             try appsrc.element.set("stream-type", text: "stream")
-            if track.container == .transportStream {
-                appsrc.caps = try Caps("video/mpegts, systemstream=(boolean)true, packetsize=(int)188")
-            }
+            // decodebin3 (1.22) fed bytes in push mode without caps stops at once with not-linked.
+            if let caps = track.container.caps { appsrc.caps = try Caps(caps) }
             try bin.add(appsrc.element)
             if index == 0 { stats.timed(by: appsrc.element) }
             let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,

@@ -82,6 +82,42 @@ enum HLSFixtures {
         return kept
     }
 
+    /// Packed audio (RFC 8216 §3.4): `name`.m3u8 listing 1 s segments of an elementary stream
+    /// (`format`: adts, mp3, ac3) made by ffmpeg's segment muxer; with `timestamps`, each opens
+    /// with the ID3 tag Apple's tools write, its transport stream timestamp counting from `origin` seconds.
+    static func packedAudio(_ name: String, in folder: String, format: String, codec: String, seconds: Double = 3,
+                            timestamps: Bool, origin: Double = 10) async throws {
+        let fileExtension = format == "adts" ? "aac" : format
+        try await ffmpeg(inputs(seconds: seconds, video: false) + ["-c:a", codec, "-b:a", "128k", "-f", "segment", "-segment_time", "1",
+               "-segment_format", format, "-segment_list", "\(name).m3u8", "-segment_list_type", "m3u8",
+               "\(name)-%d.\(fileExtension)"], in: folder)
+        guard timestamps else { return }
+        var start = origin
+        let lines = try segmentLines(of: "\(folder)/\(name).m3u8")
+        for index in stride(from: 0, to: lines.count, by: 2) {
+            let path = "\(folder)/\(lines[index + 1])"
+            let audio = try Data(contentsOf: URL(fileURLWithPath: path))
+            try (Data(timestampTag(UInt64(start * 90_000))) + audio).write(to: URL(fileURLWithPath: path))
+            start += Double(lines[index].dropFirst("#EXTINF:".count).prefix { $0 != "," }) ?? 0
+        }
+    }
+
+    /// The ID3v2.4 tag RFC 8216 §3.4 describes: a PRIV frame with the transport stream timestamp.
+    static func timestampTag(_ timestamp: UInt64) -> [UInt8] {
+        func syncsafe(_ value: Int) -> [UInt8] { [21, 14, 7, 0].map { UInt8((value >> $0) & 0x7F) } }
+        let owner = Array("com.apple.streaming.transportStreamTimestamp".utf8) + [0]
+        let body = owner + (0..<8).reversed().map { UInt8(truncatingIfNeeded: timestamp >> (8 * UInt64($0))) }
+        let frame = Array("PRIV".utf8) + syncsafe(body.count) + [0, 0] + body
+        return Array("ID3".utf8) + [4, 0, 0] + syncsafe(frame.count) + frame
+    }
+
+    /// MPEG-TS segments named `.aac`, as ffmpeg's HLS muxer writes when asked to: the name lies.
+    static func transportStreamNamedAAC(_ name: String, in folder: String, seconds: Double = 3) async throws {
+        try await ffmpeg(inputs(seconds: seconds, video: false) + codecs(video: false)
+            + ["-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod", "-hls_segment_filename", "\(name)-%d.aac", "\(name).m3u8"],
+            in: folder)
+    }
+
     /// master.m3u8 with three TS variants: 320x240 300k, 640x360 800k, 960x540 1500k.
     static func threeVariants(in folder: String, seconds: Double = 6) async throws {
         let variants = [("low", "320x240", "300k", 400_000), ("mid", "640x360", "800k", 1_000_000), ("high", "960x540", "1500k", 1_800_000)]

@@ -175,8 +175,10 @@ final class StreamPublisher: Sendable {
         // rtmp2sink keeps its last counters once stopped: the last figures and the line read the same ones.
         let (last, verdict): ([String: Double], SinkVerdict) = state.withLock { state in
             guard state.everConnected else {
-                let waited = state.launchedAt.map { ContinuousClock.now - $0 } ?? .zero
-                return (figures(state), .failed(settings.output.neverConnected(reason: nil, waited: waited)))
+                guard let launchedAt = state.launchedAt else {
+                    return (figures(state), .failed("nothing was published: the run ended before any media reached \(settings.displayURL)"))
+                }
+                return (figures(state), .failed(settings.output.neverConnected(reason: nil, waited: .now - launchedAt)))
             }
             let (sent, acked) = counters(state)
             return (figures(state), .done("\(settings.output.scheme): published \(String(format: "%.1f", state.publishedTime.seconds)) s to "
