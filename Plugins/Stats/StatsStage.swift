@@ -42,8 +42,25 @@ public final class StatsStage: Stage {
     }
 
     /// Levels and silences need the samples: where the pipeline decodes the sound after this
-    /// stage anyway, it is decoded before it instead.
+    /// stage anyway, it is decoded right after it, and the levels are read there (the bitrate
+    /// stays the stream's own).
     public func learnsMoreDecoded(_ stream: StreamKind) -> Bool { stream == .audio }
+
+    public func watch(decoded pad: Pad, for stream: StreamKind) {
+        guard let probe = probes.withLock({ $0[stream] }) else { return }
+        probe.readLevels(from: .decoded)
+        pad.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
+            guard let self, let probe else { return .ok }
+            if let buffer = info.buffer {
+                if let change = probe.recordDecoded(buffer) {
+                    self.context.events.emit(.statsChange(change, stage: self.context.componentName, stream: stream))
+                }
+            } else if let event = info.event, event.kind == .caps {
+                probe.handle(event, decoded: true)
+            }
+            return .ok
+        }
+    }
 
     /// An `identity` with a probe on its output. Raw audio levels are read from
     /// the samples in their own format (F32/F64/S16/S32 little-endian), which
@@ -53,7 +70,7 @@ public final class StatsStage: Stage {
         // No sync, no checks: identity only gives the probe a place to sit.
         try identity.set("silent", true)
         let probe = StreamProbe(
-            stream: stream, element: identity, measuresLevels: stream == .audio && input == .raw,
+            stream: stream, element: identity, levels: stream == .audio && input == .raw ? .passing : .none,
             silence: SilenceDetector(threshold: silenceBelow, after: silenceAfter))
         probes.withLock { $0[stream] = probe }
         // The src pad sees single buffers even when upstream pushes lists (identity splits them).
@@ -65,7 +82,7 @@ public final class StatsStage: Stage {
                 }
                 self.startTimer()
             } else if let event = info.event {
-                probe.handle(event)
+                probe.handle(event, decoded: false)
             }
             return .ok
         }
@@ -111,24 +128,40 @@ public final class StatsStage: Stage {
 
 /// One stream at one stats stage: the meter behind a lock, and what the caps said.
 final class StreamProbe: Sendable {
+    /// Where a stream's levels are read: from what passes (raw audio), from the decoder right
+    /// after the stage (encoded audio the pipeline decodes anyway), or nowhere.
+    enum LevelSource: Sendable { case none, passing, decoded }
+
     let stream: StreamKind
     let element: Element
-    private let measuresLevels: Bool
     private let state: Mutex<State>
 
     private struct State {
+        var levels: LevelSource
         var meter: StreamMeter
         var silence: SilenceDetector
         var format: SampleFormat?
         var bytesPerSecond = 0
         var segment: SegmentInfo?
+
+        /// Feeds a measured buffer to the silence detector; a change to announce, if any.
+        mutating func silence(of measured: (level: AudioLevel, bytesPerSecond: Int), buffer: BufferFacts) -> StatsChange? {
+            guard let rms = measured.level.rmsDBFS else { return nil }
+            // A gap buffer is silence whatever its bytes hold (audiotestsrc flags its muted buffers so).
+            let duration = buffer.duration.map { Duration.nanoseconds(Int64(clamping: $0)) }
+                ?? (measured.bytesPerSecond > 0 ? .seconds(Double(buffer.size) / Double(measured.bytesPerSecond)) : .zero)
+            return silence.feed(rmsDBFS: buffer.isGap ? AudioLevel.floor : rms, duration: duration)
+        }
     }
 
-    init(stream: StreamKind, element: Element, measuresLevels: Bool, silence: SilenceDetector) {
+    init(stream: StreamKind, element: Element, levels: LevelSource, silence: SilenceDetector) {
         self.stream = stream
         self.element = element
-        self.measuresLevels = measuresLevels
-        state = Mutex(State(meter: StreamMeter(stream: stream), silence: silence))
+        state = Mutex(State(levels: levels, meter: StreamMeter(stream: stream), silence: silence))
+    }
+
+    func readLevels(from source: LevelSource) {
+        state.withLock { $0.levels = source }
     }
 
     static func monotonicNow() -> UInt64 {
@@ -142,24 +175,38 @@ final class StreamProbe: Sendable {
         let facts = BufferFacts(
             pts: buffer.pts?.nanoseconds, dts: buffer.dts?.nanoseconds, duration: buffer.duration?.nanoseconds,
             size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: Self.monotonicNow())
-        let (format, bytesPerSecond) = measuresLevels ? state.withLock { ($0.format, $0.bytesPerSecond) } : (nil, 0)
-        // Measured outside the lock so the timer never waits on a pass over the samples.
-        let level = format.flatMap { format in buffer.withUnsafeBytes { AudioLevel.measure($0, format: format) } }
+        let level = measure(buffer, from: .passing)
         return state.withLock { state in
-            state.meter.record(facts, level: level)
-            guard let level, let measured = level.rmsDBFS else { return nil }
-            // A gap buffer is silence whatever its bytes hold (audiotestsrc flags its muted buffers so).
-            let rms = facts.isGap ? AudioLevel.floor : measured
-            let duration = facts.duration.map { Duration.nanoseconds(Int64(clamping: $0)) }
-                ?? (bytesPerSecond > 0 ? .seconds(Double(buffer.size) / Double(bytesPerSecond)) : .zero)
-            return state.silence.feed(rmsDBFS: rms, duration: duration)
+            state.meter.record(facts, level: level?.level)
+            return level.flatMap { state.silence(of: $0, buffer: facts) }
         }
     }
 
-    func handle(_ event: EventView) {
+    /// From the decoder after the stage: the levels of what `record` counted encoded.
+    func recordDecoded(_ buffer: BufferView) -> StatsChange? {
+        guard let level = measure(buffer, from: .decoded) else { return nil }
+        let facts = BufferFacts(pts: nil, dts: nil, duration: buffer.duration?.nanoseconds, size: buffer.size,
+                                isGap: buffer.isGap, arrival: 0)
+        return state.withLock { state in
+            state.meter.recordLevel(level.level)
+            return state.silence(of: level, buffer: facts)
+        }
+    }
+
+    /// A buffer's level, when levels are read from `source`; measured outside the lock so the
+    /// timer never waits on a pass over the samples.
+    private func measure(_ buffer: BufferView, from source: LevelSource) -> (level: AudioLevel, bytesPerSecond: Int)? {
+        let (format, bytesPerSecond) = state.withLock { $0.levels == source ? ($0.format, $0.bytesPerSecond) : (nil, 0) }
+        guard let format, let level = buffer.withUnsafeBytes({ AudioLevel.measure($0, format: format) }) else { return nil }
+        return (level, bytesPerSecond)
+    }
+
+    /// `decoded`: the event came from the decoder after the stage, not from what passes.
+    func handle(_ event: EventView, decoded: Bool) {
         switch event.kind {
         case .caps:
-            guard measuresLevels, let structure = event.caps?.structure(at: 0) else { return }
+            let source: LevelSource = decoded ? .decoded : .passing
+            guard state.withLock({ $0.levels == source }), let structure = event.caps?.structure(at: 0) else { return }
             let format = structure.string("format").flatMap(SampleFormat.init(caps:))
             let rate = structure.int("rate") ?? 0
             let channels = structure.int("channels") ?? 0
@@ -183,7 +230,7 @@ final class StreamProbe: Sendable {
         state.withLock { state in
             guard state.meter.hasStarted else { return nil }
             var figures = state.meter.snapshot(now: now)
-            if measuresLevels { figures[StatsFigure.silences] = Double(state.silence.silences) }
+            if state.levels != .none { figures[StatsFigure.silences] = Double(state.silence.silences) }
             if let pts = state.meter.lastPTS, let time = Self.streamTime(pts: pts, segment: state.segment) {
                 figures[StatsFigure.streamTime] = Double(time) / 1e9
             }

@@ -99,6 +99,12 @@ struct StreamMeter: Sendable {
         }
     }
 
+    /// The level of decoded samples of what was recorded encoded (measured after the decoder that follows).
+    mutating func recordLevel(_ bufferLevel: AudioLevel) {
+        level.add(bufferLevel)
+        measuresLevel = true
+    }
+
     mutating func recordGapEvent() { gaps += 1 }
     mutating func recordEnd() { ended = true }
 

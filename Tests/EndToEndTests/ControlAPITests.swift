@@ -248,6 +248,8 @@ struct ControlAPITests {
                 #expect(metrics.status == 404, "\(metrics.text)")
                 #expect((metrics.json?["error"] as? String)?.contains("stats") == true, "\(metrics.text)")
                 #expect(!process.standardError.contains(key))
+                // Stopped once nginx took the stream: a publish stopped before that has published nothing (exit 1).
+                #expect(await Castline.waitFor("publishing", in: process, timeout: .seconds(15)), "\(process.standardError)")
             }
         }
     }

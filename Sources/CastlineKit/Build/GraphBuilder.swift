@@ -141,13 +141,11 @@ public struct GraphBuilder {
         _ stream: StreamKind, _ form: StreamForm,
         stages: ArraySlice<PipelinePlan.Part<any Stage>>, sinks: [PipelinePlan.Part<any SinkComponent>]
     ) -> Bool {
-        for (index, part) in zip(stages.indices, stages) {
+        for part in stages {
             switch part.component.plan(for: stream, arriving: form) {
             case .passThrough: continue
             case .drop: return true
             case .process(let takes):
-                if takes.accepts(form), part.component.learnsMoreDecoded(stream),
-                   Self.decodedAfter(stream, stages: stages[(index + 1)...], sinks: sinks) { return false }
                 return takes.accepts(form)
             }
         }
@@ -183,14 +181,20 @@ public struct GraphBuilder {
             case .drop:
                 graph.discard(cursor)
                 graph.cursors[stream] = nil
-            case .process(var takes):
-                if cursor.form != .raw, takes.accepts(.raw), part.component.learnsMoreDecoded(stream), decodedAfter(stream) { takes = .raw }
+            case .process(let takes):
                 let converted = try graph.convert(cursor, stream, to: takes, name: "\(part.binName)-\(stream)-in")
                 let work = try part.component.makeBin(for: stream, input: converted.form, name: "\(part.binName)-\(stream)")
                 try graph.add(work, owner: part.spec.keyPath)
                 try converted.pad.link(try graph.pad(work, "sink"))
                 let output = part.component.output(for: stream, input: converted.form)
                 graph.cursors[stream] = Cursor(pad: try graph.pad(work, "src"), form: output)
+                // Decoded right after it, when all that follows decodes anyway: once, and the stage reads it there.
+                if output != .raw, part.component.learnsMoreDecoded(stream), decodedAfter(stream),
+                   let cursor = graph.cursors[stream] {
+                    let decoded = try graph.convert(cursor, stream, to: .raw, name: "\(part.binName)-\(stream)-decoded")
+                    part.component.watch(decoded: decoded.pad, for: stream)
+                    graph.cursors[stream] = decoded
+                }
             }
         }
     }

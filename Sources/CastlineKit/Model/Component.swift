@@ -40,8 +40,10 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     /// A swap took it out of the running pipeline: it stops reporting and ends its outputs now.
     func retire()
     /// It takes `stream` in any form but learns more from it decoded (a level meter): where all
-    /// after it decode the stream anyway, the builder decodes before it instead (once, not twice).
+    /// after it decode the stream anyway, the builder decodes right after it (once, not twice)
+    /// and hands it the decoded stream's pad (`watch(decoded:for:)`).
     func learnsMoreDecoded(_ stream: StreamKind) -> Bool
+    func watch(decoded pad: Pad, for stream: StreamKind)
 }
 
 extension Stage {
@@ -50,6 +52,7 @@ extension Stage {
     public var playsOutOnItsOwnClock: Bool { false }
     public func retire() {}
     public func learnsMoreDecoded(_ stream: StreamKind) -> Bool { false }
+    public func watch(decoded pad: Pad, for stream: StreamKind) {}
 }
 
 /// A stage that takes a changed pipeline file's options while it runs, so a swap keeps it
