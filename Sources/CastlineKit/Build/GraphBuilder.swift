@@ -80,7 +80,7 @@ public struct GraphBuilder {
     public func build(_ plan: PipelinePlan) throws -> BuiltPipeline {
         var graph = Graph(pipeline: Pipeline(name: plan.spec.name), events: plan.channel.emitter)
         try addSource(plan, to: &graph)
-        for cursor in graph.cursors.values { graph.layout.sourceTimeline.follow(cursor.pad) }
+        for (stream, cursor) in graph.cursors { graph.layout.sourceTimeline.follow(cursor.pad, stream: stream) }
         try addStages(plan.stages[...], sinks: plan.sinks, to: &graph)
         try addSinks(plan.sinks, to: &graph)
         return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit, layout: graph.layout)

@@ -59,20 +59,16 @@ final class EntryGuard: Sendable {
     }
 }
 
-/// Continues the timeline across a source swap: notes where the old source's
-/// streams ended (in running time), then shifts the new source's buffers so the
-/// first of them starts there. One offset serves every stream, so audio and video
-/// stay in step; the sinks see no jump and no gap.
+/// Continues the timeline across a source swap: notes where each of the old source's
+/// streams ended (in running time), then shifts each of the new source's streams so its
+/// first buffer starts where the same stream of the old one ended: the first new sample
+/// follows the last old one, the first new frame takes the next frame's slot. Audio and
+/// video stay in step within the frame they already were apart; the sinks see no jump, no gap.
 final class TimelineJoin: Sendable {
-    private struct State {
-        var end: UInt64 = 0
-        var offset: Int64?
-    }
+    private let ends = Mutex<[StreamKind: UInt64]>([:])
 
-    private let state = Mutex(State())
-
-    /// Follows the source's stream through `pad`, from the start (a swap needs its end).
-    func follow(_ pad: Pad) {
+    /// Follows the source's `stream` through `pad`, from the start (a swap needs its end).
+    func follow(_ pad: Pad, stream: StreamKind) {
         let segment = Mutex(pad.stickySegment)
         pad.addProbe([.buffer, .eventDownstream]) { [self] info in
             if let event = info.event {
@@ -82,28 +78,26 @@ final class TimelineJoin: Sendable {
             guard let buffer = info.buffer, let pts = buffer.pts,
                   let start = segment.withLock({ $0 })?.runningTime(of: pts) else { return .ok }
             let end = start.nanoseconds &+ (buffer.duration?.nanoseconds ?? 0)
-            state.withLock { $0.end = max($0.end, end) }
+            ends.withLock { $0[stream] = max($0[stream] ?? 0, end) }
             return .ok
         }
     }
 
-    /// Where the old streams ended, in running time (0 when nothing was seen).
-    var end: UInt64 { state.withLock(\.end) }
+    /// Where the old `stream` ended, in running time: a stream the old source did not have
+    /// starts where the furthest one ended (0 when nothing was seen).
+    func end(of stream: StreamKind) -> UInt64 {
+        ends.withLock { $0[stream] ?? $0.values.max() ?? 0 }
+    }
 
-    /// Moves the new source's stream through `pad` on to continue from `end`: at its first
-    /// buffer the pad gets an offset (gst_pad_set_offset), which moves the running time of
-    /// everything after, the segment re-sent with it; the buffers keep their own timestamps.
-    func join(_ pad: Pad) {
-        pad.addProbe(.buffer) { [self] info in
+    /// Moves the new source's `stream` through `pad` on to continue from where the old one's
+    /// ended: at its first buffer the pad gets an offset (gst_pad_set_offset), which moves the
+    /// running time of everything after, the segment re-sent with it; buffers keep their timestamps.
+    func join(_ pad: Pad, stream: StreamKind) {
+        let end = end(of: stream)
+        pad.addProbe(.buffer) { info in
             guard let pts = info.buffer?.pts, let pad = info.pad else { return .ok }
-            let offset = state.withLock { state -> Int64 in
-                if let offset = state.offset { return offset }
-                let start = pad.stickySegment?.runningTime(of: pts)?.nanoseconds ?? pts.nanoseconds
-                let offset = Int64(clamping: state.end) - Int64(clamping: start)
-                state.offset = offset
-                return offset
-            }
-            pad.offset = offset
+            let start = pad.stickySegment?.runningTime(of: pts)?.nanoseconds ?? pts.nanoseconds
+            pad.offset = Int64(clamping: end) - Int64(clamping: start)
             return .remove
         }
     }

@@ -170,8 +170,8 @@ struct GraphSwap {
         Task.detached { for element in retired.reversed() { element.setState(.null) } }
         // 4. In with the new: linked, timed on from the old source's end, then playing from the sinks up.
         if keptChain == 0 {
-            for cursor in graph.layout.cursors[0].values { join.join(cursor.pad) }
-            for cursor in graph.layout.cursors[0].values { graph.layout.sourceTimeline.follow(cursor.pad) }
+            for (stream, cursor) in graph.layout.cursors[0] { join.join(cursor.pad, stream: stream) }
+            for (stream, cursor) in graph.layout.cursors[0] { graph.layout.sourceTimeline.follow(cursor.pad, stream: stream) }
         }
         var notes: [String] = []
         for (from, to) in graph.deferredLinks {
