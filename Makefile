@@ -27,7 +27,8 @@ build: deps
 # (no dynamic relocation of them at start: 13 ms less CPU per start). Foundation's static
 # networking links libcurl, hence libcurl4-openssl-dev above.
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product castline
+	strip .build/release/castline
 
 demo: build
 	./scripts/demo.sh

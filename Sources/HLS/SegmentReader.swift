@@ -14,6 +14,10 @@ public enum ReaderEvent: Sendable, Equatable {
     case liveEdge(LiveEdgeEstimator.Edge, reference: Int)
     /// The reader now follows another media playlist (a rendition switch).
     case switched(to: URL)
+    /// A live playlist's next segment is overdue (half a target duration past when it was due).
+    case waitingForMedia
+    /// New media came after `waitingForMedia`.
+    case mediaResumed
 }
 
 /// How one segment's fetch went.
@@ -110,6 +114,8 @@ public final class SegmentReader: Sendable {
         var discontinuity = false
         var initSection: InitSection?
         var changed = true
+        /// `waitingForMedia` was said, and no segment has come since.
+        var waiting = false
         while !Task.isCancelled {
             if let url = state.withLock({ state -> URL? in defer { state.pendingSwitch = nil }; return state.pendingSwitch }),
                let switched = try? await fetchPlaylist(url) {
@@ -139,6 +145,8 @@ public final class SegmentReader: Sendable {
                     // Media came: `endAfter` counts from here, so time spent held back (a paused
                     // pipeline) is not taken for a stream that stopped.
                     lastNewSegment = .now
+                    if waiting { consumer.readerEvent(.mediaResumed) }
+                    waiting = false
                     if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
                     failures = 0
                     skips = 0
@@ -169,7 +177,14 @@ public final class SegmentReader: Sendable {
                 continue
             }
             if !playlist.isLive { return next >= playlist.endSequence ? .endList : nil }
-            if ContinuousClock.now - lastNewSegment > options.endAfter { return .noNewMedia(options.endAfter) }
+            let quiet = ContinuousClock.now - lastNewSegment
+            if quiet > options.endAfter { return .noNewMedia(options.endAfter) }
+            // A live playlist lists a new segment about every target duration: one overdue is said at once,
+            // not only when `endAfter` runs out.
+            if !waiting, quiet > .seconds(1.5 * max(0.1, playlist.targetDuration)) {
+                waiting = true
+                consumer.readerEvent(.waitingForMedia)
+            }
             // §6.3.4: a target duration after a change, half of one after none; fast while timing the edge.
             let interval: Duration = options.timeLiveEdge && estimator.isTiming
                 ? .nanoseconds(estimator.timingPollInterval(now: MonotonicTime.now()))

@@ -36,6 +36,18 @@ struct StatusLineTests {
         #expect(line.text == "delay 12.0 s / 25.0 s available  audio 128 kbit/s")
     }
 
+    @Test("a live source whose next segment is overdue says it waits for new media, not that it plays; and says playing again when media comes")
+    func waitingForMedia() {
+        var line = StatsStatusLine(commands: [], playoutMoved: false)
+        _ = line.update(RunEvent(pipeline: "p", kind: .stateChanged(from: .connecting, to: .playing)))
+        _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 0]))
+        #expect(line.text == "playing  audio 0 kbit/s")
+        #expect(line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900, StatsFigure.waitingForMedia: 3.2])))
+        #expect(line.text == "waiting for new media (3 s)  audio 0 kbit/s")
+        #expect(line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900])))
+        #expect(line.text == "playing  audio 0 kbit/s")
+    }
+
     @Test("the test-signal clock's latency and A/V offset, in place of the playlist's programme-time figure")
     func measuredLatency() {
         var line = StatsStatusLine(commands: [], playoutMoved: false)

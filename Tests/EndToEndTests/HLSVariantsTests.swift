@@ -67,6 +67,29 @@ struct HLSVariantsTests {
         #expect(delayed.status == 0 && !delayed.stderr.contains("error"), "\(delayed.stderr)")
     }
 
+    @Test("a live playlist that stops growing: said from the first overdue segment (and in the source's figures), not only when --end-after runs out")
+    func liveStreamStops() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.vod("stopped", in: scratch.path, seconds: 3, video: false)
+        let live = try String(contentsOfFile: scratch.file("stopped.m3u8"), encoding: .utf8)
+            .replacingOccurrences(of: "#EXT-X-ENDLIST\n", with: "").replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD\n", with: "")
+        try live.write(toFile: scratch.file("stopped.m3u8"), atomically: true, encoding: .utf8)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let json = scratch.file("stats.jsonl")
+        let result = try await Castline.run(["listen", server.url("stopped.m3u8"), "--audio-only", "--output", "null",
+                                             "--end-after", "4s", "--stats-json", json], timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        let waiting = try #require(result.stderr.range(of: "waiting for new media: the playlist has listed no new segment for 1.5 s"),
+                                   "\(result.stderr)")
+        let ended = try #require(result.stderr.range(of: "no new media for 4s"), "\(result.stderr)")
+        #expect(waiting.lowerBound < ended.lowerBound)
+        let figures = try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .compactMap { $0["waiting_for_media_s"] as? Double }
+        #expect(!figures.isEmpty && figures.allSatisfy { $0 >= 0 && $0 < 4 }, "\(figures)")
+    }
+
     @Test("AES-128: the key fetched once, the IV from the tag or from the sequence number")
     func encrypted() async throws {
         let scratch = try Scratch()

@@ -108,6 +108,8 @@ struct TerminalTests {
         let shown = try await pane.waitFor("no stage here takes it")
         #expect(shown.components(separatedBy: "no stage here takes it").count == 2, "said once:\n\(shown)")
         #expect(shown.contains("listen --delay"), "\(shown)")
+        // On a line of its own: not written onto the end of the status line (which it then wrapped).
+        #expect(shown.split(separator: "\n").contains { $0.hasPrefix("+ moves the delay") }, "\(shown)")
         try await pane.keys("q")
         _ = try await pane.waitFor("stopped")
     }

@@ -2,8 +2,10 @@ import Foundation
 
 /// Status and errors go to stderr; stdout is for machine output only.
 public enum Terminal {
+    /// A line of its own: on a terminal, the status line drawn in place is cleared first (the
+    /// renderer draws it again below), so the line is not written onto its end.
     public static func status(_ line: String) {
-        write(line + "\n")
+        write((stderrIsTerminal ? "\r\u{1B}[K" : "") + line + "\n")
     }
 
     public static func write(_ text: String) {

@@ -20,6 +20,8 @@ struct StatsStatusLine {
     private var commandFigures: [String: Double] = [:]
     /// An HLS source's wall clock minus the programme time of what leaves it (EXT-X-PROGRAM-DATE-TIME).
     private var latency: Double?
+    /// How long a live HLS source's next segment has been overdue.
+    private var waitingForMedia: Double?
     /// Times the run went `reconnecting` (as the summary counts them).
     private var reconnects = 0
     /// A latency stage's latest reading: seconds behind the test signal's clock, and sound minus picture (ms).
@@ -41,7 +43,9 @@ struct StatsStatusLine {
             return stage != nil
         case .stats(let sample) where sample.stream == nil && sample.figures[StatsFigure.downloadBitrate] != nil:
             latency = sample.figures[StatsFigure.latency]
-            return false
+            let waiting = sample.figures[StatsFigure.waitingForMedia]
+            defer { waitingForMedia = waiting }
+            return (waiting == nil) != (waitingForMedia == nil) && stage != nil
         case .stats(let sample) where sample.stream == nil
             && (sample.figures[StatsFigure.videoLatency] ?? sample.figures[StatsFigure.audioLatency]) != nil:
             let figures = sample.figures
@@ -85,7 +89,12 @@ struct StatsStatusLine {
     var parts: [String] {
         guard let stage else { return [] }
         var parts: [String] = []
-        if let state { parts.append(state.rawValue) }
+        // Playing on what was fetched while the stream brings nothing new is not "playing" as usual.
+        if let waitingForMedia, state == .playing {
+            parts.append(String(format: "waiting for new media (%.0f s)", waitingForMedia))
+        } else if let state {
+            parts.append(state.rawValue)
+        }
         if let position = streams.values.compactMap(\.playPosition).max() {
             parts.append(String(format: "%.1f s", position))
         }

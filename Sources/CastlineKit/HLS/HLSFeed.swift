@@ -179,6 +179,13 @@ final class HLSFeed: SegmentConsumer {
                         pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(track.holdBack * 1e9))
                 }
             }
+        case .waitingForMedia:
+            stats.waitingForMedia(true)
+            context.events.emit(.notice(String(format: "waiting for new media: the playlist has listed no new segment for %.1f s",
+                                               1.5 * track.playlist.targetDuration)))
+        case .mediaResumed:
+            stats.waitingForMedia(false)
+            context.events.emit(.notice("new media again"))
         case .switched(let url):
             if let variant = variants.first(where: { $0.uri == url }) {
                 context.events.emit(.renditionChanged(HLSRenditions.describe(variant)))

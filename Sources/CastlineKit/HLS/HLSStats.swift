@@ -27,6 +27,8 @@ final class HLSStats: Sendable {
         /// An element of the pipeline, for its running time now.
         var clock: Element?
         var pdtStart: Date?
+        /// Since when a live playlist's next segment has been overdue.
+        var waitingSince: ContinuousClock.Instant?
     }
     private let state: Mutex<State>
 
@@ -65,6 +67,11 @@ final class HLSStats: Sendable {
         }
     }
 
+    /// A live playlist's next segment is overdue (true), or new media came (false).
+    func waitingForMedia(_ waiting: Bool) {
+        state.withLock { $0.waitingSince = waiting ? $0.waitingSince ?? .now : nil }
+    }
+
     /// Where to read the pipeline's running time.
     func timed(by element: Element) {
         state.withLock { $0.clock = element }
@@ -91,6 +98,7 @@ final class HLSStats: Sendable {
             if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
             let played = Self.played(state) ?? 0
             figures[StatsFigure.hlsBuffered] = max(0, state.fetchedSeconds - played)
+            if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
             // What plays now is what left the source that long ago in running time.
             if let pdt = state.pdtStart, Self.played(state) != nil, let newest = state.newestOutlet,
                let left = newest.pad.stickySegment?.runningTime(of: ClockTime(nanoseconds: newest.pts))?.nanoseconds,

@@ -121,6 +121,8 @@ public enum StatsFigure {
     public static let segmentFetch = "segment_fetch_s"
     public static let hlsBuffered = "hls_buffered_s"
     public static let latency = "latency_s"
+    /// Seconds a live HLS playlist's next segment has been overdue (absent while media comes).
+    public static let waitingForMedia = "waiting_for_media_s"
     /// A delay stage's: how far behind live it plays, and how far behind it could (`stream: null`).
     public static let delay = "delay_s"
     public static let availableDelay = "available_delay_s"
