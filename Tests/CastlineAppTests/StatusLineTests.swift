@@ -42,10 +42,10 @@ struct StatusLineTests {
         _ = line.update(RunEvent(pipeline: "p", kind: .stateChanged(from: .connecting, to: .playing)))
         _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 0]))
         #expect(line.text == "playing  audio 0 kbit/s")
-        #expect(line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900, StatsFigure.waitingForMedia: 3.2])))
-        #expect(line.text == "waiting for new media (3 s)  audio 0 kbit/s")
-        #expect(line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900])))
-        #expect(line.text == "playing  audio 0 kbit/s")
+        let waiting = line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900, StatsFigure.waitingForMedia: 3.2]))
+        #expect(waiting && line.text == "waiting for new media (3 s)  audio 0 kbit/s")
+        let back = line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900]))
+        #expect(back && line.text == "playing  audio 0 kbit/s")
     }
 
     @Test("the test-signal clock's latency and A/V offset, in place of the playlist's programme-time figure")
