@@ -1,4 +1,4 @@
-# castline: `make demo`, `make test`, `make bench`. System packages are installed when missing.
+# castline: `make demo`, `make test`, `make check`, `make bench`. System packages are installed when missing.
 SHELL := /bin/bash
 SWIFT ?= swift
 BIN := .build/debug/castline
@@ -10,7 +10,7 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
 	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 libcurl4-openssl-dev python3 time tmux
 
-.PHONY: deps build release demo test bench fuzz clean
+.PHONY: deps build release demo test check bench fuzz clean
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -37,6 +37,12 @@ demo: build
 # two cores, parallel suites starve each other (seen as timing flakes in CI).
 test: build
 	$(SWIFT) test --no-parallel
+
+# The inner loop, under 2 minutes on a built tree: the unit tests (no end-to-end runs of the
+# binary), among them every kept fuzz-corpus input through its reader.
+check: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --no-parallel --skip EndToEndTests
 
 bench: release
 	CASTLINE=$${CASTLINE:-.build/release/castline} ./bench/run-all.sh

@@ -26,7 +26,7 @@ sources() {
     case $1 in
         playlist) echo Sources/HLS/Playlist.swift Sources/HLS/PlaylistParser.swift Sources/HLS/AttributeList.swift \
             Fuzz/PlaylistParserFuzz/main.swift ;;
-        transport-stream) echo Sources/HLS/TransportStreamHead.swift Sources/HLS/TransportStreamFilter.swift \
+        transport-stream) echo Sources/HLS/TransportStreamHead.swift Sources/HLS/TransportStreamFilter.swift Sources/HLS/PackedAudio.swift \
             Fuzz/TransportStreamFuzz/main.swift ;;
         pipeline-loader) echo Sources/PipelineConfig/*.swift Tests/PipelineConfigTests/FixtureCatalog.swift \
             Fuzz/PipelineLoaderFuzz/main.swift ;;

@@ -1,6 +1,7 @@
-// libFuzzer entry point for the MPEG-TS readers that see segment bytes off the network
-// (TransportStreamFilter, TransportStreamHead): any bytes, in chunks of any size, must give
-// whole packets or nothing, never a trap, an out-of-bounds read or a hang. Built and run by
+// libFuzzer entry point for the readers that see segment bytes off the network
+// (TransportStreamFilter, TransportStreamHead, and PackedAudio's sniffing and ID3 tags): any
+// bytes, in chunks of any size, must give whole packets or nothing, never a trap, an
+// out-of-bounds read or a hang. Built and run by
 // Fuzz/run.sh, compiled into one module with their sources (hence no `import HLS`).
 import Foundation
 
@@ -21,5 +22,13 @@ public func transportStreamFuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) ->
     precondition(kept.count % 188 == 0, "the filter let a part of a packet through")
     _ = TransportStreamHead.read([UInt8](data.dropFirst()))
     _ = TransportStreamHead.read([UInt8](kept))
+    let bytes = [UInt8](data.dropFirst())
+    _ = PackedAudio.sniff(bytes)
+    // Read as the bytes arrive, chunk by chunk; a whole tag never claims more than there is.
+    for length in stride(from: 0, through: bytes.count, by: chunk) {
+        if case .whole(let size, _) = PackedAudio.tag(Array(bytes.prefix(length))) {
+            precondition(size <= length, "a tag longer than its bytes")
+        }
+    }
     return 0
 }

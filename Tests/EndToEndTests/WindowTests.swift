@@ -48,4 +48,20 @@ struct WindowTests {
         let status = await Castline.interrupt(run)
         #expect(status == 0, "\(run.standardError)")
     }
+
+    @Test("listen --output window with no sound device plays the picture, says it plays without sound, exit 0")
+    func windowWithoutSound() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.vod("av", in: scratch.path, seconds: 2)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let display = try await XvfbDisplay.start()
+        defer { Task { await display.stop() } }
+        // No PulseAudio to find, and this machine has no sound card for ALSA.
+        let environment = display.environment.merging(["PULSE_SERVER": "unix:\(scratch.file("no-pulse"))"]) { $1 }
+        let result = try await Castline.run(["listen", server.url("av.m3u8"), "--output", "window"], environment: environment,
+                                            timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("no sound device") && result.stderr.contains("playing without sound"), "\(result.stderr)")
+    }
 }

@@ -68,7 +68,8 @@ public struct ListenShortcut: Sendable {
         // Headless monitoring costs what playing does: every stream is decoded, then dropped.
         var sinks: [[String: Any]] = switch output {
         case "null": [["null": ["decode": true]]]
-        case "window": [["video": [String: Any]()], ["audio": [String: Any]()]]
+        // A window is for the picture: with no sound device it plays without sound, and says so.
+        case "window": [["video": [String: Any]()], ["audio": ["required": false]]]
         default: [[output: [String: Any]()]]
         }
         if let record { sinks.append(["file": ["path": record, "sync": true]]) }

@@ -7,12 +7,18 @@ public final class AudioSink: SinkComponent {
     public static let summary = "play audio on the default device (video is not taken)"
     public static let schema = OptionSchema([
         OptionField("device", .string, help: "ALSA device, e.g. hw:0 or default; omit for the system default output"),
+        OptionField("required", .bool, default: .bool(true),
+                    help: "no sound device is an error; false: a warning, and the sound is dropped (a window plays the picture alone)"),
     ])
 
     let device: String?
+    let required: Bool
+    private let context: ComponentContext
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         device = spec.options.string("device")
+        required = spec.options.bool("required") ?? true
+        self.context = context
     }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? {
@@ -35,7 +41,14 @@ public final class AudioSink: SinkComponent {
     /// Opens an output once before the run (READY opens the device, then NULL): with no sound
     /// device, autoaudiosink settles for a fakesink and the run played to nothing with exit 0.
     nonisolated(nonsending) public func preflight() async throws {
-        if let problem = try Self.outputProblem(device: device) { throw BuildError(problem, badInput: true) }
+        guard let problem = try Self.outputProblem(device: device) else { return }
+        // Only the default output settles for dropping the sound; a named device that will not open fails the run.
+        guard required || device != nil else {
+            // autoaudiosink has settled for a fakesink, or the device will not open: what comes is dropped.
+            context.events.emit(.warning("\(problem.prefix { $0 != "(" }.trimmingCharacters(in: .whitespaces)): playing without sound"))
+            return
+        }
+        throw BuildError(problem, badInput: true)
     }
 
     /// Why the default output (or ALSA `device`) cannot be opened, or nil when it can (`doctor` asks too).
