@@ -114,6 +114,24 @@ public struct MediaPlaylist: Equatable, Sendable {
 }
 
 /// One media segment and what applies to it.
+extension MediaPlaylist {
+    /// This reload numbered on from `previous` (as castline numbered it; `declared`: the
+    /// EXT-X-MEDIA-SEQUENCE the server gave then). A server that slides its window without
+    /// raising EXT-X-MEDIA-SEQUENCE (ffmpeg's `single_file`: byte ranges of one growing file,
+    /// always 0) lists other segments under the same numbers: segments are told by URI and
+    /// byte range, and renumbered from where the first one listed stood before.
+    public func renumbered(after previous: MediaPlaylist, declared: Int) -> MediaPlaylist {
+        guard mediaSequence == declared, let first = segments.first else { return self }
+        func same(_ a: Segment, _ b: Segment) -> Bool { a.uri == b.uri && a.byteRange == b.byteRange }
+        let slid = previous.segments.firstIndex { same($0, first) } ?? previous.segments.count
+        guard slid > 0 || previous.mediaSequence != mediaSequence else { return self }
+        var fixed = self
+        fixed.mediaSequence = previous.mediaSequence + slid
+        for index in fixed.segments.indices { fixed.segments[index].sequence = fixed.mediaSequence + index }
+        return fixed
+    }
+}
+
 public struct Segment: Equatable, Sendable {
     public var uri: URL
     /// `#EXTINF` seconds.

@@ -99,6 +99,13 @@ public final class SegmentReader: Sendable {
     public func run(playlist initial: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
                     first: Data? = nil, consumer: some SegmentConsumer) async -> ReaderEnd? {
         var playlist = initial
+        /// The EXT-X-MEDIA-SEQUENCE the server gave last (`playlist` may be renumbered from it).
+        var declared = initial.mediaSequence
+        /// A reload, numbered on from the playlist before it.
+        func reloaded(_ new: MediaPlaylist) -> MediaPlaylist {
+            defer { declared = new.mediaSequence }
+            return new.renumbered(after: playlist, declared: declared)
+        }
         var next = start
         var prefetched = first
         /// Where segment `next` sits on the stream's time line (seconds from `start`).
@@ -121,6 +128,7 @@ public final class SegmentReader: Sendable {
                let switched = try? await fetchPlaylist(url) {
                 state.withLock { $0.playlistURL = url }
                 playlist = switched.playlist
+                declared = playlist.mediaSequence
                 estimator = LiveEdgeEstimator()
                 discontinuity = true
                 consumer.readerEvent(.switched(to: url))
@@ -138,6 +146,7 @@ public final class SegmentReader: Sendable {
             if let segment = playlist.segments.first(where: { $0.sequence == next }) {
                 if prefetched == nil { await consumer.roomForSegment() }
                 let outcome = await read(segment, position: position, prefetched: prefetched, discontinuity: discontinuity,
+                                         live: playlist.isLive,
                                          initSection: &initSection, consumer: consumer)
                 prefetched = nil
                 switch outcome {
@@ -170,7 +179,7 @@ public final class SegmentReader: Sendable {
                     playlistTrouble = false
                     guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
                     // Reload: the segment may have left the window meanwhile.
-                    if let reloaded = try? await fetchPlaylist(currentURL) { playlist = reloaded.playlist }
+                    if let again = try? await fetchPlaylist(currentURL) { playlist = reloaded(again.playlist) }
                 case .cancelled:
                     return nil
                 }
@@ -192,16 +201,17 @@ public final class SegmentReader: Sendable {
             try? await Task.sleep(for: interval)
             guard !Task.isCancelled else { return nil }
             do {
-                let reloaded = try await fetchPlaylist(currentURL)
-                changed = reloaded.playlist.endSequence != playlist.endSequence || reloaded.playlist.isEnded != playlist.isEnded
-                if reloaded.playlist.endSequence > playlist.endSequence { lastNewSegment = .now }
-                playlist = reloaded.playlist
+                let fetched = try await fetchPlaylist(currentURL)
+                let new = reloaded(fetched.playlist)
+                changed = new.endSequence != playlist.endSequence || new.isEnded != playlist.isEnded
+                if new.endSequence > playlist.endSequence { lastNewSegment = .now }
+                playlist = new
                 if failures > 0, playlistTrouble {
                     consumer.readerEvent(.reconnected(attempts: failures))
                     failures = 0
                 }
                 if estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
-                                          sent: reloaded.sent, received: reloaded.received)),
+                                          sent: fetched.sent, received: fetched.received)),
                    let edge = estimator.edge(from: start) {
                     consumer.readerEvent(.liveEdge(edge, reference: start))
                 }
@@ -251,7 +261,7 @@ public final class SegmentReader: Sendable {
     public func fetchWhole(_ segment: Segment) async throws -> Data {
         let collector = Collector()
         var initSection: InitSection?
-        switch await read(segment, position: 0, prefetched: nil, discontinuity: false, initSection: &initSection,
+        switch await read(segment, position: 0, prefetched: nil, discontinuity: false, live: false, initSection: &initSection,
                           consumer: collector) {
         case .read: return collector.data
         case .skip(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason, isTransient: false)
@@ -304,8 +314,12 @@ public final class SegmentReader: Sendable {
         case read, skip(String), retry(String), cancelled
     }
 
+    /// How often a byte range a live server cannot serve yet (HTTP 416) is asked for again, 250 ms apart.
+    static let unsatisfiedRetries = 8
+
     /// One segment, streamed to the consumer. Nothing handed over yet: a transient failure is retried.
-    private func read(_ segment: Segment, position: Double, prefetched: Data?, discontinuity: Bool,
+    /// `live`: the playlist is live, so a range past the end of its file may be there in a moment.
+    private func read(_ segment: Segment, position: Double, prefetched: Data?, discontinuity: Bool, live: Bool,
                       initSection: inout InitSection?, consumer: some SegmentConsumer) async -> Outcome {
         let began = ContinuousClock.now
         var decryptor: SegmentDecryptor?
@@ -328,17 +342,28 @@ public final class SegmentReader: Sendable {
                 await consumer.segmentBytes(clear)
                 initSection = map
             }
-            let chunks: AsyncThrowingStream<Data, any Error>
-            if let prefetched {
-                chunks = AsyncThrowingStream { $0.yield(prefetched); $0.finish() }
-            } else {
-                chunks = fetcher.stream(segment.uri, range: segment.byteRange)
-            }
-            for try await chunk in chunks {
-                let clear = try decryptor?.update(chunk) ?? chunk
-                if delivered == 0, !clear.isEmpty, let refusal = Self.refusal(clear, segment: segment) { return .skip(refusal) }
-                delivered += clear.count
-                if !clear.isEmpty { await consumer.segmentBytes(clear) }
+            var unsatisfied = 0
+            while true {
+                let chunks: AsyncThrowingStream<Data, any Error>
+                if let prefetched {
+                    chunks = AsyncThrowingStream { $0.yield(prefetched); $0.finish() }
+                } else {
+                    chunks = fetcher.stream(segment.uri, range: segment.byteRange)
+                }
+                do {
+                    for try await chunk in chunks {
+                        let clear = try decryptor?.update(chunk) ?? chunk
+                        if delivered == 0, !clear.isEmpty, let refusal = Self.refusal(clear, segment: segment) { return .skip(refusal) }
+                        delivered += clear.count
+                        if !clear.isEmpty { await consumer.segmentBytes(clear) }
+                    }
+                    break
+                } catch FetchError.http(status: 416, _) where live && delivered == 0 && unsatisfied < Self.unsatisfiedRetries {
+                    // A live server writing one growing file (ffmpeg's single_file) lists a byte range
+                    // a moment before its bytes are in the file: asked again shortly, it has them.
+                    unsatisfied += 1
+                    try await Task.sleep(for: .milliseconds(250))
+                }
             }
             if let tail = try decryptor?.finish(), !tail.isEmpty { await consumer.segmentBytes(tail) }
         } catch let error as FetchError {

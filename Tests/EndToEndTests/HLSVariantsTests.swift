@@ -90,6 +90,32 @@ struct HLSVariantsTests {
         #expect(!figures.isEmpty && figures.allSatisfy { $0 >= 0 && $0 < 4 }, "\(figures)")
     }
 
+    @Test("a live playlist of byte ranges into one growing file (ffmpeg's single_file, served by nginx): its window slides with EXT-X-MEDIA-SEQUENCE stuck at 0, and 10 s are recorded whole")
+    func liveSingleFile() async throws {
+        try await withIngest { _, endpoints in
+            let folder = endpoints.hlsDirectory
+            let ffmpeg = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: ["-nostdin", "-v", "error", "-re"]
+                + HLSFixtures.inputs(seconds: 30, video: true) + HLSFixtures.codecs(video: true)
+                + ["-f", "hls", "-hls_time", "1", "-hls_list_size", "4", "-hls_flags", "single_file", "\(folder)/single.m3u8"])
+            try ffmpeg.start()
+            defer { Task { await ffmpeg.terminate() } }
+            // Listening once the window is full, so it slides while castline reads.
+            let deadline = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < deadline,
+                  ((try? String(contentsOfFile: "\(folder)/single.m3u8", encoding: .utf8)) ?? "").components(separatedBy: "#EXTINF").count < 5 {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let scratch = try Scratch()
+            let recording = scratch.file("single.mkv")
+            let result = try await Castline.run(["listen", "\(endpoints.httpBaseURL)/hls/single.m3u8", "--output", "null",
+                                                 "--record", recording, "--duration", "10s"], timeout: .seconds(40))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(!result.stderr.contains("skipped") && !result.stderr.contains("waiting for new media"), "\(result.stderr)")
+            let media = try await ProbedMedia.probe(recording)
+            #expect(media.duration >= 9.5, "recorded \(media.duration) s: \(result.stderr)")
+        }
+    }
+
     @Test("AES-128: the key fetched once, the IV from the tag or from the sequence number")
     func encrypted() async throws {
         let scratch = try Scratch()

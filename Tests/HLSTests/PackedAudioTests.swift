@@ -84,3 +84,31 @@ import Testing
         #expect(PackedAudio.tag(Array("ID3".utf8) + [4, 0, 0, 0x80, 0, 0, 0]) == PackedAudio.Tag.none)
     }
 }
+
+/// A live window that slides without EXT-X-MEDIA-SEQUENCE moving (ffmpeg's single_file) is
+/// renumbered by the segments' URI and byte range.
+@Suite struct RenumberingTests {
+    static func playlist(sequence: Int, ranges: [Int]) throws -> MediaPlaylist {
+        let uri = try #require(URL(string: "http://h/live.ts"))
+        return MediaPlaylist(targetDuration: 1, mediaSequence: sequence, segments: ranges.enumerated().map {
+            Segment(uri: uri, duration: 1, sequence: sequence + $0.offset, byteRange: ByteRange(offset: $0.element * 100, length: 100))
+        })
+    }
+
+    @Test("slid by two under the same number: renumbered on; again next reload; an honest server's numbers are kept")
+    func renumbers() throws {
+        let first = try Self.playlist(sequence: 0, ranges: [0, 1, 2, 3])
+        let slid = try Self.playlist(sequence: 0, ranges: [2, 3, 4, 5]).renumbered(after: first, declared: 0)
+        #expect(slid.mediaSequence == 2 && slid.segments.map(\.sequence) == [2, 3, 4, 5])
+        let again = try Self.playlist(sequence: 0, ranges: [3, 4, 5, 6]).renumbered(after: slid, declared: 0)
+        #expect(again.mediaSequence == 3 && again.endSequence == 7)
+        // Grown but not slid: numbered as before.
+        let grown = try Self.playlist(sequence: 0, ranges: [3, 4, 5, 6, 7]).renumbered(after: again, declared: 0)
+        #expect(grown.mediaSequence == 3)
+        // An honest server moves its number: trusted as it is.
+        let honest = try Self.playlist(sequence: 12, ranges: [12, 13]).renumbered(after: try Self.playlist(sequence: 10, ranges: [10, 11, 12]), declared: 10)
+        #expect(honest.mediaSequence == 12)
+        let unchanged = try Self.playlist(sequence: 10, ranges: [10, 11, 12])
+        #expect(unchanged.renumbered(after: unchanged, declared: 10) == unchanged)
+    }
+}
