@@ -35,7 +35,8 @@ struct FoundationTests {
             return result.stdout
         }
         let window = try await printed(["listen", "http://127.0.0.1/a.m3u8", "--output", "window"])
-        #expect(window.contains("  - video: {}\n  - audio: {}"), "\(window)")
+        // A window is for the picture: no sound device is a warning there, not an error.
+        #expect(window.contains("  - video: {}\n  - audio:\n      required: false"), "\(window)")
         let rtmp = try await printed(["listen", "rtmp://127.0.0.1/live", "--key-env", "K"])
         #expect(rtmp.contains("uri:\n    uri: rtmp://127.0.0.1/live\n    key: ${K}"), "\(rtmp)")
         let srt = try await printed(["listen", "srt://127.0.0.1:9000", "--passphrase-env", "CASTLINE_UNSET_PASS"])

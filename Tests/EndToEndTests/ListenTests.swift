@@ -192,6 +192,37 @@ struct ListenTests {
         #expect(lines.first?.contains("audio/x-unknown") == true, "\(result.stderr)")
     }
 
+    @Test("12 s of digital silence, listened to with stats, alone and while recording the encoded stream: levels read, one silence counted; a tone reads its level")
+    func silenceIsCounted() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "12"] + HLSFixtures.codecs(video: false)
+            + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "quiet-%d.ts", "quiet.m3u8"],
+            in: scratch.path)
+        try await HLSFixtures.vod("tone", in: scratch.path, seconds: 3, video: false)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        for extra in [[], ["--record", scratch.file("quiet.mkv")]] {
+            let json = scratch.file("quiet.jsonl")
+            let result = try await Castline.run(["listen", server.url("quiet.m3u8"), "--audio-only", "--output", "null",
+                                                 "--stats-json", json] + extra, timeout: .seconds(40))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains(", silences 1\n"), "\(extra): \(result.stderr)")
+            let levels = try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n")
+                .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["stream"] as? String == "audio" }.compactMap { $0["rms_dbfs"] as? Double }
+            #expect(!levels.isEmpty && levels.allSatisfy { $0 <= -100 }, "\(extra): \(levels)")
+        }
+        let json = scratch.file("tone.jsonl")
+        let tone = try await Castline.run(["listen", server.url("tone.m3u8"), "--audio-only", "--output", "null", "--stats-json", json],
+                                          timeout: .seconds(40))
+        #expect(tone.stderr.contains(", silences 0\n"), "\(tone.stderr)")
+        // ffmpeg's sine is at 1/8 of full scale: -21 dBFS RMS.
+        let levels = try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["stream"] as? String == "audio" }.compactMap { $0["rms_dbfs"] as? Double }
+        #expect(levels.contains { abs($0 + 21) < 1.5 }, "\(levels)")
+    }
+
     @Test("not HLS, an HTML page, a missing playlist: one clear line and a non-zero exit")
     func badInput() async throws {
         let scratch = try Scratch()

@@ -48,6 +48,10 @@ struct Graph {
     private(set) var added: [Element] = []
     /// Links made only when a swap joins the new parts to the running ones.
     var deferredLinks: [(from: Pad, to: Pad)] = []
+    /// Stages that learn more of a stream decoded (`Stage.learnsMoreDecoded`) and pass it on
+    /// encoded: the first place after them that decodes it (a later stage's input, a sink's
+    /// branch) is handed to them, so one decode serves both.
+    var awaitingDecoded: [(stream: StreamKind, stage: any Stage)] = []
 
     init(pipeline: Pipeline, events: EventEmitter, limit: MediaLimit = MediaLimit()) {
         self.pipeline = pipeline
@@ -85,7 +89,12 @@ struct Graph {
     mutating func convert(_ cursor: Cursor, _ stream: StreamKind, to requirement: FormRequirement, name: String) throws -> Cursor {
         let (bin, output) = try Conversion.make(stream, from: cursor.form, to: requirement, name: name)
         guard let bin else { return cursor }
-        return Cursor(pad: try append(bin, after: cursor).pad, form: output)
+        let converted = Cursor(pad: try append(bin, after: cursor).pad, form: output)
+        if cursor.form != .raw, output == .raw {
+            for waiting in awaitingDecoded where waiting.stream == stream { waiting.stage.watch(decoded: converted.pad, for: stream) }
+            awaitingDecoded.removeAll { $0.stream == stream }
+        }
+        return converted
     }
 
     /// An encoded stream parsed into the framing `caps` gives, once for every branch of the tee

@@ -188,12 +188,13 @@ public struct GraphBuilder {
                 try converted.pad.link(try graph.pad(work, "sink"))
                 let output = part.component.output(for: stream, input: converted.form)
                 graph.cursors[stream] = Cursor(pad: try graph.pad(work, "src"), form: output)
-                // Decoded right after it, when all that follows decodes anyway: once, and the stage reads it there.
-                if output != .raw, part.component.learnsMoreDecoded(stream), decodedAfter(stream),
-                   let cursor = graph.cursors[stream] {
-                    let decoded = try graph.convert(cursor, stream, to: .raw, name: "\(part.binName)-\(stream)-decoded")
-                    part.component.watch(decoded: decoded.pad, for: stream)
-                    graph.cursors[stream] = decoded
+                // It reads the stream where it is first decoded after it: right after it when all that
+                // follows decodes anyway (once, for all), else where a later part or a sink's branch does.
+                if output != .raw, part.component.learnsMoreDecoded(stream) {
+                    graph.awaitingDecoded.append((stream, part.component))
+                    if decodedAfter(stream), let cursor = graph.cursors[stream] {
+                        graph.cursors[stream] = try graph.convert(cursor, stream, to: .raw, name: "\(part.binName)-\(stream)-decoded")
+                    }
                 }
             }
         }
