@@ -4,16 +4,7 @@
 // compiled into one module with PipelineConfig's sources and the tests' FixtureCatalog.
 import Foundation
 
-private let fuzzLoader = PipelineLoader(catalog: FixtureCatalog(), environment: ["KEY": "s3cret", "EMPTY": ""])
-
-/// A valid file the overrides are applied to, so they reach past the first key.
-private let baseFile = """
-    version: 1
-    name: fuzz
-    source: { test: { audio: {}, video: {} } }
-    stages: [ { delay: { initial: 2s, max: 1m } }, { stats: {} } ]
-    sinks: [ { rtmp: { url: "rtmps://127.0.0.1/live", key: { env: KEY } } }, { file: out.mkv } ]
-    """
+private let fuzzLoader = PipelineLoader(catalog: FixtureCatalog(), environment: LoaderFuzzing.environment)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func pipelineLoaderFuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
@@ -24,6 +15,6 @@ public func pipelineLoaderFuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
         _ = spec.yaml(catalog: FixtureCatalog())
     }
     let overrides = text.split(separator: "\n", omittingEmptySubsequences: true).prefix(16).map(String.init)
-    _ = try? fuzzLoader.load(yaml: baseFile, file: "base.yaml", overrides: overrides)
+    _ = try? fuzzLoader.load(yaml: LoaderFuzzing.baseFile, file: "base.yaml", overrides: overrides)
     return 0
 }

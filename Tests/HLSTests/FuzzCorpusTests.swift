@@ -33,14 +33,7 @@ import Testing
     func segments() throws {
         for (name, data) in try Self.corpus("transport-stream") {
             for chunk in [1, 187, 188, 4096] {
-                var filter = TransportStreamFilter(keeping: [.audio])
-                var kept = Data()
-                var at = data.startIndex
-                while at < data.endIndex {
-                    let end = min(at + chunk, data.endIndex)
-                    kept.append(filter.filter(data[at..<end]))
-                    at = end
-                }
+                let kept = TransportStreamFilterTests.filtered(data, keeping: [.audio], chunk: chunk)
                 #expect(kept.count % 188 == 0, "\(name) in chunks of \(chunk)")
             }
             // As the fuzzer reads them: past the first byte, which picks its chunk size.

@@ -29,7 +29,7 @@ import Testing
     }
 
     /// `bytes` fed through a filter keeping `kinds`, in chunks of `size`.
-    private func filtered(_ bytes: Data, keeping kinds: Set<MediaKind>, chunk size: Int) -> Data {
+    static func filtered(_ bytes: Data, keeping kinds: Set<MediaKind>, chunk size: Int) -> Data {
         var filter = TransportStreamFilter(keeping: kinds)
         var out = Data()
         var at = bytes.startIndex
@@ -49,7 +49,7 @@ import Testing
     @Test func audioOnlyKeepsTheAudioWhole() throws {
         let muxed = Self.muxed
         try #require(muxed.count > 100_000, "ffmpeg could not make the stream")
-        let audio = filtered(muxed, keeping: [.audio], chunk: 16_384)
+        let audio = Self.filtered(muxed, keeping: [.audio], chunk: 16_384)
         // Video is most of the bytes; what is left is whole packets.
         #expect(audio.count < muxed.count / 2)
         #expect(audio.count % 188 == 0)
@@ -76,21 +76,21 @@ import Testing
 
     @Test func chunkingDoesNotMatter() throws {
         let muxed = Self.muxed.prefix(300 * 188 + 77)
-        let whole = filtered(muxed, keeping: [.audio], chunk: muxed.count)
+        let whole = Self.filtered(muxed, keeping: [.audio], chunk: muxed.count)
         for size in [1, 187, 188, 189, 4096] {
-            #expect(filtered(muxed, keeping: [.audio], chunk: size) == whole, "chunks of \(size)")
+            #expect(Self.filtered(muxed, keeping: [.audio], chunk: size) == whole, "chunks of \(size)")
         }
     }
 
     @Test func keepingEverythingChangesNothing() throws {
         let muxed = Self.muxed
-        #expect(filtered(muxed, keeping: [.audio, .video], chunk: 10_000) == muxed)
+        #expect(Self.filtered(muxed, keeping: [.audio, .video], chunk: 10_000) == muxed)
     }
 
     @Test func bytesOffThePacketGridAreSkipped() throws {
         var noisy = Data([0x00, 0x47, 0x12, 0xFF])
         noisy.append(Self.muxed.prefix(100 * 188))
-        let clean = filtered(Self.muxed.prefix(100 * 188), keeping: [.audio], chunk: 1000)
-        #expect(filtered(noisy, keeping: [.audio], chunk: 1000) == clean)
+        let clean = Self.filtered(Self.muxed.prefix(100 * 188), keeping: [.audio], chunk: 1000)
+        #expect(Self.filtered(noisy, keeping: [.audio], chunk: 1000) == clean)
     }
 }

@@ -88,3 +88,16 @@ func errorLines(_ yaml: String, file: String = "x.yaml", overrides: [String] = [
         return error.errors.map(\.description)
     }
 }
+
+/// What the pipeline-loader fuzzer (Fuzz/PipelineLoaderFuzz) and the replay of its corpus share:
+/// the environment, and a valid file each input line overrides as `--set`.
+enum LoaderFuzzing {
+    static let environment = ["KEY": "s3cret", "EMPTY": ""]
+    static let baseFile = """
+        version: 1
+        name: fuzz
+        source: { test: { audio: {}, video: {} } }
+        stages: [ { delay: { initial: 2s, max: 1m } }, { stats: {} } ]
+        sinks: [ { rtmp: { url: "rtmps://127.0.0.1/live", key: { env: KEY } } }, { file: out.mkv } ]
+        """
+}

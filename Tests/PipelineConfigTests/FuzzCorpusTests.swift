@@ -5,14 +5,7 @@ import Testing
 /// Every kept pipeline-loader fuzz input (Fuzz/corpus/pipeline-loader) as the fuzzer feeds it:
 /// a whole file, then each line as a `--set` override of a valid one.
 @Suite struct PipelineFuzzCorpusTests {
-    static let loader = PipelineLoader(catalog: FixtureCatalog(), environment: ["KEY": "s3cret", "EMPTY": ""])
-    static let baseFile = """
-        version: 1
-        name: fuzz
-        source: { test: { audio: {}, video: {} } }
-        stages: [ { delay: { initial: 2s, max: 1m } }, { stats: {} } ]
-        sinks: [ { rtmp: { url: "rtmps://127.0.0.1/live", key: { env: KEY } } }, { file: out.mkv } ]
-        """
+    static let loader = PipelineLoader(catalog: FixtureCatalog(), environment: LoaderFuzzing.environment)
 
     @Test("each loads or is refused with a located error, and what loads writes back out")
     func pipelineFiles() throws {
@@ -28,7 +21,7 @@ import Testing
                 #expect("\(error)".hasPrefix(file + ":"), "not located in the file: \(error)")
             }
             let overrides = text.split(separator: "\n", omittingEmptySubsequences: true).prefix(16).map(String.init)
-            _ = try? Self.loader.load(yaml: Self.baseFile, file: "base.yaml", overrides: overrides)
+            _ = try? Self.loader.load(yaml: LoaderFuzzing.baseFile, file: "base.yaml", overrides: overrides)
         }
     }
 }
