@@ -1,58 +1,6 @@
 import Foundation
 import Synchronization
 
-/// What a reader tells its consumer besides the bytes.
-public enum ReaderEvent: Sendable, Equatable {
-    /// The playlist or its segments cannot be fetched; retrying in `retryIn`.
-    case reconnecting(reason: String, attempt: Int, retryIn: Duration)
-    case reconnected(attempts: Int)
-    /// A segment could not be played and was left out.
-    case skipped(sequence: Int, reason: String)
-    /// Media was lost: the reader fell out of the live window (an outage longer than it).
-    case lost(seconds: Double)
-    /// A new estimate of the live edge, counted from the start of segment `reference`.
-    case liveEdge(LiveEdgeEstimator.Edge, reference: Int)
-    /// The reader now follows another media playlist (a rendition switch).
-    case switched(to: URL)
-    /// A live playlist's next segment is overdue (half a target duration past when it was due).
-    case waitingForMedia
-    /// New media came after `waitingForMedia`.
-    case mediaResumed
-}
-
-/// How one segment's fetch went.
-public struct SegmentFetch: Sendable, Equatable {
-    public var bytes: Int
-    public var seconds: Double
-}
-
-/// Takes what a `SegmentReader` reads, in order.
-public protocol SegmentConsumer: Sendable {
-    /// A segment starts; its bytes follow. `position`: its place on the stream's one time line,
-    /// in seconds from the start segment (the playlist's durations added up, lost segments
-    /// included). `discontinuity`: its timestamps need not follow on from the last segment's.
-    func segmentStarts(_ segment: Segment, position: Double, discontinuity: Bool) async
-    /// Clear bytes of the segment (an init section first, when it changed). May wait: back-pressure.
-    func segmentBytes(_ bytes: Data) async
-    func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async
-    func readerEvent(_ event: ReaderEvent)
-    /// Returns when the consumer has room for another segment: how far ahead of play-out a
-    /// client reads (hls.js's `maxBufferLength`). Awaited before a segment is fetched.
-    func roomForSegment() async
-}
-
-extension SegmentConsumer {
-    public func roomForSegment() async {}
-}
-
-/// Why reading ended.
-public enum ReaderEnd: Sendable, Equatable {
-    /// `#EXT-X-ENDLIST` and every segment read.
-    case endList
-    /// A live playlist brought no new segment for `endAfter`.
-    case noNewMedia(Duration)
-}
-
 /// Follows one media playlist (RFC 8216 §6.3): hands its segments over in
 /// order from `start`, reloading a live playlist as §6.3.4 says (after a change
 /// wait a target duration, else half of one), timing when new segments appear
@@ -190,9 +138,10 @@ public final class SegmentReader: Sendable {
             if quiet > options.endAfter { return .noNewMedia(options.endAfter) }
             // A live playlist lists a new segment about every target duration: one overdue is said at once,
             // not only when `endAfter` runs out.
-            if !waiting, quiet > .seconds(1.5 * max(0.1, playlist.targetDuration)) {
+            let overdue = Duration.seconds(1.5 * max(0.1, playlist.targetDuration))
+            if !waiting, quiet > overdue {
                 waiting = true
-                consumer.readerEvent(.waitingForMedia)
+                consumer.readerEvent(.waitingForMedia(after: overdue))
             }
             // §6.3.4: a target duration after a change, half of one after none; fast while timing the edge.
             let interval: Duration = options.timeLiveEdge && estimator.isTiming

@@ -145,8 +145,7 @@ public struct GraphBuilder {
             switch part.component.plan(for: stream, arriving: form) {
             case .passThrough: continue
             case .drop: return true
-            case .process(let takes):
-                return takes.accepts(form)
+            case .process(let takes): return takes.accepts(form)
             }
         }
         // Kept encoded when every sink takes it so, or when one does and the codec is known,

@@ -179,10 +179,10 @@ final class HLSFeed: SegmentConsumer {
                         pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(track.holdBack * 1e9))
                 }
             }
-        case .waitingForMedia:
+        case .waitingForMedia(let after):
             stats.waitingForMedia(true)
             context.events.emit(.notice(String(format: "waiting for new media: the playlist has listed no new segment for %.1f s",
-                                               1.5 * track.playlist.targetDuration)))
+                                               after.seconds)))
         case .mediaResumed:
             stats.waitingForMedia(false)
             context.events.emit(.notice("new media again"))

@@ -8,8 +8,9 @@ import Synchronization
 /// sink's errors would stop the live sources if it sat in the main pipeline; here a failure
 /// tears down only this pipeline, and a new one is built after a backoff, resuming on a
 /// keyframe with the main pipeline's (monotonic) timestamps.
-/// (Just over 400 lines: the publish's one phase machine, from start through retries to
-/// finish, reads best whole; building the pipeline itself is in `PublishingPipeline`.)
+/// (Over 400 lines: the publish's one phase machine, from start through retries to finish,
+/// with the readings of the far end's connection it moves on, reads best whole; building the
+/// pipeline itself is in `PublishingPipeline`, what the far end says in `PublishOutput`.)
 final class StreamPublisher: Sendable {
     struct Settings: Sendable {
         let output: any PublishOutput
@@ -63,6 +64,17 @@ final class StreamPublisher: Sendable {
         /// or the drain timed out: `finish` waits no longer.
         var drainOver = false
         var drainWaiter: CheckedContinuation<Void, Never>?
+
+        /// Published time so far, the connection up now included.
+        var publishedSoFar: Duration {
+            publishedTime + (connectedSince.map { ContinuousClock.now - $0 } ?? .zero)
+        }
+
+        /// The far end no longer has the stream: the time it had it is kept.
+        mutating func disconnected() {
+            publishedTime = publishedSoFar
+            connectedSince = nil
+        }
     }
 
     /// What `accept` does once it has let go of the lock.
@@ -157,8 +169,7 @@ final class StreamPublisher: Sendable {
             // Only a connection that is up has anything to drain into; otherwise the pipeline is only torn down.
             let draining: [AppSrc]
             if case .publishing = state.phase, state.connectedSince != nil { draining = Array(state.sources.values) } else { draining = [] }
-            if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
-            state.connectedSince = nil
+            state.disconnected()
             state.phase = .finished
             state.pending = []
             defer {
@@ -293,7 +304,7 @@ final class StreamPublisher: Sendable {
                 guard let self else { return }
                 switch message {
                 case .error(_, let text, _, _):
-                    self.failed(generation: generation, reason: text as String?)
+                    self.failed(generation: generation, reason: text)
                     self.endDrain(generation: generation)  // nothing more will drain
                     return
                 case .stateChanged(let source, _, .playing, _) where source == pipeline.name:
@@ -348,11 +359,8 @@ final class StreamPublisher: Sendable {
                 }
                 return .again(Self.connectedReadInterval)
             }
-            if let since = state.connectedSince {
-                // A listener whose last caller left: the time with nobody is not published time.
-                state.publishedTime += now - since
-                state.connectedSince = nil
-            }
+            // A listener whose last caller left: the time with nobody is not published time.
+            state.disconnected()
             if !settings.output.waitsForCallers, now - began >= Self.connectTimeout { return .timedOut }
             return .again(Self.connectingReadInterval)
         }
@@ -379,8 +387,7 @@ final class StreamPublisher: Sendable {
             state.pipeline = nil
             state.output = nil
             state.sources = [:]
-            if let since = state.connectedSince { state.publishedTime += ContinuousClock.now - since }
-            state.connectedSince = nil
+            state.disconnected()
             if let given, let refusal = settings.output.refusal(in: given) {
                 state.phase = .finished
                 return (pipeline, .failed(refusal), nil)
@@ -426,8 +433,6 @@ final class StreamPublisher: Sendable {
             let (sent, acked) = counters(state)
             let rate = Double(sent &- state.lastSent) * 8 / 1000
             state.lastSent = sent
-            var up = state.publishedTime
-            if let since = state.connectedSince { up += ContinuousClock.now - since }
             let condition: String
             switch state.phase {
             case .waitingToRetry: condition = "reconnecting"
@@ -437,7 +442,7 @@ final class StreamPublisher: Sendable {
             }
             var figures = figures(state)
             figures[StatsFigure.bitrate] = condition == "publishing" ? rate : 0
-            let seconds = Int(up.seconds)
+            let seconds = Int(state.publishedSoFar.seconds)
             let line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
                 + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0)
                 + "  \(Self.bytesText(sent: sent, acked: acked))  reconnects \(state.reconnects)"
@@ -454,12 +459,10 @@ final class StreamPublisher: Sendable {
     /// The publish's counters as figures, under the sink's name: what stats outputs and the summary read.
     private func figures(_ state: State) -> [String: Double] {
         let (sent, acked) = counters(state)
-        var up = state.publishedTime
-        if let since = state.connectedSince { up += ContinuousClock.now - since }
         var figures: [String: Double] = [
             StatsFigure.reconnects: Double(state.reconnects),
             StatsFigure.sentBytes: Double(sent),
-            StatsFigure.publishedTime: up.seconds,
+            StatsFigure.publishedTime: state.publishedSoFar.seconds,
         ]
         // An output whose far end does not acknowledge bytes (SRT) has no such figure.
         if let acked { figures[StatsFigure.ackedBytes] = Double(acked) }
