@@ -112,10 +112,10 @@ struct GraphSwap {
         let retiredSinkElements = old.layout.sinks.indices.filter { !keptSinks.contains($0) }
             .flatMap { old.layout.sinks[$0].elements.compactMap { $0 as? Bin } }.flatMap(\.sinks)
         // 1. Everything that will see the old parts' end-of-stream.
-        let drained = Countdown(keptEntries.count + retiredSinkElements.count)
-        for entry in keptEntries { entry.guardian.expectDrain { drained.tick() } }
+        let drained = Arrivals(keptEntries.count + retiredSinkElements.count)
+        for entry in keptEntries { entry.guardian.expectDrain { drained.arrive() } }
         for sink in retiredSinkElements {
-            for pad in sink.sinkPads { pad.notifyEndOfStream { drained.tick() } }
+            for pad in sink.sinkPads { pad.notifyEndOfStream { drained.arrive() } }
         }
         // 2. Stop what feeds the old parts, and end them (a retired stage stops reporting, and
         // one that holds media back, a delay, ends at once rather than playing its history out).
@@ -125,7 +125,7 @@ struct GraphSwap {
         // The kept prefix's threads, each held at its block: only then may the old parts be taken
         // out (a buffer still inside one as it is set to NULL would come back flushing and stop
         // that thread for good).
-        let held = Countdown(keptChain == 0 ? 0 : old.layout.cursors[keptChain - 1].count)
+        let held = Arrivals(keptChain == 0 ? 0 : old.layout.cursors[keptChain - 1].count)
         if keptChain == 0 {
             old.plan.source.component.willStop()
             old.pipeline.element(named: old.plan.source.binName)?.sendEvent(.endOfStream())
@@ -140,15 +140,15 @@ struct GraphSwap {
                 let block = cursor.pad.addProbe(.blockDownstream) { info in
                     if let oldPart, info.pad?.peer == oldPart, ended.trip() {
                         _ = oldPart.sendEvent(.endOfStream())
-                        held.tick()
+                        held.arrive()
                     }
                     return .ok
                 }
                 if let block { blocks.append((cursor.pad, block)) }
             }
         }
-        await drained.wait(timeout: Self.drainTimeout)
-        await held.wait(timeout: Self.drainTimeout)
+        _ = await drained.wait(timeout: Self.drainTimeout)
+        _ = await held.wait(timeout: Self.drainTimeout)
         for entry in keptEntries { entry.guardian.cancelDrain() }
         // 3. Out with the old parts.
         if keptChain > 0 {
@@ -166,8 +166,8 @@ struct GraphSwap {
             try? old.pipeline.remove(element)
             owners[element.name] = nil
         }
-        // Off this task: an old part whose thread is still stuck downstream must not hold up the swap.
-        Task.detached { for element in retired.reversed() { element.setState(.null) } }
+        // On a thread of its own: an old part whose thread is still stuck downstream must not hold up the swap.
+        Thread.detachNewThread { for element in retired.reversed() { element.setState(.null) } }
         // 4. In with the new: linked, timed on from the old source's end, then playing from the sinks up.
         if keptChain == 0 {
             for (stream, cursor) in graph.layout.cursors[0] { join.join(cursor.pad, stream: stream) }
@@ -177,13 +177,13 @@ struct GraphSwap {
         for (from, to) in graph.deferredLinks {
             do { try from.link(to) } catch { notes.append("swap: \(error)") }
         }
-        let arrived = Countdown(1)
-        for entry in keptEntries { entry.guardian.expectMedia { arrived.tick() } }
+        let arrived = Arrivals(1)
+        for entry in keptEntries { entry.guardian.expectMedia { arrived.arrive() } }
         for element in graph.added(since: 0).reversed() { _ = element.syncStateWithParent() }
         for (pad, block) in blocks { pad.removeProbe(block) }
         // A kept encoder starts the new part on a keyframe; a new one does anyway.
         for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }
-        if !keptEntries.isEmpty { await arrived.wait(timeout: .seconds(5)) }
+        if !keptEntries.isEmpty { _ = await arrived.wait(timeout: .seconds(5)) }
         let took = ContinuousClock.now - started
         for part in retiredSinks {
             switch await part.component.finish(completed: true) {
@@ -202,22 +202,6 @@ struct GraphSwap {
         let notes: [String]
         /// From the request to the first new media at a kept sink.
         let took: Duration
-    }
-}
-
-/// Counts down to zero from another thread; `wait` returns at zero or at the timeout.
-final class Countdown: Sendable {
-    private let remaining: Mutex<Int>
-
-    init(_ count: Int) { remaining = Mutex(count) }
-
-    func tick() { remaining.withLock { $0 -= 1 } }
-
-    nonisolated(nonsending) func wait(timeout: Duration) async {
-        let deadline = ContinuousClock.now + timeout
-        while remaining.withLock({ $0 }) > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(2))
-        }
     }
 }
 

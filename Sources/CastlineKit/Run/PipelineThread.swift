@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+
+/// A serial executor with a thread of its own, for the actor that drives one pipeline:
+/// GStreamer's state changes block (a sink prerolling, a bin taking its children down), and
+/// they run here, never on the cooperative pool nor under a lock.
+public final class PipelineThread: SerialExecutor {
+    private let jobs = JobQueue()
+
+    public init(name: String) {
+        let thread = Thread { [jobs] in jobs.run() }
+        thread.name = "castline \(name)"
+        thread.start()
+    }
+
+    deinit { jobs.close() }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        jobs.push { job.runSynchronously(on: executor) }
+    }
+}
+
+/// First in, first out, run on one thread until closed.
+private final class JobQueue: Sendable {
+    private let pending = Mutex<(jobs: [@Sendable () -> Void], closed: Bool)>(([], false))
+    private let signal = DispatchSemaphore(value: 0)
+
+    func push(_ job: @escaping @Sendable () -> Void) {
+        pending.withLock { $0.jobs.append(job) }
+        signal.signal()
+    }
+
+    func close() {
+        pending.withLock { $0.closed = true }
+        signal.signal()
+    }
+
+    func run() {
+        while true {
+            signal.wait()
+            let next: (@Sendable () -> Void)? = pending.withLock { state in
+                state.jobs.isEmpty ? nil : state.jobs.removeFirst()
+            }
+            if let next {
+                next()
+            } else if pending.withLock({ $0.closed }) {
+                return
+            }
+        }
+    }
+}
+
+/// Counts arrivals from GStreamer's threads (a pad reached its block, end-of-stream went
+/// through a pad); `wait` resumes at the last one, or at the timeout, without polling.
+final class Arrivals: Sendable {
+    private let state: Mutex<(remaining: Int, waiter: CheckedContinuation<Bool, Never>?, expired: Bool)>
+
+    init(_ count: Int) { state = Mutex((count, nil, false)) }
+
+    func arrive() {
+        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
+            state.remaining -= 1
+            guard state.remaining == 0 else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// True when all arrived in time.
+    nonisolated(nonsending) func wait(timeout: Duration) async -> Bool {
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            self?.giveUp()
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let answer: Bool? = state.withLock { state in
+                if state.remaining <= 0 { return true }
+                if state.expired { return false }
+                state.waiter = continuation
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    private func giveUp() {
+        let waiter = state.withLock { state in
+            state.expired = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: false)
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import GstKit
+
+/// The transitions of `RunModel.reduce`, input by input.
+extension RunModel {
+    mutating func take(_ input: RunInput, into effects: inout [RunEffect]) {
+        if case .finished = phase { return }
+        switch input {
+        case .start:
+            guard phase == .idle else { return }
+            move(to: .starting, &effects)
+        case .built(let layout):
+            guard phase == .starting else { return }
+            self.layout = layout
+            move(to: .running(.connecting), &effects)
+        case .buildFailed(let text):
+            guard phase == .starting else { return }
+            finish(.failed(text), announce: false, &effects)
+        case .playRequested(let result):
+            switch result {
+            case .failure:
+                guard case .running = phase else { return }
+                move(to: .refused, &effects)
+                effects.append(.startTimer(.refusal))
+            case .noPreroll:
+                media = .notYetPlayed(live: true)
+            case .success, .async:
+                break
+            }
+        case .stop:
+            stop(&effects)
+        case .abort:
+            finish(.failed("stopped at once; outputs may be incomplete"), announce: true, &effects)
+        case .pause:
+            pause(&effects)
+        case .resume:
+            resume(&effects)
+        case .swapBegan:
+            guard case .running(let activity) = phase else { return }
+            move(to: .swapping(activity, wasPaused: false, then: .goOn), &effects)
+        case .swapApplying(let retiring):
+            guard case .swapping(var activity, _, let then) = phase else { return }
+            retired.formUnion(retiring)
+            // Paused sinks would hold the old parts' threads, and taking them out needs those threads.
+            let wasPaused = activity == .paused
+            if wasPaused {
+                effects.append(hold(false))
+                activity = .playing
+            }
+            if activity == .buffering {
+                effects.append(.setPipelineState(.playing))
+                activity = .playing
+            }
+            move(to: .swapping(activity, wasPaused: wasPaused, then: then), &effects)
+        case .swapEnded(let layout):
+            guard case .swapping(let activity, let wasPaused, let then) = phase else { return }
+            self.layout = layout
+            move(to: .running(activity), &effects)
+            if wasPaused { pause(&effects) }
+            if then == .stop { stop(&effects) }
+        case .timerFired(.drain):
+            guard phase == .stopping else { return }
+            finish(.failed("end-of-stream did not reach the outputs within \(drainTimeout.configText); outputs may be incomplete"),
+                   announce: true, &effects)
+        case .timerFired(.refusal):
+            guard phase == .refused else { return }
+            finish(.failed("the pipeline could not start"), announce: false, &effects)
+        case .connection(let keyPath, let change):
+            connectionChanged(change, from: keyPath, &effects)
+        case .sinksFinished(let reports):
+            sinksFinished(reports, &effects)
+        case .error(let source, let owner, let text, let hint, let cause):
+            guard outcome == nil, !retired.contains(source) else { return }
+            let line: String
+            if let missingDecoder {
+                line = "\(owner): \(missingDecoder)"
+            } else if cause == .diskFull {
+                line = "\(owner): the disk is full (free some space, or write to another disk)"
+            } else if let hint, hint != source {
+                line = "\(owner): \(text) (\(hint))"
+            } else {
+                line = "\(owner): \(text)"
+            }
+            finish(.failed(line), announce: phase != .refused, &effects)
+        case .warning(let source, let owner, let text):
+            guard outcome == nil, !retired.contains(source) else { return }
+            effects.append(.warning("\(owner): \(text)"))
+        case .missingDecoder(let line):
+            missingDecoder = line
+        case .latency:
+            // Off the streaming thread, as GStreamer asks: it takes the state lock.
+            if outcome == nil { effects.append(.recalculateLatency) }
+        case .endOfStream:
+            guard outcome == nil else { return }
+            effects.append(.endOfStream)
+            finish(phase == .stopping ? .stopped : .completed, announce: true, &effects)
+        case .pipelinePlaying(let hasKnownEnd):
+            firstPlayed(hasKnownEnd: hasKnownEnd)
+            switch phase {
+            case .running(let activity) where activity != .reconnecting:
+                move(to: .running(.playing), &effects)
+            case .swapping(let activity, let wasPaused, let then) where activity != .reconnecting:
+                move(to: .swapping(.playing, wasPaused: wasPaused, then: then), &effects)
+            default:
+                break
+            }
+        case .buffering(let percent):
+            buffering(percent, &effects)
+        }
+    }
+
+    /// Changes phase, announcing the state people see when it changes.
+    private mutating func move(to next: Phase, _ effects: inout [RunEffect]) {
+        let old = state
+        phase = next
+        if state != old { effects.append(.announce(from: old, to: state)) }
+    }
+
+    private func hold(_ held: Bool) -> RunEffect {
+        layout.holdsPlayout ? .holdPlayout(held) : .setPipelineState(held ? .paused : .playing)
+    }
+
+    private mutating func firstPlayed(hasKnownEnd: Bool) {
+        if case .notYetPlayed(let live) = media { media = .played(live: live, knownEnd: hasKnownEnd) }
+    }
+
+    private mutating func stop(_ effects: inout [RunEffect]) {
+        switch phase {
+        case .idle, .starting:
+            // Nothing plays yet: whatever the source waits on is cancelled, and the run is over.
+            effects.append(.cancelPreparation)
+            effects.append(.stopSource(sendEndOfStream: false))
+            finish(.stopped, announce: true, &effects)
+        case .running(let activity):
+            // Paused (by the user, or to buffer), the sinks would never render the end.
+            if activity == .paused { effects.append(hold(false)) }
+            if activity == .buffering || activity == .reconnecting { effects.append(.setPipelineState(.playing)) }
+            move(to: .stopping, &effects)
+            effects.append(.notice("stopping: sending end-of-stream so outputs are complete"))
+            effects.append(.stopSource(sendEndOfStream: true))
+            effects.append(.startTimer(.drain))
+        case .swapping(let activity, let wasPaused, _):
+            phase = .swapping(activity, wasPaused: wasPaused, then: .stop)
+        case .stopping, .refused, .finishing, .finished:
+            break
+        }
+    }
+
+    private mutating func pause(_ effects: inout [RunEffect]) {
+        guard phase == .running(.playing) else { return }
+        effects.append(hold(true))
+        move(to: .running(.paused), &effects)
+    }
+
+    private mutating func resume(_ effects: inout [RunEffect]) {
+        guard phase == .running(.paused) else { return }
+        effects.append(hold(false))
+        move(to: .running(.playing), &effects)
+    }
+
+    private mutating func buffering(_ percent: Int, _ effects: inout [RunEffect]) {
+        guard outcome == nil, phase != .idle, phase != .starting else { return }
+        // A stage that plays out on its own clock (a delay): buffering before it only fills it,
+        // and the stage says how full it is.
+        guard !layout.playsOutOnItsOwnClock else { return }
+        // With no known end and once playing, its buffer is held back by the live edge and never
+        // fills: not a stall (a live stream that stops coming is `reconnecting` or ends).
+        if case .played(_, knownEnd: false) = media { return }
+        effects.append(.buffering(percent: percent))
+        guard !media.isLive, case .running(let activity) = phase, activity != .paused, activity != .reconnecting else { return }
+        // Non-live media waits for its buffer, as a player does: fully at first; once it has played,
+        // only when the buffer runs dry, resuming at half.
+        let played = media != .notYetPlayed(live: false)
+        let pauseBelow = played ? 1 : 100
+        let resumeAt = played ? 50 : 100
+        if percent < pauseBelow, activity != .buffering {
+            effects.append(.setPipelineState(.paused))
+            move(to: .running(.buffering), &effects)
+        } else if percent >= resumeAt, activity == .buffering {
+            effects.append(.setPipelineState(.playing))
+        }
+    }
+
+    private var lostSinksText: String { lostSinks.map { "\($0.keyPath): \($0.reason)" }.joined(separator: "; ") }
+
+    private mutating func connectionChanged(_ change: ConnectionChange, from keyPath: String, _ effects: inout [RunEffect]) {
+        guard outcome == nil, phase != .idle else { return }
+        switch change {
+        case .connected:
+            break
+        case .reconnecting(let reason, let attempt, let delay):
+            if case .running = phase { move(to: .running(.reconnecting), &effects) }
+            effects.append(.warning(
+                "connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
+        case .reconnected(let attempts):
+            effects.append(.notice("reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
+            if phase == .running(.reconnecting) { move(to: .running(.playing), &effects) }
+        case .failed(let reason):
+            sinkFailed(keyPath, reason: reason, &effects)
+        }
+    }
+
+    /// A sink that cannot go on ends the run only when it was the last one: one destination of
+    /// several refusing the key or going away for good never stops the others.
+    private mutating func sinkFailed(_ keyPath: String, reason: String, _ effects: inout [RunEffect]) {
+        guard !lostSinks.contains(where: { $0.keyPath == keyPath }) else { return }
+        lostSinks.append(LostSink(keyPath: keyPath, reason: reason))
+        let left = layout.sinks.filter { sink in !lostSinks.contains { $0.keyPath == sink } }.count
+        guard layout.sinks.contains(keyPath), left > 0 else {
+            return finish(.failed(lostSinks.count == 1 ? reason : lostSinksText), announce: true, &effects)
+        }
+        effects.append(.warning("\(keyPath): \(reason); the other \(left == 1 ? "sink goes" : "\(left) sinks go") on"))
+    }
+
+    private mutating func finish(_ result: Outcome, announce: Bool, _ effects: inout [RunEffect]) {
+        guard outcome == nil else { return }
+        let result = !lostSinks.isEmpty && !result.isFailure ? .failed(lostSinksText) : result
+        phase = .finishing(result, announce: announce, shown: state)
+        effects.append(.finishSinks(completed: !result.isFailure))
+    }
+
+    /// What each sink observed decides as much as what the pipeline did: a publish the far end
+    /// never accepted fails the run however cleanly the media ended.
+    private mutating func sinksFinished(_ reports: [RunInput.SinkReport], _ effects: inout [RunEffect]) {
+        guard case .finishing(var result, let announce, _) = phase else { return }
+        for report in reports {
+            switch report.verdict {
+            case .quiet:
+                break
+            case .done(let line):
+                effects.append(.notice(line))
+            case .failed(let line):
+                guard !lostSinks.contains(where: { $0.keyPath == report.keyPath }) else { break }
+                lostSinks.append(LostSink(keyPath: report.keyPath, reason: line))
+                if !result.isFailure { result = .failed(reports.count == 1 ? line : lostSinksText) }
+            }
+        }
+        if case .failed(let text) = result, announce { effects.append(.failure(text)) }
+        move(to: .finished(result), &effects)
+        effects.append(.close(result))
+    }
+}
