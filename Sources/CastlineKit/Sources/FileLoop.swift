@@ -49,14 +49,19 @@ final class FileLoop: Sendable {
         var betweenPasses = false
         /// A stop was asked for: end-of-stream goes through, and no other pass starts.
         var stopping = false
+        /// A stop that waits for the starting pass: called once its streams have all started.
+        var pendingStop: (@Sendable () -> Void)?
     }
 
     private let state: Mutex<State>
-    /// Wakes who waits for the lead (the streams' first buffers) or for a pass to start (a stop).
+    /// Wakes the streams' first buffers waiting for the lead (each on its own streaming thread).
     private let gate = NSCondition()
     private let nextPass: @Sendable () -> Void
+    /// Where passes are swapped and a stop is finished: one at a time, off the streaming
+    /// threads (a decoder's state must not change from its own) and off the cooperative pool.
+    private let worker = DispatchQueue(label: "castline.file-loop")
 
-    /// `nextPass` swaps in a fresh decoder for the next pass; it is called off the streaming threads.
+    /// `nextPass` swaps in a fresh decoder for the next pass; it is called on the loop's own queue.
     init(streams: Set<String>, nextPass: @escaping @Sendable () -> Void) {
         state = Mutex(State(streams: Dictionary(uniqueKeysWithValues: streams.map { ($0, Stream()) })))
         self.nextPass = nextPass
@@ -70,29 +75,36 @@ final class FileLoop: Sendable {
         return joint
     }
 
-    /// Lets every end-of-stream from now on through, and starts no other pass. Returns the
-    /// streams that nothing feeds any more (ended in this pass, their end-of-stream dropped).
+    /// Lets every end-of-stream from now on through, and starts no other pass; then calls
+    /// `ended` with the streams that nothing feeds any more (ended in this pass, their
+    /// end-of-stream dropped).
     ///
     /// A decoder that is starting (the next pass) is let start first, two seconds at most:
     /// the stop's end-of-stream reaching its file source while the demuxer reads the header
     /// fails the run ("no playable streams", "Internal data stream error"), and decodebin3
-    /// (1.22) set to NULL while its typefind reports deadlocks.
-    func stop() -> Set<String> {
-        let (idle, starting) = state.withLock { state -> (Set<String>, Bool) in
-            guard !state.stopping else { return ([], false) }
+    /// (1.22) set to NULL while its typefind reports deadlocks. Nothing waits meanwhile: the
+    /// last stream to start calls it (or the timeout does).
+    func stop(then ended: @escaping @Sendable (Set<String>) -> Void) {
+        let once = OnceFlag()
+        let (idle, starting, first) = state.withLock { state -> (Set<String>, Bool, Bool) in
+            guard !state.stopping else { return ([], false, false) }
             state.stopping = true
-            if state.betweenPasses { return (Set(state.streams.keys), false) }
-            return (Set(state.streams.filter(\.value.ended).keys), state.streams.values.contains { !$0.started })
+            if state.betweenPasses { return (Set(state.streams.keys), false, true) }
+            let idle = Set(state.streams.filter(\.value.ended).keys)
+            let starting = state.streams.values.contains { !$0.started }
+            if starting { state.pendingStop = { if once.trip() { ended(idle) } } }
+            return (idle, starting, true)
         }
-        let deadline = Date(timeIntervalSinceNow: 2)
-        gate.lock()
-        defer { gate.unlock() }
+        guard first else { return }
         // First buffers held for the lead go on.
+        gate.lock()
         gate.broadcast()
-        while starting, !state.withLock({ $0.streams.values.allSatisfy(\.started) }) {
-            guard gate.wait(until: deadline) else { break }
+        gate.unlock()
+        guard starting else { return ended(idle) }
+        worker.asyncAfter(deadline: .now() + 2) { [self] in
+            state.withLock { $0.pendingStop = nil }
+            if once.trip() { ended(idle) }
         }
-        return idle
     }
 
     /// Installs the loop on a stream's joint: `inlet` is the joint's sink pad (the
@@ -135,8 +147,8 @@ final class FileLoop: Sendable {
                 return .ok
             case .passDone:
                 // Swapping the decoder changes its state, which its own streaming thread must not do.
-                Task.detached { [self] in
-                    if self.beginPass() { self.nextPass() }
+                worker.async { [self] in
+                    if beginPass() { nextPass() }
                 }
                 return .drop
             case .waiting:
@@ -234,21 +246,20 @@ final class FileLoop: Sendable {
     /// At the outlet: the buffer's running time in its pass, moved on by the passes before.
     private func retime(_ info: inout ProbeInfo, stream: String) {
         guard info.buffer != nil else { return }
-        var startsPass = false
+        var pendingStop: (@Sendable () -> Void)?
         let taken = state.withLock { state -> (held: (pts: Int64?, dts: Int64?), offset: Int64, joins: Bool)? in
             guard let held = state.streams[stream]?.held else { return nil }
             state.streams[stream]?.held = nil
             let first = state.streams[stream]?.started == false
             state.streams[stream]?.started = true
-            startsPass = first && state.streams.values.allSatisfy(\.started)
+            // The last stream of the pass is here: a stop may be waiting for that.
+            if first, state.streams.values.allSatisfy(\.started) {
+                pendingStop = state.pendingStop
+                state.pendingStop = nil
+            }
             return (held, state.offset, first && state.pass > 0)
         }
-        // The last stream of the pass is here: a stop may be waiting for that.
-        if startsPass {
-            gate.lock()
-            gate.broadcast()
-            gate.unlock()
-        }
+        if let pendingStop { worker.async(execute: pendingStop) }
         // Nothing taken at the inlet (no segment yet): the joint's times stand.
         guard let (held, offset, joins) = taken else { return }
         // Never below zero (only data before the lead, which a late stream can bring).

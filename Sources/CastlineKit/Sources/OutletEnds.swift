@@ -1,3 +1,4 @@
+import Dispatch
 import GstKit
 import Synchronization
 
@@ -35,8 +36,8 @@ final class OutletEnds: Sendable {
         for outlet in outlets where idle.contains(outlet.stream.rawValue) && outlet.ended.trip() {
             outlet.pad.sendEvent(.endOfStream())
         }
-        Task.detached {
-            try? await Task.sleep(for: .seconds(1))
+        // Off the cooperative pool: sending may wait on a stalled stream's lock.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
             for outlet in outlets where outlet.ended.trip() { outlet.pad.sendEvent(.endOfStream()) }
         }
         return true

@@ -257,8 +257,8 @@ public class URISource: SourceComponent {
 
     public func willStop() {
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
-        let idle = fileLoop?.stop() ?? []
-        ends.stop(idle: idle)
+        guard let fileLoop else { ends.stop(); return }
+        fileLoop.stop { [ends] idle in ends.stop(idle: idle) }
     }
 
     /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
@@ -311,8 +311,6 @@ final class DecoderSlot: Sendable {
         var outlets: [StreamKind: Element]
     }
     private let running = Mutex<Running?>(nil)
-    /// One swap at a time.
-    private let swapping = Mutex(())
     /// The decoder the last swap retired, held until the next one. Its last reference let go
     /// at once disposed uridecodebin3 while its typefind thread was still emitting have-type,
     /// and the two waited on each other's locks for ever (seen twice looping a file, 1.22).
@@ -326,30 +324,29 @@ final class DecoderSlot: Sendable {
     /// `unlinkFirst`: the old decoder has ended every stream, so it is unlinked before it
     /// shuts down, and nothing it does on the way reaches the outlets; a failed decoder
     /// (a restart) may still be pushing, and an unlinked pad would be one more error.
-    /// `retired` runs between the two. Called off the streaming threads.
+    /// `retired` runs between the two. Called one at a time, off the streaming threads (the
+    /// loop's own queue); no lock is held while states change.
     func replace(unlinkFirst: Bool, retired: (Bin) -> Void = { _ in },
                  make: (Caps) throws -> Element) throws {
-        try swapping.withLock { _ in
-            guard let current = running.withLock({ $0 }) else { return }
-            if unlinkFirst {
-                for pad in current.decoder.srcPads { if let peer = pad.peer { pad.unlink(peer) } }
-            }
-            // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
-            // threads, and its shutdown needs them). Locked first: a bin still on its way to
-            // PLAYING would otherwise take the old decoder back up with it, and it would play on
-            // outside the pipeline until disposed (GStreamer-CRITICAL, 3 runs of 8).
-            current.decoder.setLockedState(true)
-            _ = current.decoder.setState(.null)
-            try? current.bin.remove(current.decoder)
-            // The one retired a swap ago, long idle, goes now; this one waits for the next swap.
-            let longIdle = lastRetired.withLock { held in defer { held = current.decoder }; return held }
-            _ = longIdle
-            retired(current.bin)
-            let decoder = try make(current.stops)
-            try current.bin.add(decoder)
-            URISource.link(decoder, to: current.outlets)
-            running.withLock { $0?.decoder = decoder }
-            _ = decoder.syncStateWithParent()
+        guard let current = running.withLock({ $0 }) else { return }
+        if unlinkFirst {
+            for pad in current.decoder.srcPads { if let peer = pad.peer { pad.unlink(peer) } }
         }
+        // The pipeline plays on meanwhile (a paused sink would hold the old decoder's
+        // threads, and its shutdown needs them). Locked first: a bin still on its way to
+        // PLAYING would otherwise take the old decoder back up with it, and it would play on
+        // outside the pipeline until disposed (GStreamer-CRITICAL, 3 runs of 8).
+        current.decoder.setLockedState(true)
+        _ = current.decoder.setState(.null)
+        try? current.bin.remove(current.decoder)
+        // The one retired a swap ago, long idle, goes now; this one waits for the next swap.
+        let longIdle = lastRetired.withLock { held in defer { held = current.decoder }; return held }
+        _ = longIdle
+        retired(current.bin)
+        let decoder = try make(current.stops)
+        try current.bin.add(decoder)
+        URISource.link(decoder, to: current.outlets)
+        running.withLock { $0?.decoder = decoder }
+        _ = decoder.syncStateWithParent()
     }
 }
