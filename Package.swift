@@ -65,15 +65,17 @@ let package = Package(
         ),
         // What the GstKit and GIONet tests share: a locked value, and waiting for a condition.
         .target(name: "TestSupport", dependencies: ["GstKit"], path: "Tests/TestSupport"),
+        // What the tests of runs share: a run's events, waited on by what they say.
+        .target(name: "RunTestSupport", dependencies: ["CastlineKit"], path: "Tests/RunTestSupport"),
         .testTarget(name: "GstKitTests", dependencies: ["GstKit", "LocalIngest", "TestSupport"]),
         .testTarget(name: "GIONetTests", dependencies: ["GIONet", "LocalIngest", "TestSupport"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
-        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport"]),
         .testTarget(name: "CastlineAppTests", dependencies: ["CastlineApp", "CastlineKit", "StagePlugins"]),
-        .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport"]),
-        .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins", "TestSupport"]),
+        .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport"]),
+        .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins", "TestSupport", "RunTestSupport"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
         .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"], exclude: ["Support/hostile_hls.py", "Support/control_abuse.py"]),
     ],

@@ -164,8 +164,9 @@ final class DelayPlayout: Sendable {
     }
 
     /// Asks for a delay: the play-out position moves back (or ahead) by the
-    /// change. Beyond what is held it is clamped, and said so.
-    func request(_ delay: Duration) {
+    /// change. Beyond what is held it is clamped, and said so. Returns what was applied (nil while
+    /// still filling to the start: the request is then the delay it starts at).
+    func request(_ delay: Duration) -> StageEvent? {
         let wanted = max(.zero, delay)
         let report = state.withLock { state -> (applied: Duration, available: Duration)? in
             state.requested = wanted
@@ -182,11 +183,12 @@ final class DelayPlayout: Sendable {
             // A request is clamped to what is held: the next step moves from the delay in use.
             return (settle(&state, delay: newApplied), availableDelay(state))
         }
-        if let report {
-            events.emit(.stage(DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
-                                                   available: report.available, answering: true)))
-            playDue()
-        }
+        guard let report else { return nil }
+        let answer = DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
+                                         available: report.available, answering: true)
+        events.emit(.stage(answer))
+        playDue()
+        return answer
     }
 
     /// Moves play-out from `position` to `target` (clamped to what is held) and marks every
@@ -217,7 +219,8 @@ final class DelayPlayout: Sendable {
 
     /// Plays on from where it paused: the delay is what it was plus the pause, as far as the
     /// history still reaches (a pause longer than `max` resumes from its oldest, and says so).
-    func resume() {
+    /// Returns the delay it now plays at (nil while still filling).
+    func resume() -> StageEvent? {
         let report = state.withLock { state -> (requested: Duration, applied: Duration, available: Duration)? in
             let paused = state.pausedFor(at: .now)
             state.pausedSince = nil
@@ -234,11 +237,12 @@ final class DelayPlayout: Sendable {
             }
             return (.nanoseconds(wanted), settle(&state, delay: newApplied), availableDelay(state))
         }
-        if let report {
-            events.emit(.stage(DelayReport.changed(stage: name, requested: report.requested, applied: report.applied,
-                                                   available: report.available, answering: false)))
+        let answer = report.map {
+            DelayReport.changed(stage: name, requested: $0.requested, applied: $0.applied, available: $0.available, answering: false)
         }
+        if let answer { events.emit(.stage(answer)) }
         playDue()
+        return answer
     }
 
     /// Looks at the clock every `tick` until the outputs have ended (or the stage is gone),

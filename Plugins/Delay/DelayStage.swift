@@ -117,7 +117,7 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
     public var playsOutOnItsOwnClock: Bool { true }
 
     public func pausePlayout() { playout.pause() }
-    public func resumePlayout() { playout.resume() }
+    public func resumePlayout() -> StageEvent? { playout.resume() }
     public func retire() { playout.retire() }
 
     /// A changed delay stage keeps its history: a new `initial` is asked for as the delay
@@ -128,14 +128,14 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
         guard let fresh = (replacement as? DelayStage)?.options.withLock({ $0 }) else { return }
         let was = options.withLock { options in defer { options = fresh }; return options }
         if fresh.max != was.max { playout.history.resize(to: fresh.max) }
-        if fresh.initial != was.initial { playout.request(fresh.initial) }
+        if fresh.initial != was.initial { _ = playout.request(fresh.initial) }
     }
 
-    public func perform(_ command: String, _ adjustment: StageAdjustment) {
-        guard command == DelayReport.command.name else { return }
+    public func perform(_ command: String, _ adjustment: StageAdjustment) -> StageEvent? {
+        guard command == DelayReport.command.name else { return nil }
         switch adjustment {
-        case .set(let seconds): playout.request(.milliseconds(Int64((seconds * 1000).rounded())))
-        case .step(let steps): playout.request(playout.requested + step * steps)
+        case .set(let seconds): return playout.request(.milliseconds(Int64((seconds * 1000).rounded())))
+        case .step(let steps): return playout.request(playout.requested + step * steps)
         }
     }
 }

@@ -56,7 +56,7 @@ public final class GainStage: ControllableStage {
         return try BinChain.make(name, [volume])
     }
 
-    public func perform(_ command: String, _ adjustment: StageAdjustment) {
+    public func perform(_ command: String, _ adjustment: StageAdjustment) -> StageEvent? {
         let (requested, applied) = state.withLock { state in
             let requested = switch adjustment {
             case .set(let db): db
@@ -68,10 +68,12 @@ public final class GainStage: ControllableStage {
             return (requested, state.db)
         }
         let clamped = applied != requested ? String(format: " (asked %+.1f dB)", requested) : ""
-        events.emit(.stage(StageEvent(
+        let answer = StageEvent(
             stage: name, name: "gain-changed", command: command,
             fields: ["requested_db": requested, "applied_db": applied], figures: [Self.figure: applied],
-            line: String(format: "gain %+.1f dB", applied) + clamped)))
+            line: String(format: "gain %+.1f dB", applied) + clamped)
+        events.emit(.stage(answer))
+        return answer
     }
 
     /// dB to the `volume` element's linear factor.

@@ -22,24 +22,6 @@ public enum Gst {
         return true
     }
 
-    /// The rank autoplugging (decodebin3, parsebin) gives an element factory, or nil when there is none.
-    public static func rank(ofElement factory: String) -> UInt32? {
-        initialize()
-        guard let found = gst_element_factory_find(factory) else { return nil }
-        defer { gst_object_unref(UnsafeMutableRawPointer(found)) }
-        return gst_plugin_feature_get_rank(found)
-    }
-
-    /// Sets the rank autoplugging gives an element factory, for this process; false when there is none.
-    @discardableResult
-    public static func setRank(ofElement factory: String, to rank: UInt32) -> Bool {
-        initialize()
-        guard let found = gst_element_factory_find(factory) else { return false }
-        defer { gst_object_unref(UnsafeMutableRawPointer(found)) }
-        gst_plugin_feature_set_rank(found, rank)
-        return true
-    }
-
     /// Name of the plugin that provides the element factory, if the factory exists.
     public static func pluginName(ofElement factory: String) -> String? {
         initialize()

@@ -1,6 +1,7 @@
 import CastlineKit
 import Foundation
 import StagePlugins
+import RunTestSupport
 import TestSupport
 import Testing
 
@@ -29,13 +30,13 @@ struct PipelineRunnerTests {
             source: { test: { audio: {} } }
             sinks: [ { null: {} } ]
             """), registry: .builtin)
-        let events = collect(runner)
+        let recorder = RunRecorder(runner)
         try await runner.start()
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await recorder.reached(.playing))
         #expect(await runner.state == .playing)
         await runner.stop()
         #expect(await runner.wait() == .stopped)
-        #expect(states(await events.value) == [.connecting, .playing, .stopping, .stopped])
+        #expect(states(await recorder.all()) == [.connecting, .playing, .stopping, .stopped])
     }
 
     @Test("media that ends completes the run")
@@ -47,10 +48,10 @@ struct PipelineRunnerTests {
             source: { test: { audio: {} } }
             sinks: [ { file: \(scratch) } ]
             """), registry: .builtin)
+        // One second of media, counted by the sink's input, then the run ends by itself.
+        await recorder.limit(to: .seconds(1))
         try await recorder.start()
-        try await Task.sleep(for: .seconds(1))
-        await recorder.stop()
-        #expect(await recorder.wait() == .stopped)
+        #expect(await recorder.wait() == .completed)
         #expect(FileManager.default.fileExists(atPath: scratch))
 
         let player = try PipelineRunner(spec: try loadSpec("""

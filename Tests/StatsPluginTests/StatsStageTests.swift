@@ -2,6 +2,7 @@ import CastlineKit
 import Foundation
 import StagePlugins
 import Synchronization
+import RunTestSupport
 import TestSupport
 import Testing
 @testable import StagePlugins
@@ -43,18 +44,17 @@ struct StatsStageTests {
             sinks: [ { null: {} } ]
             """), registry: .builtin)
         let log = EventLog()
-        let reading = Task { for await event in runner.events { log.append(event) } }
+        let recorder = RunRecorder(runner) { log.append($0) }
         try await runner.start()
         // Counted from the first sample: a loaded machine may take a while to start the pipeline.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while log.samples(stream: .audio).isEmpty, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        let firstSample = await recorder.first(within: .seconds(20)) { event in
+            if case .stats(let sample) = event.kind { sample.stream == .audio } else { false }
         }
-        let first = ContinuousClock.now
+        try #require(firstSample != nil, "no audio sample in 20 s")
         try await Task.sleep(for: .milliseconds(3000))
         await runner.stop()
         _ = await runner.wait()
-        await reading.value
+        _ = await recorder.all()
 
         let audio = log.samples(stream: .audio)
         let video = log.samples(stream: .video)

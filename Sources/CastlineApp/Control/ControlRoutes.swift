@@ -32,7 +32,10 @@ struct ControlRoutes: Sendable {
         router.get("pipeline") { request, _ in try await pipelineFile(selected(request)) }
         router.get("metrics") { request, _ in try await metricsText(selected(request)) }
         router.post("pause") { request, _ in
-            try await change(selected(request), to: .paused, otherwise: "only a playing pipeline pauses") { await $0.pause() }
+            try await change(selected(request), to: .paused, otherwise: "only a playing pipeline pauses") {
+                await $0.pause()
+                return []
+            }
         }
         router.post("resume") { request, _ in
             try await change(selected(request), to: .playing, otherwise: "only a paused pipeline resumes") { await $0.resume() }
@@ -81,19 +84,21 @@ struct ControlRoutes: Sendable {
 
     // MARK: Reads
 
-    /// One pipeline's status as an object; several as `{"pipelines": [...]}`.
-    func status(_ chosen: [ControlledPipeline]) async -> Response {
+    /// One pipeline's status as an object; several as `{"pipelines": [...]}`. `answers`: what
+    /// stages just said they applied, newer than the figures the hub has seen so far.
+    func status(_ chosen: [ControlledPipeline], answers: [String: [StageEvent]] = [:]) async -> Response {
         var replies: [PipelineStatus] = []
-        for pipeline in chosen { replies.append(await status(of: pipeline)) }
+        for pipeline in chosen { replies.append(await status(of: pipeline, answers: answers[pipeline.name] ?? [])) }
         if replies.count == 1, let only = replies.first { return ControlReply.json(only) }
         return ControlReply.json(PipelinesStatus(pipelines: replies))
     }
 
-    private func status(of pipeline: ControlledPipeline) async -> PipelineStatus {
+    private func status(of pipeline: ControlledPipeline, answers: [StageEvent]) async -> PipelineStatus {
         let figures = pipeline.hub.figures
+        let answered = answers.reduce(into: [String: Double]()) { $0.merge($1.figures) { _, new in new } }
         var commandFigures: [String: Double?] = [:]
         for command in commands where await pipeline.hasStage(taking: command.name) {
-            for figure in command.figures { commandFigures[figure] = figures.commandFigures[figure] }
+            for figure in command.figures { commandFigures[figure] = answered[figure] ?? figures.commandFigures[figure] }
         }
         return PipelineStatus(pipeline: pipeline.name, state: await pipeline.runner.state, position: figures.position,
                               commandFigures: commandFigures, stats: figures.entries)
@@ -166,14 +171,9 @@ struct ControlRoutes: Sendable {
             let which = candidates.count == 1 ? "pipeline \"\(candidates[0].name)\" has no stage" : "no running pipeline has a stage"
             throw ControlRefusal(status: .conflict, message: "\(which) that takes \(command.name) (\(command.missingHint))")
         }
-        let answers = chosen.map { $0.hub.subscribe() }
-        for pipeline in chosen { await pipeline.runner.perform(command.name, adjustment) }
-        for stream in answers {
-            _ = await Self.firstEvent(in: stream, within: .seconds(3)) {
-                if case .stage(let event) = $0.kind { event.command == command.name } else { false }
-            }
-        }
-        return await status(chosen)
+        var answers: [String: [StageEvent]] = [:]
+        for pipeline in chosen { answers[pipeline.name] = await pipeline.runner.perform(command.name, adjustment) }
+        return await status(chosen, answers: answers)
     }
 
     /// The body of a command: `{"<value field>": number}` or `{"step": whole number}`.
@@ -188,33 +188,16 @@ struct ControlRoutes: Sendable {
     /// Asks each pipeline's runner for a change of state; 409 for one that did not get there.
     private func change(
         _ chosen: [ControlledPipeline], to wanted: RunState, otherwise rule: String,
-        _ ask: (PipelineRunner) async -> Void
+        _ ask: (PipelineRunner) async -> [StageEvent]
     ) async throws -> Response {
+        var answers: [String: [StageEvent]] = [:]
         for pipeline in chosen {
-            await ask(pipeline.runner)
+            answers[pipeline.name] = await ask(pipeline.runner)
             let state = await pipeline.runner.state
             guard state == wanted else {
                 throw ControlRefusal(status: .conflict, message: "pipeline \"\(pipeline.name)\" is \(state): \(rule)")
             }
         }
-        return await status(chosen)
-    }
-
-    /// The first event in `stream` that `matches`, or nil after `timeout` (or at the end of the run).
-    static func firstEvent(in stream: AsyncStream<RunEvent>, within timeout: Duration,
-                           where matches: @escaping @Sendable (RunEvent) -> Bool) async -> RunEvent? {
-        await withTaskGroup(of: RunEvent?.self) { group in
-            group.addTask {
-                for await event in stream where matches(event) { return event }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        return await status(chosen, answers: answers)
     }
 }

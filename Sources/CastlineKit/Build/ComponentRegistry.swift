@@ -38,7 +38,6 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
     /// the running one's for a swap (`PipelineRunner.channel`).
     public func plan(_ spec: PipelineSpec, channel: RunChannel? = nil) throws -> PipelinePlan {
         Gst.initialize()
-        Conversion.preferLightAACDecoder(false)
         let channel = channel ?? RunChannel(pipeline: spec.name, secrets: spec.allSecrets)
         for secret in spec.allSecrets { channel.masker.add(secret) }
         func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {

@@ -73,20 +73,12 @@ enum Conversion {
     /// (a gap at each pass of a looped file) and its PCM runs one frame ahead of its stamps.
     static let aacDecoder: String = Gst.hasElement("avdec_aac") ? "avdec_aac" : "faad"
 
-    /// The ranks autoplugging gave faad and avdec_aac before castline touched them.
-    private static let installedAACRanks: (faad: UInt32, libav: UInt32)? = {
-        guard let faad = Gst.rank(ofElement: "faad"), let libav = Gst.rank(ofElement: "avdec_aac") else { return nil }
-        return (faad, libav)
-    }()
-
-    /// Audio-only listening lets decodebin3 pick faad over avdec_aac: avdec_aac loads
-    /// gst-libav, libavcodec and ~170 libraries, 56 ms of CPU at start (more than a whole
-    /// `gst-launch-1.0` with faad). Its one-frame hold-back (above) costs a listener only
-    /// the last 21 ms before the end; every other pipeline gets the installed ranks back.
-    static func preferLightAACDecoder(_ light: Bool) {
-        guard let ranks = installedAACRanks else { return }
-        Gst.setRank(ofElement: "faad", to: light ? max(ranks.faad, ranks.libav + 1) : ranks.faad)
-    }
+    /// The AAC decoder for audio-only listening, chosen per pipeline (never by changing
+    /// GStreamer's ranks, which every pipeline in the process shares): faad where installed.
+    /// avdec_aac loads gst-libav, libavcodec and ~170 libraries, 56 ms of CPU at start (more
+    /// than a whole `gst-launch-1.0` with faad); faad's one-frame hold-back (above) costs a
+    /// listener only the last 21 ms before the end.
+    static let lightAACDecoder: String? = Gst.hasElement("faad") ? "faad" : nil
 
     static let decoderFactories: [Codec: [String]] = [
         .h264: ["h264parse", "avdec_h264"],

@@ -68,7 +68,8 @@ public protocol AdjustableStage: Stage {
 /// held back (and not taken for ended), and play-out resumes where it paused, further behind.
 public protocol TimeShiftingStage: Stage {
     func pausePlayout()
-    func resumePlayout()
+    /// Returns what resuming changed (a delay grown by the pause), as the stage also reports it.
+    func resumePlayout() -> StageEvent?
 }
 
 /// What a stage or sink may use while it runs.

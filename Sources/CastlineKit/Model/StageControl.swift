@@ -48,9 +48,11 @@ public struct StageCommand: Sendable {
 /// A stage with commands that move it while it runs (the delay stage, a gain stage).
 public protocol ControllableStage: Stage {
     static var commands: [StageCommand] { get }
-    /// Applies a command; out of range is clamped and said so, never fatal. The stage
-    /// answers with a `stage` event whose `command` is the command's name.
-    func perform(_ command: String, _ adjustment: StageAdjustment)
+    /// Applies a command; out of range is clamped and said so, never fatal. Returns what was
+    /// applied: the `stage` event (its `command` the command's name) the stage also reports;
+    /// nil when it is not in force yet (a delay still filling to its start).
+    @discardableResult
+    func perform(_ command: String, _ adjustment: StageAdjustment) -> StageEvent?
 }
 
 /// A stage's own event: a command applied (`delay-changed`), or something it holds changed.

@@ -34,6 +34,8 @@ public actor PipelineRunner {
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
     /// Swaps so far: new parts are named after it.
     private var generation = 0
+    /// How much media the sinks take before the run ends by itself (see `limit(to:)`).
+    private var mediaLimit: Duration?
 
     /// How long GStreamer's bus gets to say why the pipeline would not play.
     static let refusalWait = Duration.milliseconds(500)
@@ -87,6 +89,7 @@ public actor PipelineRunner {
             throw BuildError(text, badInput: (error as? BuildError)?.isBadInput ?? false)
         }
         self.built = built
+        if let mediaLimit { built.limit.set(mediaLimit) }
         send(.built(Self.layout(of: built.plan)))
         let bus = built.pipeline.bus
         tasks.append(Task { [weak self] in
@@ -105,8 +108,10 @@ public actor PipelineRunner {
     /// to reach the sinks (at most the drain timeout) before tearing down.
     public func stop() { send(.stop) }
 
-    /// Ends the run cleanly once every sink has taken `duration` of media.
+    /// Ends the run cleanly once every sink has taken `duration` of media (asked before the
+    /// start, from the start).
     public func limit(to duration: Duration) {
+        mediaLimit = duration
         built?.limit.set(duration)
     }
 
@@ -117,7 +122,9 @@ public actor PipelineRunner {
     /// stream is still taken in; else the whole pipeline pauses.
     public func pause() { send(.pause) }
 
-    public func resume() { send(.resume) }
+    /// Returns what the stages that held their play-out now play at (a delay grown by the pause).
+    @discardableResult
+    public func resume() -> [StageEvent] { send(.resume) }
 
     /// The running stages that take `command`.
     private func stages(taking command: String) -> [any ControllableStage] {
@@ -128,12 +135,11 @@ public actor PipelineRunner {
         }
     }
 
-    /// Hands a command to every running stage that takes it; false when none does.
+    /// Hands a command to every running stage that takes it; returns what each applied (nothing
+    /// when no stage takes it, or none has it in force yet).
     @discardableResult
-    public func perform(_ command: String, _ adjustment: StageAdjustment) -> Bool {
-        let takers = stages(taking: command)
-        for stage in takers { stage.perform(command, adjustment) }
-        return !takers.isEmpty
+    public func perform(_ command: String, _ adjustment: StageAdjustment) -> [StageEvent] {
+        stages(taking: command).compactMap { $0.perform(command, adjustment) }
     }
 
     /// A key a running stage's command takes (`+` for the delay): performed. nil when
@@ -295,14 +301,16 @@ public actor PipelineRunner {
             playsOutOnItsOwnClock: plan.stages.contains { $0.component.playsOutOnItsOwnClock })
     }
 
-    /// Moves the model, and carries out what the move asks for.
-    private func send(_ input: RunInput) {
+    /// Moves the model, and carries out what the move asks for; returns what stages said they
+    /// applied on the way (a held play-out let go).
+    @discardableResult
+    private func send(_ input: RunInput) -> [StageEvent] {
         let (next, effects) = RunModel.reduce(model, input)
         model = next
-        for effect in effects { carryOut(effect) }
+        return effects.flatMap(carryOut)
     }
 
-    private func carryOut(_ effect: RunEffect) {
+    private func carryOut(_ effect: RunEffect) -> [StageEvent] {
         switch effect {
         case .announce(let from, let to): emitter.emit(.stateChanged(from: from, to: to))
         case .notice(let line): emitter.emit(.notice(line))
@@ -312,9 +320,12 @@ public actor PipelineRunner {
         case .endOfStream: emitter.emit(.endOfStream)
         case .setPipelineState(let state): built?.pipeline.setState(state)
         case .holdPlayout(let held):
-            for case let stage as any TimeShiftingStage in (built?.plan ?? planned).stages.map(\.component) {
-                if held { stage.pausePlayout() } else { stage.resumePlayout() }
+            let shifting = (built?.plan ?? planned).stages.compactMap { $0.component as? any TimeShiftingStage }
+            guard !held else {
+                for stage in shifting { stage.pausePlayout() }
+                return []
             }
+            return shifting.compactMap { $0.resumePlayout() }
         case .recalculateLatency: built?.pipeline.recalculateLatency()
         case .stopSource(let sendEndOfStream):
             let source = (built?.plan ?? planned).source.component
@@ -345,5 +356,6 @@ public actor PipelineRunner {
             for waiter in waiters { waiter.resume(returning: outcome) }
             waiters.removeAll()
         }
+        return []
     }
 }

@@ -17,8 +17,9 @@ public final class PipelineThread: SerialExecutor {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        jobs.push { job.runSynchronously(on: executor) }
+        // Held until the job is done: a job may let go of the last reference to the actor, and
+        // so to this executor, which the runtime still uses as the job ends.
+        jobs.push { [self] in job.runSynchronously(on: asUnownedSerialExecutor()) }
     }
 }
 

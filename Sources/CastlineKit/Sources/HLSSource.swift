@@ -89,11 +89,16 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
         let bin = Bin(name: name)
         let fed = Set(streams.keys).intersection(used)
-        Conversion.preferLightAACDecoder(fed == [.audio])
+        // Audio-only listening decodes its AAC here, with the light decoder (see
+        // `Conversion.lightAACDecoder`): decodebin3 stops at the encoded stream.
+        let lightAAC = fed == [.audio] && streams[.audio] == .raw && start.streams[.audio] == .some(.aac)
+            ? Conversion.lightAACDecoder : nil
+        var stopForms = streams
+        if lightAAC != nil { stopForms[.audio] = .encoded(.aac) }
         // Decoding stops at what each stream is wanted in: raw, or parsed but still encoded;
         // a stream nobody wants stops encoded and ends in a discard, never decoded.
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
-        let stops = try Caps(streams.merging(unwanted) { wanted, _ in wanted }
+        let stops = try Caps(stopForms.merging(unwanted) { wanted, _ in wanted }
             .map { URISource.stopCaps($0.key, $0.value) }.joined(separator: "; "))
         // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
         // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
@@ -104,6 +109,13 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         }
         // decodebin3's multiqueue holds each stream's media already.
         let outlets = try URISource.outletQueues(streams.keys, in: bin, threaded: false)
+        var decoded = outlets
+        if let lightAAC, let queue = outlets[.audio] {
+            let chain = try BinChain.make("\(name)-aac", factories: ["aacparse", lightAAC])
+            try bin.add(chain)
+            try chain.link(queue)
+            decoded[.audio] = chain
+        }
         let stats = HLSStats(name: context.componentName, events: context.events,
                              pdtStart: start.tracks.first?.startSegment?.programDateTime)
         let streamStarted = OnceFlag()
@@ -129,7 +141,8 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
             feeds.append(feed)
             let own = outlets.filter { start.track(of: $0.key) == index }
-            try Self.decode(appsrc.element, container: track.container, stops: stops, in: bin, to: own)
+            try Self.decode(appsrc.element, container: track.container, stops: stops, in: bin,
+                            to: decoded.filter { own[$0.key] != nil })
             for (stream, queue) in own {
                 guard let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src") else { continue }
                 ends.watch(entering, stream: stream)
