@@ -35,10 +35,12 @@ let package = Package(
         .target(name: "GIONet", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
         // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
-        .target(name: "HLS", dependencies: [.product(name: "_CryptoExtras", package: "swift-crypto")]),
+        // Small pieces the HLS client and the publishers share: retry backoff, monotonic time.
+        .target(name: "Timing"),
+        .target(name: "HLS", dependencies: ["Timing", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest"),
-        .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS"]),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS", "Timing"]),
         // Stage plugins: one folder each under Plugins/, depending on CastlineKit only, built as one
         // module so a new plugin is its folder and its line in Plugins/BuiltinStages.swift, nothing else.
         .target(name: "StagePlugins", dependencies: ["CastlineKit"], path: "Plugins"),
@@ -72,7 +74,7 @@ let package = Package(
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
-        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport", "Timing"]),
         .testTarget(name: "CastlineAppTests", dependencies: ["CastlineApp", "CastlineKit", "StagePlugins"]),
         .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport"]),
         .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins", "TestSupport", "RunTestSupport"]),

@@ -30,7 +30,7 @@ final class DelayPlayout: Sendable {
     /// How long the unit due at the start may be missing before play-out starts later than the estimate says.
     static let dueWait: Duration = .seconds(1)
     /// How often play-out looks at the clock when no media arrives; well under `lead`.
-    static let tick: Duration = .milliseconds(20)
+    static let tick: DispatchTimeInterval = .milliseconds(20)
 
     private struct State {
         var requested: Duration
@@ -63,7 +63,8 @@ final class DelayPlayout: Sendable {
         /// Every stream ended: what is held still plays, then every output ends.
         var draining = false
         var finished = false
-        var ticking = false
+        /// Looks at the clock every `tick` once media has come, until the outputs end.
+        var ticking: (any DispatchSourceTimer)?
         /// The newest unit handed out: its stream and the running time its media ends.
         var playedThrough: (stream: Int, end: UInt64)?
         /// Play-out is held (the run is paused) since then; what arrives is still kept.
@@ -89,6 +90,10 @@ final class DelayPlayout: Sendable {
     private let arenas = Mutex<[ByteArenaBox]>([])
     /// Each stream's own PTS against running time, for the position played out.
     private let timeline = SourceTimeline()
+    /// Where units are handed to the appsrcs and the outputs ended: one at a time, in order,
+    /// with no lock held (a push may wait on a full appsrc), off the streaming threads and
+    /// off the cooperative pool. The clock is looked at here too, every `tick`.
+    private let playout = DispatchQueue(label: "castline.delay-playout")
 
     init(initial: Duration, max: Duration, name: String, events: EventEmitter) {
         history = HistoryBuffer(maxDuration: max)
@@ -149,7 +154,7 @@ final class DelayPlayout: Sendable {
                                  isKeyframe: !sample.isDelta, payload: slice), byteSize: Int(slice.count))
         reportAvailable()
         startTicking()
-        playDue()
+        playDueSoon()
     }
 
     /// The stream ended: what is held for it still plays, then its end.
@@ -160,7 +165,7 @@ final class DelayPlayout: Sendable {
             return state.draining
         }
         // What is held goes out on time; the output ends once it has all gone.
-        if all { playDue() }
+        if all { playDueSoon() }
     }
 
     /// Asks for a delay: the play-out position moves back (or ahead) by the
@@ -187,7 +192,7 @@ final class DelayPlayout: Sendable {
         let answer = DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
                                          available: report.available, answering: true)
         events.emit(.stage(answer))
-        playDue()
+        playDueSoon()
         return answer
     }
 
@@ -241,84 +246,112 @@ final class DelayPlayout: Sendable {
             DelayReport.changed(stage: name, requested: $0.requested, applied: $0.applied, available: $0.available, answering: false)
         }
         if let answer { events.emit(.stage(answer)) }
-        playDue()
+        playDueSoon()
         return answer
     }
 
     /// Looks at the clock every `tick` until the outputs have ended (or the stage is gone),
     /// so held media goes out on time when nothing new arrives.
     private func startTicking() {
-        guard state.withLock({ state in defer { state.ticking = true }; return !state.ticking }) else { return }
-        Task.detached { [weak self] in
-            // No strong reference across the sleep: the loop ends with the stage.
-            while self?.tickOnce() == true {
-                try? await Task.sleep(for: DelayPlayout.tick)
-            }
+        let timer: (any DispatchSourceTimer)? = state.withLock { state in
+            guard state.ticking == nil, !state.finished else { return nil }
+            let timer = DispatchSource.makeTimerSource(queue: playout)
+            state.ticking = timer
+            return timer
         }
+        guard let timer else { return }
+        // No strong reference: the timer ends with the stage.
+        timer.setEventHandler { [weak self] in
+            guard let self, !playDue() else { return }
+            reportStats()
+        }
+        timer.schedule(deadline: .now() + Self.tick, repeating: Self.tick)
+        timer.resume()
     }
 
-    /// One look at the clock; false once the outputs have ended.
-    private func tickOnce() -> Bool {
-        playDue()
-        reportStats()
-        return !state.withLock(\.finished)
-    }
+    deinit { state.withLock { $0.ticking }?.cancel() }
 
     /// Running time on the pipeline clock, while the pipeline plays.
     private static func runningTime(of outputs: [AppSrc]) -> UInt64? {
         outputs.first?.element.runningTime?.nanoseconds
     }
 
-    /// Hands the appsrcs every unit whose play-out time is at most `lead` away on the pipeline clock.
-    private func playDue() {
-        // Units are pushed under the lock so the streaming thread and the tick keep the order.
-        state.withLock { state in
-            guard !state.finished, state.pausedSince == nil else { return }
+    /// What is due goes out from the play-out queue, after whatever is going out now.
+    private func playDueSoon() {
+        playout.async { [weak self] in _ = self?.playDue() }
+    }
+
+    /// A unit handed to an appsrc.
+    private struct Push {
+        let output: AppSrc
+        let unit: MediaUnit<ByteSlice>
+        let pts: UInt64
+        let discont: Bool
+    }
+
+    /// Hands the appsrcs every unit whose play-out time is at most `lead` away on the pipeline
+    /// clock; on the play-out queue. True once the outputs have ended.
+    @discardableResult
+    private func playDue() -> Bool {
+        dispatchPrecondition(condition: .onQueue(playout))
+        var said: [RunEvent.Kind] = []
+        let (pushes, ending, finished) = state.withLock { state -> ([Push], [AppSrc], Bool) in
+            guard !state.finished else { return ([], [], true) }
+            guard state.pausedSince == nil else { return ([], [], false) }
             let now = Self.runningTime(of: state.outputs)
             if state.cursor == nil {
                 // Never started (the stream ended before the initial delay was held): just end.
-                if state.draining { return finish(&state) }
-                guard startIfHeld(&state, now: now) else { return }
+                if state.draining { return ([], finish(&state), true) }
+                guard startIfHeld(&state, now: now, said: &said) else { return ([], [], false) }
             }
-            guard var cursor = state.cursor, let shift = state.shift, let now else { return }
+            guard var cursor = state.cursor, let shift = state.shift, let now else { return ([], [], false) }
             // A unit at running time t plays at t + shift; it goes out `lead` before then.
             let horizon = Int64(clamping: now) + nanoseconds(Self.lead) - shift
-            guard horizon >= 0 else { return }
+            guard horizon >= 0 else { return ([], [], false) }
             let due = history.due(&cursor, through: UInt64(horizon))
             state.cursor = cursor
+            var pushes: [Push] = []
             for unit in due where state.outputs.indices.contains(unit.stream) {
                 let discont = state.discont.remove(unit.stream) != nil
                 let pts = Int64(clamping: unit.pts) + shift
                 guard pts >= 0 else { continue }  // before the time line began: long past
-                unit.payload.withUnsafeBytes { bytes in
-                    _ = state.outputs[unit.stream].push(
-                        bytes, pts: ClockTime(nanoseconds: UInt64(pts)), dts: nil,
-                        duration: unit.duration > 0 ? ClockTime(nanoseconds: unit.duration) : nil,
-                        isDelta: !unit.isKeyframe, discont: discont)
-                }
+                pushes.append(Push(output: state.outputs[unit.stream], unit: unit, pts: UInt64(pts), discont: discont))
             }
             if let last = due.last { state.playedThrough = (last.stream, last.pts + last.duration) }
-            if state.draining, history.isCaughtUp(cursor) { finish(&state) }
+            let ending = state.draining && history.isCaughtUp(cursor) ? finish(&state) : []
+            return (pushes, ending, state.finished)
         }
+        for event in said { events.emit(event) }
+        for push in pushes {
+            push.unit.payload.withUnsafeBytes { bytes in
+                _ = push.output.push(
+                    bytes, pts: ClockTime(nanoseconds: push.pts), dts: nil,
+                    duration: push.unit.duration > 0 ? ClockTime(nanoseconds: push.unit.duration) : nil,
+                    isDelta: !push.unit.isKeyframe, discont: push.discont)
+            }
+        }
+        for output in ending { output.endOfStream() }
+        return finished
     }
 
-    /// Taken out by a swap: nothing more is played or reported, and the outputs end now.
+    /// Taken out by a swap: nothing more is played or reported, and the outputs end now
+    /// (after any push under way).
     func retire() {
-        state.withLock { state in
-            guard !state.finished else { return }
-            finish(&state)
-        }
+        let ending = state.withLock { state in state.finished ? [] : finish(&state) }
+        playout.async { for output in ending { output.endOfStream() } }
     }
 
-    private func finish(_ state: inout State) {
+    /// Marks play-out over; returns the outputs to end (outside the lock, on the play-out queue).
+    private func finish(_ state: inout State) -> [AppSrc] {
         state.finished = true
-        for output in state.outputs { output.endOfStream() }
+        state.ticking?.cancel()
+        return state.outputs
     }
 
     /// Starts play-out once the history holds the initial delay (and the clock
     /// runs, and a promised live-edge estimate is in): the unit that plays first
     /// is the one due `lead` from now. Until then says how full it is.
-    private func startIfHeld(_ state: inout State, now: UInt64?) -> Bool {
+    private func startIfHeld(_ state: inout State, now: UInt64?, said: inout [RunEvent.Kind]) -> Bool {
         if let now { anchorOnLiveEdge(&state, now: now) }
         let available = history.available
         // A source that started back fills this at once; otherwise it grows in real time.
@@ -326,7 +359,7 @@ final class DelayPlayout: Sendable {
             let percent = Int(available.seconds / max(state.requested.seconds, 0.001) * 100)
             if percent / 5 != state.bufferingPercent / 5 {
                 state.bufferingPercent = percent
-                events.emit(.buffering(percent: percent))
+                said.append(.buffering(percent: percent))
             }
             return false
         }
@@ -334,7 +367,7 @@ final class DelayPlayout: Sendable {
         if state.liveAnchor == nil, let deadline = state.liveEdgeDeadline {
             guard ContinuousClock.now >= deadline else { return false }
             state.liveEdgeDeadline = nil
-            events.emit(.notice("\(name): the source gave no live-edge estimate; delay counts from this start"))
+            said.append(.notice("\(name): the source gave no live-edge estimate; delay counts from this start"))
         }
         var first = Int64(clamping: now) + nanoseconds(Self.lead) - nanoseconds(state.requested) - state.anchor
         if state.liveAnchor != nil, let newest = history.newest, first > Int64(clamping: newest) {
@@ -346,14 +379,14 @@ final class DelayPlayout: Sendable {
             let late = first - Int64(clamping: newest)
             state.liveAnchor = state.anchor + late
             first -= late
-            events.emit(.notice(String(format: "%@: the media is %.2f s behind the live-edge estimate; playing that much later",
+            said.append(.notice(String(format: "%@: the media is %.2f s behind the live-edge estimate; playing that much later",
                                        name, Double(late) / 1e9)))
         }
         state.applied = state.requested
         var cursor = HistoryCursor(delay: .zero, position: nil)
         history.seek(&cursor, toPosition: UInt64(max(0, first)))
         state.cursor = cursor
-        events.emit(.stage(DelayReport.changed(stage: name, requested: state.requested, applied: state.requested,
+        said.append(.stage(DelayReport.changed(stage: name, requested: state.requested, applied: state.requested,
                                                available: available, answering: false)))
         return true
     }

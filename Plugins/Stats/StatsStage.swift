@@ -8,6 +8,7 @@ import Synchronization
 /// Several may sit in one pipeline, each reporting under its own name.
 public final class StatsStage: Stage {
     public static let kind = "stats"
+    public static let measuresStreams = true
     public static let summary = "measure bitrate, position, levels, silences and frame rate; media passes untouched"
     public static let schema = OptionSchema([
         OptionField("every", .duration, default: .duration(.seconds(1)), help: "how often to report figures"),

@@ -1,4 +1,5 @@
 import Foundation
+import Timing
 import Synchronization
 
 /// Follows one media playlist (RFC 8216 §6.3): hands its segments over in

@@ -32,18 +32,18 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: "Frames per second.")
     var fps: Double = 30
     @Option(help: ArgumentHelp("Video bitrate, e.g. 2500k or 4M.", valueName: "bitrate"))
-    var videoBitrate = "2500k"
+    var videoBitrate = Bitrate(bitsPerSecond: 2_500_000)
     @Option(help: ArgumentHelp("Audio bitrate, e.g. 128k.", valueName: "bitrate"))
-    var audioBitrate = "128k"
+    var audioBitrate = Bitrate(bitsPerSecond: 128_000)
     @Option(help: ArgumentHelp("Time between keyframes, e.g. 2s.", valueName: "duration"))
-    var keyframeInterval = "2s"
+    var keyframeInterval = Duration.seconds(2)
     @Flag(help: "Publish the tone only, no video.")
     var audioOnly = false
     @Option(help: ArgumentHelp("x264 speed preset: ultrafast, superfast, veryfast, faster, fast, medium.", valueName: "preset"))
     var preset = "veryfast"
     @Option(help: ArgumentHelp("cbr (the bitrate on the wire every second, as ingests ask), vbr (up to it) or crf (constant quality).",
                                valueName: "cbr|vbr|crf"))
-    var rateControl = "cbr"
+    var rateControl = RateControl.cbr
     @Option(help: ArgumentHelp("The test signal's tone in Hz (its beep is at twice this).", valueName: "Hz"))
     var tone: Double = 1000
 

@@ -26,22 +26,22 @@ struct ListenCommand: AsyncParsableCommand {
     var record: String?
     @Option(help: ArgumentHelp("audio (sound on the default device), window (the picture in a window too) or null (headless monitoring).",
                                valueName: "audio|window|null"))
-    var output = "audio"
+    var output = ListenShortcut.Output.audio
     @Option(help: ArgumentHelp("auto, best, lowest, a bitrate (800k) or a name/resolution (720p).", valueName: "rendition"))
     var rendition = "auto"
     @Flag(help: "A stream that is not live yet (HTTP 404) is waited for, retrying every 2 s.")
     var waitForLive = false
     @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
-    var endAfter = "30s"
+    var endAfter = Duration.seconds(30)
     @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried (default 10s).",
                                valueName: "duration"))
-    var timeout: String?
+    var timeout: Duration?
     @Option(help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
                                valueName: "duration"))
-    var delay: String?
+    var delay: Duration?
     @Option(help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
                                valueName: "duration"))
-    var maxDelay: String?
+    var maxDelay: Duration?
     @Flag(help: "Read castline's test-signal clock back from what plays: latency behind the broadcaster and A/V offset, each second and in the summary (video is then decoded too, unless --audio-only).")
     var measureLatency = false
     @Option(help: "Pipeline name in events and metrics.")

@@ -1,4 +1,4 @@
-import HLS
+import Timing
 import CastlineKit
 import Testing
 

@@ -98,7 +98,10 @@ struct ControlRoutes: Sendable {
         let answered = answers.reduce(into: [String: Double]()) { $0.merge($1.figures) { _, new in new } }
         var commandFigures: [String: Double?] = [:]
         for command in commands where await pipeline.hasStage(taking: command.name) {
-            for figure in command.figures { commandFigures[figure] = answered[figure] ?? figures.commandFigures[figure] }
+            for figure in command.figures {
+                let latest: Double? = answered[figure] ?? figures.commandFigures[figure]
+                commandFigures[figure] = .some(latest)
+            }
         }
         return PipelineStatus(pipeline: pipeline.name, state: await pipeline.runner.state, position: figures.position,
                               commandFigures: commandFigures, stats: figures.entries)
@@ -148,7 +151,7 @@ struct ControlRoutes: Sendable {
 
     func metricsText(_ chosen: [ControlledPipeline]) async throws -> Response {
         var statsOn = false
-        for pipeline in chosen where await pipeline.hasStage("stats") { statsOn = true }
+        for pipeline in chosen where await pipeline.measuresStreams() { statsOn = true }
         guard statsOn else {
             throw ControlRefusal(status: .notFound, message: """
                 no stats: add a stats stage to the pipeline (- stats: {}), or give broadcast/listen \

@@ -50,8 +50,9 @@ final class ControlledPipeline: Sendable {
         }
     }
 
-    /// True when the running pipeline has a stage of this kind (`stats`).
-    func hasStage(_ kind: String) async -> Bool {
-        await runner.spec.stages.contains { $0.kind == kind }
+    /// True when the running pipeline has a stage that measures its streams (see `Stage.measuresStreams`).
+    func measuresStreams() async -> Bool {
+        let kinds = Set(await runner.spec.stages.map(\.kind))
+        return PipelineFiles.registry.stages.contains { kinds.contains($0.kind) && $0.measuresStreams }
     }
 }

@@ -102,7 +102,8 @@ final class SessionService: Service, Sendable {
             renderers[entry.plan.spec.name] = EventRenderer(
                 pipeline: entry.plan.spec.name, showName: entries.count > 1,
                 playoutMoved: entry.plan.stages.contains { $0.component.playsOutOnItsOwnClock },
-                statsStages: stages.filter { $0.element.spec.kind == "stats" }.map { $0.element.spec.name ?? "stats\($0.offset)" })
+                statsStages: stages.filter { type(of: $0.element.component).measuresStreams }
+                    .map { $0.element.spec.name ?? "\($0.element.spec.kind)\($0.offset)" })
         }
         for await event in events {
             outputs.consume(event)

@@ -16,11 +16,11 @@ public struct BroadcastShortcut: Sendable {
     public var insecure = false
     public var size = "1280x720"
     public var fps: Double = 30
-    public var videoBitrate = "2500k"
-    public var audioBitrate = "128k"
-    public var keyframeInterval = "2s"
+    public var videoBitrate = Bitrate(bitsPerSecond: 2_500_000)
+    public var audioBitrate = Bitrate(bitsPerSecond: 128_000)
+    public var keyframeInterval = Duration.seconds(2)
     public var preset = "veryfast"
-    public var rateControl = "cbr"
+    public var rateControl = RateControl.cbr
     /// The test signal's tone, in Hz.
     public var tone: Double = 1000
     public var audioOnly = false
@@ -63,20 +63,17 @@ public struct BroadcastShortcut: Sendable {
         }
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
         // Checked here, as flags, so a bad one is named as the flag the user typed (not a key of the file it stands for).
-        for (flag, text, example) in [("--video-bitrate", videoBitrate, "2500k"), ("--audio-bitrate", audioBitrate, "128k")]
-        where Bitrate(configText: text).map({ $0.bitsPerSecond <= 0 }) ?? true {
-            throw SettingsError("\(flag): \"\(text)\" is not a bitrate (try \(example))")
+        for (flag, bitrate, example) in [("--video-bitrate", videoBitrate, "2500k"), ("--audio-bitrate", audioBitrate, "128k")]
+        where bitrate.bitsPerSecond <= 0 {
+            throw SettingsError("\(flag): \(bitrate) is not a bitrate above 0 (try \(example))")
         }
-        guard Duration(configText: keyframeInterval).map({ $0 > .zero }) ?? false else {
-            throw SettingsError("--keyframe-interval: \"\(keyframeInterval)\" is not a duration over 0 (try 2s)")
+        guard keyframeInterval > .zero else {
+            throw SettingsError("--keyframe-interval: \(keyframeInterval.configText) is not a duration over 0 (try 2s)")
         }
         if let maxReconnects, maxReconnects < 0 { throw SettingsError("--max-reconnects must be 0 or more") }
         if source != nil, audioOnly { throw SettingsError("--audio-only goes with the test signal, not with --source") }
         if isCapturing, source != nil { throw SettingsError("give --source FILE or --microphone/--camera, not both") }
         if camera != nil, audioOnly { throw SettingsError("--audio-only publishes no video: leave out --camera") }
-        guard RateControl(rawValue: rateControl) != nil else {
-            throw SettingsError("--rate-control: use \(RateControl.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(rateControl)\"")
-        }
         guard (20...10_000).contains(tone) else { throw SettingsError("--tone: \(tone) Hz is out of 20 to 10000") }
     }
 
@@ -104,9 +101,9 @@ public struct BroadcastShortcut: Sendable {
     public var document: [String: Any] {
         let (width, height) = parsedSize ?? (1280, 720)
         var test: [String: Any] = ["audio": ["tone": tone]]
-        var encode: [String: Any] = ["audio": ["codec": "aac", "bitrate": audioBitrate]]
-        let video: [String: Any] = ["codec": "h264", "bitrate": videoBitrate, "keyframe-interval": keyframeInterval,
-                                    "preset": preset, "rate-control": rateControl]
+        var encode: [String: Any] = ["audio": ["codec": "aac", "bitrate": audioBitrate.description]]
+        let video: [String: Any] = ["codec": "h264", "bitrate": videoBitrate.description, "keyframe-interval": keyframeInterval.configText,
+                                    "preset": preset, "rate-control": rateControl.rawValue]
         if source != nil {
             encode["when"] = "needed"
             encode["video"] = video

@@ -10,16 +10,23 @@ public struct ListenShortcut: Sendable {
     public var passphraseEnv: String?
     public var audioOnly = false
     public var record: String?
-    /// `audio` (the default device), `window` (the picture in a window, the sound on the default
-    /// device) or `null` (headless monitoring).
-    public var output = "audio"
+    /// Where it plays.
+    public enum Output: String, Sendable, CaseIterable {
+        /// The default sound device.
+        case audio
+        /// The picture in a window, the sound on the default device.
+        case window
+        /// Nowhere: headless monitoring.
+        case null
+    }
+    public var output = Output.audio
     public var rendition = "auto"
     public var waitForLive = false
-    public var endAfter = "30s"
+    public var endAfter = Duration.seconds(30)
     /// HLS: a request with no byte for this long has failed (nil: the source's 10 s).
-    public var timeout: String?
-    public var delay: String?
-    public var maxDelay: String?
+    public var timeout: Duration?
+    public var delay: Duration?
+    public var maxDelay: Duration?
     public var name = "listen"
     public var stats = StatsSettings()
     /// A status line on a terminal: a stats stage for it even when no stats output is asked for.
@@ -48,36 +55,26 @@ public struct ListenShortcut: Sendable {
         }
         if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
         if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }
-        guard ["audio", "window", "null"].contains(output) else { throw SettingsError("--output: use audio, window or null, not \"\(output)\"") }
-        if output == "window", audioOnly { throw SettingsError("--output window shows the video: leave out --audio-only") }
-        if let timeout, (Duration(configText: timeout) ?? .zero) <= .zero {
-            throw SettingsError("--timeout: \"\(timeout)\" is not a duration above 0 (try 10s)")
-        }
-        if Duration(configText: endAfter) == nil {
-            throw SettingsError("--end-after: \"\(endAfter)\" is not a duration (try 30s)")
-        }
-        for (flag, value) in [("--delay", delay), ("--max-delay", maxDelay)] {
-            guard let value else { continue }
-            guard let duration = Duration(configText: value), duration >= .zero else {
-                throw SettingsError("\(flag): \"\(value)\" is not a duration of 0 or more (try 10s)")
-            }
+        if output == .window, audioOnly { throw SettingsError("--output window shows the video: leave out --audio-only") }
+        if let timeout, timeout <= .zero {
+            throw SettingsError("--timeout: \(timeout.configText) is not a duration above 0 (try 10s)")
         }
     }
 
     public var document: [String: Any] {
         // Headless monitoring costs what playing does: every stream is decoded, then dropped.
         var sinks: [[String: Any]] = switch output {
-        case "null": [["null": ["decode": true]]]
+        case .null: [["null": ["decode": true]]]
         // A window is for the picture: with no sound device it plays without sound, and says so.
-        case "window": [["video": [String: Any]()], ["audio": ["required": false]]]
-        default: [[output: [String: Any]()]]
+        case .window: [["video": [String: Any]()], ["audio": ["required": false]]]
+        case .audio: [["audio": [String: Any]()]]
         }
         if let record { sinks.append(["file": ["path": record, "sync": true]]) }
         return [
             "version": 1, "name": name,
             "source": isIngestInput ? ["uri": ingestInput]
-                : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter]
-                    .merging(timeout.map { ["timeout": $0] } ?? [:]) { $1 }],
+                : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter.configText]
+                    .merging(timeout.map { ["timeout": $0.configText] } ?? [:]) { $1 }],
             // The latency stage last: the stats stage before it measures the stream as it came
             // (encoded), and the decoding it needs is then the sink's too.
             "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages
@@ -105,8 +102,8 @@ public struct ListenShortcut: Sendable {
     private var delayStages: [[String: Any]] {
         guard delay != nil || maxDelay != nil else { return [] }
         var options: [String: Any] = [:]
-        if let delay { options["initial"] = delay }
-        if let maxDelay { options["max"] = maxDelay }
+        if let delay { options["initial"] = delay.configText }
+        if let maxDelay { options["max"] = maxDelay.configText }
         return [["delay": options]]
     }
 }

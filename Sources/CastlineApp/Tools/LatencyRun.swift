@@ -33,12 +33,12 @@ public enum LatencyRun {
         }
         guard let publish, let playback else { return ExitStatus.badInput }
         var listen = ListenShortcut(url: playback)
-        listen.output = "null"
+        listen.output = .null
         listen.measureLatency = true
         // The stream is not there until the broadcast has run a segment or two.
         listen.waitForLive = true
         // Once the broadcast stops, the listener plays what it has and ends soon after.
-        listen.endAfter = "8s"
+        listen.endAfter = .seconds(8)
         let entries = [publish.document, listen.document].map { document in
             RunSession.Entry(plan: PipelineFiles.load(document: document, origin: "castline latency", checkOnly: false).orExit())
         }

@@ -44,6 +44,9 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     /// and hands it the decoded stream's pad (`watch(decoded:for:)`).
     func learnsMoreDecoded(_ stream: StreamKind) -> Bool
     func watch(decoded pad: Pad, for stream: StreamKind)
+    /// It measures each stream it passes and reports it in `stats` samples: the status line,
+    /// the stats outputs and `/metrics` take their per-stream figures from stages that say so.
+    static var measuresStreams: Bool { get }
 }
 
 extension Stage {
@@ -53,6 +56,7 @@ extension Stage {
     public func retire() {}
     public func learnsMoreDecoded(_ stream: StreamKind) -> Bool { false }
     public func watch(decoded pad: Pad, for stream: StreamKind) {}
+    public static var measuresStreams: Bool { false }
 }
 
 /// A stage that takes a changed pipeline file's options while it runs, so a swap keeps it

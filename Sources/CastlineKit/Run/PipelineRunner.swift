@@ -1,4 +1,3 @@
-import HLS
 import Foundation
 import GstKit
 import PipelineConfig

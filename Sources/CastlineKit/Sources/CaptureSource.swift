@@ -185,14 +185,10 @@ struct DeviceProblem: Sendable {
 
 /// Opens a device the way the run will and waits for its first buffer.
 enum DeviceCheck {
-    /// nil when `source` gave a buffer within `timeout`; else what went wrong.
-    /// Off the caller's executor: opening a device (a state change) may take a while, and the
-    /// caller may be the runner, reloading.
+    /// nil when `source` gave a buffer within `timeout`; else what went wrong. Opening a device
+    /// (a state change) may take a while: it is done on a thread of its own, off the caller's
+    /// executor (the runner's, reloading) and off the cooperative pool.
     static func firstBuffer(from source: Element, timeout: Duration = .seconds(5)) async -> DeviceProblem? {
-        await Task.detached { await check(source, timeout: timeout) }.value
-    }
-
-    private static func check(_ source: Element, timeout: Duration) async -> DeviceProblem? {
         let pipeline = Pipeline(name: "device-check")
         do {
             try source.set("num-buffers", Int32(1))
@@ -203,10 +199,9 @@ enum DeviceCheck {
             return DeviceProblem(text: "\(error)")
         }
         let messages = pipeline.bus.messages()
-        defer { _ = pipeline.setState(.null) }
         // A state change that fails has posted its error: it is read from the messages like any other.
-        _ = pipeline.setState(.playing)
-        return await withTaskGroup(of: DeviceProblem?.self) { group in
+        _ = await onOwnThread { pipeline.setState(.playing) }
+        let problem = await withTaskGroup(of: DeviceProblem?.self) { group in
             group.addTask {
                 for await message in messages {
                     switch message {
@@ -228,5 +223,7 @@ enum DeviceCheck {
             pipeline.bus.finish()
             return first
         }
+        _ = await onOwnThread { pipeline.setState(.null) }
+        return problem
     }
 }

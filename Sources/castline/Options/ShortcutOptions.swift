@@ -5,15 +5,9 @@ import CastlineKit
 /// may be printed instead of run, and may stop after a length of media.
 struct ShortcutOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Stop cleanly after this much media, e.g. 30s.", valueName: "duration"))
-    var duration: String?
+    var duration: Duration?
     @Flag(help: "Print the pipeline file these flags make, and exit.")
     var printPipeline = false
 
-    func validate() throws {
-        if let duration, Duration(configText: duration) == nil {
-            throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
-        }
-    }
-
-    var stopAfter: Duration? { duration.flatMap(Duration.init(configText:)) }
+    var stopAfter: Duration? { duration }
 }

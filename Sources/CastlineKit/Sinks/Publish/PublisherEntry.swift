@@ -1,5 +1,5 @@
 import GstKit
-import HLS
+import Timing
 
 extension StreamPublisher {
     /// AAC as both FLV and MPEG-TS take it from a publisher's appsink: raw frames, no ADTS.

@@ -1,4 +1,4 @@
-import HLS
+import Timing
 import Foundation
 import GstKit
 import Synchronization
