@@ -89,7 +89,7 @@ final class DelayPlayout: Sendable {
     /// One arena per stream, in stream order (eviction frees whole chunks).
     private let arenas = Mutex<[ByteArenaBox]>([])
     /// Each stream's own PTS against running time, for the position played out.
-    private let timeline = SourceTimeline()
+    private let timeline = StreamTimeline()
     /// Where units are handed to the appsrcs and the outputs ended: one at a time, in order,
     /// with no lock held (a push may wait on a full appsrc), off the streaming threads and
     /// off the cooperative pool. The clock is looked at here too, every `tick`.
@@ -427,6 +427,16 @@ final class DelayPlayout: Sendable {
         else { return history.available }
         let back = position > oldest ? position - oldest : 0
         return applied + .nanoseconds(state.pausedFor(at: .now) + Int64(clamping: back))
+    }
+
+    /// The stream's own time (as it came in) of what plays out at running time `running` on
+    /// `stream`'s output; nil before play-out starts. Paused, it stays where play-out holds.
+    func streamTime(stream: Int, outputRunningTime running: UInt64) -> UInt64? {
+        let shift = state.withLock { state in state.shift.map { $0 + state.pausedFor(at: .now) } }
+        guard let shift else { return nil }
+        let arrived = Int64(clamping: running) - shift
+        guard arrived >= 0 else { return nil }
+        return timeline.streamPTS(stream: stream, runningTime: UInt64(arrived))
     }
 
     /// Once a second: the delay, what is available, and the media playing out now

@@ -74,6 +74,12 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
         try bin.ghost(source.element.staticPad("src"), as: "src")
         let index = playout.register(input: sink.element, output: source, stream: stream)
         let playout = playout
+        // What plays out is told in the stream's own time, as it came in (see `StreamTimeQuery`).
+        if let pad = source.element.staticPad("src") {
+            StreamTimeQuery.answer(at: pad) { [weak playout] question in
+                playout?.streamTime(stream: index, outputRunningTime: question.runningTime)
+            }
+        }
         if let pad = sink.element.staticPad("sink") { Self.askForHistory(at: pad, playout: playout) }
         sink.onSample({ sample in
             playout.arrived(sample, stream: index)

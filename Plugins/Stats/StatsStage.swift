@@ -101,9 +101,12 @@ public final class StatsStage: Stage {
     private func report() -> Bool {
         let current = probes.withLock { Array($0.values) }.sorted { $0.stream < $1.stream }
         let now = StreamProbe.monotonicNow()
+        // What a sink renders now lies the pipeline's latency behind the clock's running time.
+        let latency = current.first?.element.pipeline?.queryLatency()
         var running = false
         for probe in current {
-            guard let figures = probe.snapshot(now: now) else { continue }
+            guard var figures = probe.snapshot(now: now) else { continue }
+            figures[StatsFigure.position] = probe.heardPosition(latency: latency?.min.nanoseconds ?? 0)
             context.events.emit(.stats(StatsSample(stage: context.componentName, stream: probe.stream, figures: figures)))
             if probe.isRunning { running = true }
         }
@@ -232,21 +235,24 @@ final class StreamProbe: Sendable {
             guard state.meter.hasStarted else { return nil }
             var figures = state.meter.snapshot(now: now)
             if state.levels != .none { figures[StatsFigure.silences] = Double(state.silence.silences) }
-            if let pts = state.meter.lastPTS, let time = Self.streamTime(pts: pts, segment: state.segment) {
-                figures[StatsFigure.streamTime] = Double(time) / 1e9
-            }
             return figures
         }
     }
 
-    /// GStreamer's stream time of a PTS (what a player's position shows): the segment's
-    /// `time` plus how far the PTS is into the segment. An encoder's 1000-hour offset
-    /// shows in the PTS (`position_s`) but not here.
-    static func streamTime(pts: UInt64, segment: SegmentInfo?) -> UInt64? {
-        guard let segment, segment.isTimeFormat, segment.rate > 0 else { return nil }
-        let start = segment.start?.nanoseconds ?? 0
-        guard pts >= start else { return nil }
-        return (segment.time?.nanoseconds ?? 0) + (pts - start)
+    /// Where what is heard now lies in the stream, in seconds: the media at the running time the
+    /// clock has reached less the pipeline's `latency` (ns), in the stream's own time as the part
+    /// that knows it answers (`StreamTimeQuery`: an HLS source's MPEG-TS PTS, a delay's history),
+    /// else GStreamer's stream time in this stage's segment (no encoder's 1000-hour offset).
+    /// nil until the clock runs and the stream has a segment.
+    func heardPosition(latency: UInt64) -> Double? {
+        guard let running = element.runningTime?.nanoseconds, running >= latency,
+              let segment = state.withLock(\.segment) else { return nil }
+        let heard = ClockTime(nanoseconds: running - latency)
+        guard let pts = segment.position(ofRunningTime: heard) else { return nil }
+        let question = StreamTimeQuery.Question(stream: stream, runningTime: heard.nanoseconds, pts: pts.nanoseconds)
+        let time = element.staticPad("sink").flatMap { StreamTimeQuery.ask(through: $0, question) }
+            ?? segment.streamTime(ofRunningTime: heard)?.nanoseconds
+        return time.map { Double($0) / 1e9 }
     }
 
     /// Still worth reporting on: not at its end, and its pipeline not torn down.

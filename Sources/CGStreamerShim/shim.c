@@ -45,6 +45,12 @@ GstBuffer *castline_probe_info_buffer(GstPadProbeInfo *info) {
 GstEvent *castline_probe_info_event(GstPadProbeInfo *info) {
   return (info->type & GST_PAD_PROBE_TYPE_EVENT_BOTH) ? GST_PAD_PROBE_INFO_EVENT(info) : NULL;
 }
+GstQuery *castline_probe_info_query(GstPadProbeInfo *info) {
+  return (info->type & GST_PAD_PROBE_TYPE_QUERY_BOTH) ? GST_PAD_PROBE_INFO_QUERY(info) : NULL;
+}
+GstQuery *castline_query_new_custom(GstStructure *structure) {
+  return gst_query_new_custom(GST_QUERY_CUSTOM, structure);
+}
 GstBuffer *castline_probe_info_make_buffer_writable(GstPadProbeInfo *info) {
   if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER) || info->data == NULL) return NULL;
   GstBuffer *buffer = gst_buffer_make_writable(GST_PAD_PROBE_INFO_BUFFER(info));

@@ -117,6 +117,23 @@ public struct SegmentInfo: Sendable, Hashable {
         let into = Double(position.nanoseconds - start) / rate
         return ClockTime(nanoseconds: UInt64(into) &+ (base?.nanoseconds ?? 0))
     }
+
+    /// GStreamer's stream time (what a player's position shows) of running time `running` in
+    /// this forward time segment, as gst_segment_to_position then gst_segment_to_stream_time
+    /// compute it; nil before the segment's start.
+    public func streamTime(ofRunningTime running: ClockTime) -> ClockTime? {
+        guard let position = position(ofRunningTime: running) else { return nil }
+        return ClockTime(nanoseconds: (time?.nanoseconds ?? 0) &+ (position.nanoseconds &- (start?.nanoseconds ?? 0)))
+    }
+
+    /// The position (a timestamp in this forward time segment) of running time `running`, as
+    /// gst_segment_to_position computes it; nil before the segment's start.
+    public func position(ofRunningTime running: ClockTime) -> ClockTime? {
+        let base = base?.nanoseconds ?? 0
+        guard isTimeFormat, rate > 0, running.nanoseconds >= base else { return nil }
+        let into = UInt64(Double(running.nanoseconds - base) * rate)
+        return ClockTime(nanoseconds: (start?.nanoseconds ?? 0) &+ (offset?.nanoseconds ?? 0) &+ into)
+    }
 }
 
 /// A copy of what an event carries, taken while the probe ran; safe to keep.

@@ -81,6 +81,12 @@ public struct ProbeInfo {
         return EventView(raw)
     }
 
+    /// The query, for query probes.
+    public var query: QueryView? {
+        guard let info = scope.info, let raw = castline_probe_info_query(info) else { return nil }
+        return QueryView(raw)
+    }
+
     /// Makes the probe's buffer writable (copying it if shared), stores it back into the probe
     /// info so the modified buffer is what flows on, and runs `body` on it. nil if there is no buffer.
     public mutating func withWritableBuffer<R>(_ body: (inout MutableBufferView) -> R) -> R? {

@@ -10,11 +10,12 @@ struct StatusLineTests {
         RunEvent(pipeline: "p", kind: .stats(StatsSample(stage: stage, stream: stream, figures: figures)))
     }
 
-    @Test("the position is the stream time, not an encoder's 1000-hour PTS")
-    func streamTimeNotPTS() {
+    @Test("the position is the furthest stream's heard position")
+    func positionOfWhatIsHeard() {
         var line = StatsStatusLine(commands: [], playoutMoved: false)
-        _ = line.update(Self.stats("stats0", .video, [StatsFigure.position: 3_600_002, StatsFigure.streamTime: 2.0]))
-        #expect(line.text == "2.0 s  video")
+        _ = line.update(Self.stats("stats0", .video, [StatsFigure.position: 2.0]))
+        _ = line.update(Self.stats("stats0", .audio, [StatsFigure.position: 2.04]))
+        #expect(line.text == "2.0 s  audio  video")
     }
 
     @Test("with two stats stages the outermost speaks, and the line says which")

@@ -50,7 +50,7 @@ struct FileLoopTests {
         func positions(_ stream: StreamKind) -> [(time: Date, position: Double)] {
             events.compactMap { event in
                 guard case .stats(let sample) = event.kind, sample.stream == stream,
-                      let position = sample.figures["stream_time_s"] ?? sample.figures["position_s"] else { return nil }
+                      let position = sample.figures["position_s"] else { return nil }
                 return (event.time, position)
             }
         }

@@ -44,6 +44,29 @@ struct DelayListenTests {
         }
     }
 
+    @Test("one listener without --delay, one at --delay 5s: where each says what it hears lies in the stream (the stats stage's position_s) differs by what their latencies, read from the test signal, do (within 50 ms)")
+    func heardPositionsCompare() async throws {
+        try await withTwoListeners(key: "heard", segments: 4, delay: "5s", measuringLatency: true, liveDelay: nil) { live, delayed in
+            var gaps: [Double] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline, gaps.count < 4 || live.latencies.count < 3 || delayed.latencies.count < 3 {
+                try await Task.sleep(for: .seconds(1))
+                gaps = positionGaps(ahead: live.heardPositions, behind: delayed.heardPositions)
+            }
+            await live.stop()
+            await delayed.stop()
+            let latencies = [live, delayed].map { Array($0.latencies.suffix(4)) }
+            #expect(latencies.allSatisfy { $0.count >= 3 }, "latencies read: \(latencies)")
+            let apart = (LatencyStageMedian.of(latencies[1]) ?? 0) - (LatencyStageMedian.of(latencies[0]) ?? 0)
+            print(String(format: "no delay vs 5 s: latencies %.4f s apart; heard %@ s apart", apart,
+                         gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")))
+            #expect(gaps.count >= 4, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
+            for gap in gaps {
+                #expect(abs(gap - apart) <= 0.05, "heard \(gap) s apart, latencies \(apart) s apart")
+            }
+        }
+    }
+
     @Test("6 s behind a live stream whose window holds it: playing starts at once (not 6 s later), 6 s ± 0.25 s behind")
     func startsBackInTheWindow() async throws {
         // A player starts three target durations (6 s) from the live edge: 6 s behind that

@@ -88,6 +88,37 @@ struct StatsStageTests {
         #expect(log.samples(stream: nil).first?.figures["latency_ms"] != nil)
     }
 
+    @Test("the position is what a sink renders now, in stream time: after an encoder (its 1000-hour PTS) it runs with the clock from the start")
+    func positionHeardAfterEncoder() async throws {
+        let runner = try PipelineRunner(spec: try loadSpec("""
+            version: 1
+            name: heard
+            source: { test: { video: { width: 160, height: 120, fps: 30 } } }
+            stages: [ { encode: { video: {} } }, { stats: { every: 250ms } } ]
+            sinks: [ { null: {} } ]
+            """), registry: .builtin)
+        let log = EventLog()
+        let recorder = RunRecorder(runner) { log.append($0) }
+        try await runner.start()
+        let enough = await recorder.first(within: .seconds(20)) { _ in
+            log.samples(stream: .video).compactMap { $0.figures[StatsFigure.position] }.count >= 8
+        }
+        await runner.stop()
+        _ = await runner.wait()
+        try #require(enough != nil, "eight positions in 20 s")
+        let timed = log.all.compactMap { entry -> (ContinuousClock.Instant, Double)? in
+            guard case .stats(let sample) = entry.event.kind, sample.stream == .video,
+                  let position = sample.figures[StatsFigure.position] else { return nil }
+            return (entry.at, position)
+        }
+        let (firstAt, first) = try #require(timed.first), (lastAt, last) = try #require(timed.last)
+        // From the start of the stream (a live test source starts at 0), not 3,600,000 s.
+        #expect(first >= 0 && first < 5, "first position \(first)")
+        // It moves as the clock does (the encoder's latency is held back, not counted twice).
+        let elapsed = (lastAt - firstAt) / .seconds(1)
+        #expect(abs((last - first) - elapsed) < 0.1, "moved \(last - first) s in \(elapsed) s")
+    }
+
     @Test("silence is announced after silence-after of quiet, and sound when the tone returns")
     func silenceThenSound() async throws {
         let spec = try loadSpec("""

@@ -34,6 +34,8 @@ const GValue *castline_value_array_nth(const GValue *value, guint index);
 // GstPadProbeInfo accessors (GST_PAD_PROBE_INFO_* macros).
 GstBuffer *castline_probe_info_buffer(GstPadProbeInfo *info);
 GstEvent *castline_probe_info_event(GstPadProbeInfo *info);
+GstQuery *castline_probe_info_query(GstPadProbeInfo *info);
+GstQuery *castline_query_new_custom(GstStructure *structure);
 // gst_buffer_make_writable on the probe's buffer, storing the result back into the info.
 GstBuffer *castline_probe_info_make_buffer_writable(GstPadProbeInfo *info);
 

@@ -213,13 +213,21 @@ final class HLSFeed: SegmentConsumer {
     /// estimates go down before the next buffer after they come.
     func watch(outlet pad: Pad, stream: StreamKind) {
         let offered = OnceFlag()
+        // The demuxer's time line against the stream's own (MPEG-TS PTS), from the first buffer.
+        let restamp = Mutex<Int64?>(nil)
+        // Positions are told in the stream's own time (see `StreamTimeQuery`), so two listeners compare.
+        StreamTimeQuery.answer(at: pad) { question in
+            guard question.stream == stream, let restamped = restamp.withLock({ $0 }) else { return nil }
+            let own = Int64(clamping: question.pts) - restamped
+            return own >= 0 ? UInt64(own) : nil
+        }
         pad.addProbe(.buffer) { [weak self] info in
             guard let self else { return .ok }
             let pts = info.buffer?.pts?.nanoseconds
             if offered.trip() {
-                // The demuxer's time line against the stream's own (MPEG-TS PTS): a delay stage
-                // reports positions, and places live-edge estimates, in the stream's own.
+                // A delay stage reports positions, and places live-edge estimates, in the stream's own.
                 let restamped = zip(pts, track.firstPTS[stream]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
+                restamp.withLock { $0 = restamped }
                 let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream] != nil
                 if let event = HistoryHandshake.offered(startBack: UInt64(track.startBack * 1e9), restamped: restamped,
                                                         liveEdge: liveEdge) {

@@ -106,9 +106,8 @@ public enum StatsFigure {
     public static let ackedBytes = "acked_bytes"
     public static let sentBytes = "sent_bytes"
     public static let bitrate = "bitrate_kbps"
+    /// Where what is heard now lies in the stream, in its own time (see `StreamTimeQuery`).
     public static let position = "position_s"
-    /// The same PTS as GStreamer's stream time: what a player shows (no encoder's 1000-hour offset).
-    public static let streamTime = "stream_time_s"
     public static let rms = "rms_dbfs"
     /// Silences counted by a stage that measures levels; absent where nothing measures them.
     public static let silences = "silences"

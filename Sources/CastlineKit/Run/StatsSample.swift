@@ -13,9 +13,8 @@ public struct StatsSample: Sendable, Equatable {
         self.figures = figures
     }
 
-    /// Where the stream is, as a player shows it: its stream time (after an encoder the PTS in
-    /// `position_s` carries a 1000-hour offset), else the PTS.
-    public var playPosition: Double? { figures[StatsFigure.streamTime] ?? figures[StatsFigure.position] }
+    /// Where what is heard now lies in the stream, as a player shows it.
+    public var playPosition: Double? { figures[StatsFigure.position] }
 }
 
 /// A change a stats stage noticed on a stream.

@@ -2,9 +2,10 @@ import Foundation
 import LocalIngest
 import Testing
 
-/// One `castline listen --delay` run with its JSON lines, read as the delay stage reports them.
+/// One `castline listen --delay` run (or without `--delay`) with its JSON lines, read as the
+/// delay stage and the stats stage report them.
 struct DelayListener {
-    let delay: String
+    let delay: String?
     let statsFile: String
     let process: ChildProcess
     /// When it was launched (wall clock), to time its start.
@@ -12,12 +13,12 @@ struct DelayListener {
 
     /// Starts `castline listen URL --audio-only --output null --delay DELAY --stats-json FILE`
     /// (and `--measure-latency`).
-    static func start(url: String, delay: String, scratch: Scratch, measuringLatency: Bool = false) throws -> DelayListener {
-        let file = scratch.file("delay-\(delay).jsonl")
+    static func start(url: String, delay: String?, scratch: Scratch, measuringLatency: Bool = false) throws -> DelayListener {
+        let file = scratch.file("delay-\(delay ?? "none").jsonl")
         let launched = Date()
         let process = try Castline.start([
-            "listen", url, "--audio-only", "--output", "null", "--delay", delay, "--stats-json", file,
-        ] + (measuringLatency ? ["--measure-latency"] : []))
+            "listen", url, "--audio-only", "--output", "null", "--stats-json", file,
+        ] + (delay.map { ["--delay", $0] } ?? []) + (measuringLatency ? ["--measure-latency"] : []))
         return DelayListener(delay: delay, statsFile: file, process: process, launched: launched)
     }
 
@@ -37,6 +38,18 @@ struct DelayListener {
             return (time, position, delay)
         }
     }
+
+    /// The stats stage's audio samples: wall-clock time and where what is heard lies in the stream.
+    var heardPositions: [(time: Date, position: Double, delay: Double)] {
+        events.compactMap { event in
+            guard event["event"] as? String == "stats", event["stream"] as? String == "audio",
+                  let position = event["position_s"] as? Double, let time = Self.time(event) else { return nil }
+            return (time, position, 0)
+        }
+    }
+
+    /// The latency stage's readings of the audio, newest last.
+    var latencies: [Double] { events.compactMap { $0["latency_audio_s"] as? Double } }
 
     /// When the first event of `kind` (with `key` equal to `value`, if given) was written.
     func firstTime(of kind: String, where key: String? = nil, is value: String? = nil) -> Date? {
@@ -123,11 +136,11 @@ func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90, tes
 /// once its playlist lists `segments` segments: one at delay 0, and one at `delay`
 /// started `stagger` after it. The publisher is stopped afterwards; `body` stops the listeners.
 func withTwoListeners(key prefix: String, segments: Int, delay: String, stagger: Duration = .zero, measuringLatency: Bool = false,
-                      _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
+                      liveDelay: String? = "0s", _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
     try await withPublishedTone(key: prefix, segments: segments, seconds: 60, testSignal: measuringLatency) { endpoints, key in
         let scratch = try Scratch()
         let url = endpoints.hlsPlaylistURL(key: key)
-        let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch, measuringLatency: measuringLatency)
+        let live = try DelayListener.start(url: url, delay: liveDelay, scratch: scratch, measuringLatency: measuringLatency)
         if stagger > .zero { try await Task.sleep(for: stagger) }
         let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch, measuringLatency: measuringLatency)
         try await body(live, delayed)

@@ -1,17 +1,17 @@
 import Synchronization
 
-/// How each stream's own timestamps (the PTS it carried into the stage: for
-/// HLS the MPEG-TS PTS) map to the running time the history keeps, so the
-/// stage can say which media it is playing out in the stream's own terms.
+/// How each stream's own timestamps (for HLS the MPEG-TS PTS its segments carry) map to
+/// running time where it is watched, so a part can say which media it is at in the
+/// stream's own terms (see `StreamTimeQuery`).
 ///
 /// Why not per unit: the difference only changes when the stream brings a new
 /// segment (a discontinuity, a reconnect), so a short list of changes per
 /// stream costs nothing next to 8 more bytes for each of ~170,000 units an hour.
-final class SourceTimeline: Sendable {
+public final class StreamTimeline: Sendable {
     /// From running time `from` on, stream PTS = running time + `offset`.
-    struct Change: Equatable {
-        var from: UInt64
-        var offset: Int64
+    public struct Change: Equatable, Sendable {
+        public var from: UInt64
+        public var offset: Int64
     }
 
     /// Changes kept per stream: older ones have long left any history.
@@ -19,8 +19,10 @@ final class SourceTimeline: Sendable {
 
     private let changes = Mutex<[[Change]]>([])
 
+    public init() {}
+
     /// A unit of `stream` with running time `runningTime` carried `streamPTS`.
-    func saw(stream: Int, runningTime: UInt64, streamPTS: UInt64) {
+    public func saw(stream: Int, runningTime: UInt64, streamPTS: UInt64) {
         let offset = Int64(bitPattern: streamPTS &- runningTime)
         changes.withLock { changes in
             while changes.count <= stream { changes.append([]) }
@@ -31,12 +33,12 @@ final class SourceTimeline: Sendable {
     }
 
     /// The stream's PTS minus running time now (the newest change); nil before the stream brought anything.
-    func latestOffset(stream: Int) -> Int64? {
+    public func latestOffset(stream: Int) -> Int64? {
         changes.withLock { changes in changes.indices.contains(stream) ? changes[stream].last?.offset : nil }
     }
 
     /// The stream PTS of running time `runningTime` on `stream`; nil before the stream brought anything.
-    func streamPTS(stream: Int, runningTime: UInt64) -> UInt64? {
+    public func streamPTS(stream: Int, runningTime: UInt64) -> UInt64? {
         changes.withLock { changes in
             guard changes.indices.contains(stream) else { return nil }
             let list = changes[stream]

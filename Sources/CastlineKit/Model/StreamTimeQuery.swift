@@ -1,0 +1,49 @@
+import GstKit
+
+/// Where a stream is, in its own time: asked upstream by a part that reports a position
+/// (for a running time: what is heard now), answered by the part that knows how the stream's
+/// own timestamps map to running time here. A source that re-stamps the stream (HLS: its
+/// MPEG-TS PTS) answers with the stream's own; a stage that re-times what passes (a delay)
+/// answers for its output from what came in. Nobody answering: the asker's own segment
+/// says (GStreamer's stream time). So two processes reading one stream report positions that
+/// compare, with or without a delay.
+public enum StreamTimeQuery {
+    public static let name = "castline/stream-time"
+
+    /// What is asked: of one stream, the media at running time `runningTime`, which carries
+    /// `pts` where the question was asked (the asker's segment gives both).
+    public struct Question: Sendable, Equatable {
+        public var stream: StreamKind
+        public var runningTime: UInt64
+        public var pts: UInt64
+
+        public init(stream: StreamKind, runningTime: UInt64, pts: UInt64) {
+            self.stream = stream
+            self.runningTime = runningTime
+            self.pts = pts
+        }
+    }
+
+    /// The stream time, in ns, of `question`, asked through `pad` (a sink pad: the question goes to
+    /// its peer and upstream); nil when nothing upstream knows.
+    public static func ask(through pad: Pad, _ question: Question) -> UInt64? {
+        guard let structure = try? Structure("\(name), stream=(string)\(question.stream.rawValue), "
+            + "running-time=(guint64)\(question.runningTime), pts=(guint64)\(question.pts)") else { return nil }
+        let query = CustomQuery(structure)
+        guard pad.peerQuery(query) else { return nil }
+        return query.structure?.uint64("stream-time")
+    }
+
+    /// Answers the question where it reaches `pad` (a src pad) from downstream: `answer` gives the
+    /// stream time, or nil to let the question go on upstream.
+    public static func answer(at pad: Pad, _ answer: @escaping @Sendable (Question) -> UInt64?) {
+        pad.addProbe([.queryUpstream, .push]) { info in
+            guard let query = info.query, query.customName == name, let structure = query.structure,
+                  let stream = structure.string("stream").flatMap(StreamKind.init(rawValue:)),
+                  let running = structure.uint64("running-time"), let pts = structure.uint64("pts"),
+                  let time = answer(Question(stream: stream, runningTime: running, pts: pts)) else { return .ok }
+            query.set("stream-time", time)
+            return .handled
+        }
+    }
+}
