@@ -137,6 +137,9 @@ public final class LatencyStage: Stage {
     }
 
     private func read(_ buffer: BufferView, stream: StreamKind, element: Element) {
+        // A jump in the media (a delay moved): what was read before it is of the old position,
+        // and a beep's code cut by it must not be read across it.
+        if buffer.isDiscont { forgetReadings(of: stream) }
         guard let pts = buffer.pts,
               let runningTime = readings.withLock({ $0.segments[stream] })?.runningTime(of: pts)?.nanoseconds else { return }
         switch stream {
@@ -162,6 +165,20 @@ public final class LatencyStage: Stage {
             }
             guard found else { return noteUnread(stream, at: runningTime) }
             timeMarks(element: element)
+        }
+    }
+
+    /// Drops what this period read of `stream`, and starts its sound clock reader afresh.
+    private func forgetReadings(of stream: StreamKind) {
+        readings.withLock { readings in
+            switch stream {
+            case .video:
+                readings.videoLatencies.removeAll()
+            case .audio:
+                readings.audioLatencies.removeAll()
+                readings.untimedMarks.removeAll()
+                if let format = readings.audioFormat { readings.audio = SoundClockReader(rate: format.rate, tone: tone) }
+            }
         }
     }
 

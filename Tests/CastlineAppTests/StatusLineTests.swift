@@ -37,6 +37,24 @@ struct StatusLineTests {
         #expect(line.text == "delay 12.0 s / 25.0 s available  audio 128 kbit/s")
     }
 
+    @Test("a delay set anew leaves the latency out until it is read again: a figure from before the move is not shown as now")
+    func latencyAfterDelayMove() {
+        var line = StatsStatusLine(commands: ComponentRegistry.builtin.commands, playoutMoved: true)
+        _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 128]))
+        _ = line.update(Self.stats("delay0", nil, ["delay_s": 0, "available_delay_s": 25]))
+        _ = line.update(Self.stats("latency0", nil, [StatsFigure.audioLatency: 6.2]))
+        #expect(line.text == "delay 0.0 s / 25.0 s available  audio 128 kbit/s  latency 6.20 s")
+        // The history growing is no move.
+        _ = line.update(RunEvent(pipeline: "p", kind: .stage(StageEvent(
+            stage: "delay0", name: "available-delay-changed", fields: [:], figures: ["available_delay_s": 26]))))
+        #expect(line.text == "delay 0.0 s / 26.0 s available  audio 128 kbit/s  latency 6.20 s")
+        let redraw = line.update(RunEvent(pipeline: "p", kind: .stage(StageEvent(
+            stage: "delay0", name: "delay-changed", command: "delay", fields: [:], figures: ["delay_s": 5, "available_delay_s": 26]))))
+        #expect(redraw && line.text == "delay 5.0 s / 26.0 s available  audio 128 kbit/s")
+        _ = line.update(Self.stats("latency0", nil, [StatsFigure.audioLatency: 11.2]))
+        #expect(line.text == "delay 5.0 s / 26.0 s available  audio 128 kbit/s  latency 11.20 s")
+    }
+
     @Test("a live source whose next segment is overdue says it waits for new media, not that it plays; and says playing again when media comes")
     func waitingForMedia() {
         var line = StatsStatusLine(commands: [], playoutMoved: false)

@@ -122,9 +122,7 @@ struct HLSBadInputTests {
         defer { Task { await server.stop() } }
         let big = try await listen(server.url("big.m3u8"), ["--duration", "1s", "--stats-json", scratch.file("big.jsonl")])
         #expect(big.status == 0, "\(big.stderr)")
-        let events = try String(contentsOfFile: scratch.file("big.jsonl"), encoding: .utf8).split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+        let events = jsonLines(try String(contentsOfFile: scratch.file("big.jsonl"), encoding: .utf8))
         let times = events.compactMap { event -> (String, Date)? in
             guard let kind = event["event"] as? String, let time = DelayListener.time(event) else { return nil }
             return (kind == "state" ? "state-\(event["to"] as? String ?? "")" : kind, time)

@@ -170,9 +170,7 @@ struct HLSVariantsTests {
         let auto = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--stats-json", "-"],
                                           timeout: .seconds(40))
         #expect(auto.status == 0, "\(auto.stderr)")
-        let renditions = auto.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }.filter { $0["event"] as? String == "rendition-changed" }.compactMap { $0["rendition"] as? String }
+        let renditions = jsonLines(auto.stdout).filter { $0["event"] as? String == "rendition-changed" }.compactMap { $0["rendition"] as? String }
         // Players start on the first variant listed; loopback carries the best, so it switches up.
         #expect(renditions.first == "320x240 400k", "\(renditions)")
         #expect(renditions.last == "960x540 1800k", "\(renditions)")

@@ -8,8 +8,7 @@ import Testing
 struct LatencyTests {
     /// The latency stage's samples in JSON lines.
     static func samples(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-            .filter { $0["event"] as? String == "stats" && ($0["latency_audio_s"] != nil || $0["latency_video_s"] != nil) }
+        jsonLines(text, growing: true).filter { $0["event"] as? String == "stats" && ($0["latency_audio_s"] != nil || $0["latency_video_s"] != nil) }
     }
 
     static func testSignal(avOffset: String) -> String {

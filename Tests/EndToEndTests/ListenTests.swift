@@ -109,9 +109,7 @@ struct ListenTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("end of stream"))
         // The same, for machines: JSON lines on stdout.
-        let events = result.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }.compactMap { $0["event"] as? String }
+        let events = jsonLines(result.stdout).compactMap { $0["event"] as? String }
         #expect(events.contains("stream-started"), "\(events)")
         #expect(events.last == "state", "\(events)")
         #expect(events.contains("end-of-stream"))

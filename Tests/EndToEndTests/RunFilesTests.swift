@@ -19,10 +19,6 @@ struct RunFilesTests {
         """
     }
 
-    static func jsonLines(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-    }
-
     @Test("two files run side by side, each under its own name, and both complete")
     func twoFiles() async throws {
         let scratch = try Scratch()
@@ -30,7 +26,7 @@ struct RunFilesTests {
         let second = try scratch.write("b.yaml", Self.tone("tone-b", hz: 880))
         let run = try await Castline.run(["run", first, second, "--duration", "3s", "--stats-json", "-"])
         #expect(run.status == 0, "\(run.stderr)")
-        let events = Self.jsonLines(run.stdout)
+        let events = jsonLines(run.stdout)
         for name in ["tone-a", "tone-b"] {
             let own = events.filter { $0["pipeline"] as? String == name }
             #expect(own.contains { $0["event"] as? String == "stats" }, "no stats from \(name)")
@@ -55,7 +51,7 @@ struct RunFilesTests {
         let run = try await Castline.run(["run", good, bad, "--duration", "2s", "--stats-json", "-"])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("tone-b: sinks[0].file"), "\(run.stderr)")
-        #expect(Self.jsonLines(run.stdout).contains { $0["pipeline"] as? String == "tone-a" && $0["event"] as? String == "end-of-stream" })
+        #expect(jsonLines(run.stdout).contains { $0["pipeline"] as? String == "tone-a" && $0["event"] as? String == "end-of-stream" })
     }
 
     @Test("two files under one control API: status of both, or of the one ?pipeline= names; Ctrl-C stops both")
@@ -104,7 +100,7 @@ struct RunFilesTests {
 
         /// The reload events so far (`reloaded` and `reload-failed`).
         func reloads() -> [[String: Any]] {
-            Self.jsonLines(process.standardOutput).filter { ["reloaded", "reload-failed"].contains($0["event"] as? String ?? "") }
+            jsonLines(process.standardOutput, growing: true).filter { ["reloaded", "reload-failed"].contains($0["event"] as? String ?? "") }
         }
         func waitForReloads(_ count: Int) async throws -> [[String: Any]] {
             let deadline = ContinuousClock.now + .seconds(5)

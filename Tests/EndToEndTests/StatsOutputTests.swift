@@ -146,9 +146,7 @@ struct StatsOutputTests {
             ], environment: ["CASTLINE_TEST_KEY": key])
             try #require(run.status == 0, "\(run.stderr)")
             #expect(!run.stdout.contains(key), "the key never reaches the JSON lines")
-            let objects = run.stdout.split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
+            let objects = EndToEndTests.jsonLines(run.stdout)
             let rtmp = objects.filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "rtmp0" }
             let last = try #require(rtmp.last, "no rtmp stats in \(run.stdout)")
             #expect(last["reconnects"] as? Double == 0)

@@ -111,8 +111,7 @@ extension SwapEndToEndTests {
             #expect(process.standardError.contains("stages[2] gst added"), "\(process.standardError)")
 
             // The history kept growing through the swap, and the delay stayed where it was.
-            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
-                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let lines = jsonLines(try String(contentsOfFile: events, encoding: .utf8), growing: true)
             let available = lines.filter { $0["event"] as? String == "available-delay-changed" }.compactMap { $0["available_s"] as? Double }
             #expect(available.count >= 4)
             #expect(zip(available, available.dropFirst()).allSatisfy { $1 >= $0 }, "available delay \(available)")
@@ -173,8 +172,7 @@ extension SwapEndToEndTests {
                 let reloadedAt = Date()
                 _ = try await api.status(until: { _ in Date().timeIntervalSince(reloadedAt) > 4 }, timeout: .seconds(6))
             }
-            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
-                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let lines = jsonLines(try String(contentsOfFile: events, encoding: .utf8), growing: true)
             let reloads = lines.compactMap { $0["event"] as? String == "reloaded" ? DelayListener.time($0) : nil }
             let second = try #require(reloads.dropFirst().first, "\(reloads)")
             let after = lines.filter { $0["event"] as? String == "stats" && $0["delay_s"] != nil }

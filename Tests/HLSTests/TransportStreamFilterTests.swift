@@ -11,7 +11,12 @@ import Testing
         _ = run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
                                     "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2",
                                     "-c:v", "libx264", "-c:a", "aac", "-f", "mpegts", path])
-        return (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            Issue.record("fixture \(path) could not be read: \(error)")
+            return Data()
+        }
     }()
 
     @discardableResult

@@ -59,7 +59,14 @@ struct StatsStatusLine {
             targets.merge(stageEvent.fields) { $1 }
             return false
         case .stage(let stageEvent):
-            return note(stageEvent.figures)
+            // What plays moved (a delay set anew): the latency read before no longer holds, and is
+            // left out until the latency stage reads it again. A command's first figure is its value.
+            let moved = playoutMoved && commands.contains { command in
+                guard let figure = command.figures.first, let value = stageEvent.figures[figure] else { return false }
+                return commandFigures[figure] != value
+            }
+            if moved { measured = nil }
+            return note(stageEvent.figures) || (moved && stage != nil)
         case .stats(let sample):
             // The publisher's figures are on its own status line.
             guard let stream = sample.stream else { return false }

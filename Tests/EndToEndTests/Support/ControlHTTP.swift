@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -58,7 +59,7 @@ struct ControlHTTP: Sendable {
         let lines = try await Self.offThread { [host, port] in
             try Self.readEvents(host: host, port: port, path: path, count: count, timeout: timeout)
         }
-        return lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+        return jsonLines(lines.joined(separator: "\n"))
     }
 
     private static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {

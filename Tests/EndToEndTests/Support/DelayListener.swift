@@ -24,10 +24,9 @@ struct DelayListener {
 
     /// Every JSON line written so far.
     var events: [[String: Any]] {
+        // Not there yet before the first line is written.
         let text = (try? String(contentsOfFile: statsFile, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+        return jsonLines(text, growing: true)
     }
 
     /// The delay stage's samples: wall-clock time, the media playing out, the delay applied.
