@@ -1,6 +1,7 @@
 import Foundation
 import GstKit
 import PipelineConfig
+import Synchronization
 
 /// The picture in a window on the X display: XVideo where the display has it, else plain X.
 /// Not autovideosink: with no display it goes on down to dfbvideosink, whose DirectFB thread
@@ -13,9 +14,24 @@ public final class VideoSink: SinkComponent {
     ])
 
     let sync: Bool
+    /// The sink that opened the display to check it, held open until the run ends: closing it
+    /// would be the last client leaving a bare X server, which then resets and refuses the
+    /// pipeline's own window a moment later ("Could not initialise X output").
+    private let opener = Mutex<Element?>(nil)
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         sync = spec.options.bool("sync") ?? true
+    }
+
+    deinit { closeOpener() }
+
+    nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
+        closeOpener()
+        return .quiet
+    }
+
+    private func closeOpener() {
+        _ = opener.withLock { held in defer { held = nil }; return held }?.setState(.null)
     }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? {
@@ -23,13 +39,15 @@ public final class VideoSink: SinkComponent {
     }
 
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
-        guard let window = try Self.window() else { throw BuildError(Self.noWindow, badInput: true) }
+        guard let opened = try Self.window(), let factory = opened.factoryName else { throw BuildError(Self.noWindow, badInput: true) }
+        opener.withLock { $0 = opened }
+        let window = try ElementCatalog.make(factory)
         try window.set("sync", sync)
         return try BinChain.make(name, [try ElementCatalog.make("videoconvert"), try ElementCatalog.make("videoscale"), window],
                                  sinkPad: StreamKind.video.rawValue)
     }
 
-    /// The first X sink that opens the display (READY opens it, then NULL), or nil. Making the
+    /// The first X sink that opens the display (READY opens it), left open, or nil. Making the
     /// bin checks this, before the run and on a reload alike. Neither sink installed is
     /// ElementCatalog's error, naming the package.
     ///
@@ -42,11 +60,10 @@ public final class VideoSink: SinkComponent {
         if factories.isEmpty { _ = try ElementCatalog.make("ximagesink") }
         for factory in factories {
             let sink = try ElementCatalog.make(factory)
-            let attempts = factory == factories.last ? 5 : 1
+            let attempts = factory == factories.last ? 8 : 1
             for attempt in 1...attempts {
-                let opened = sink.setState(.ready) != .failure
+                if sink.setState(.ready) != .failure { return sink }
                 _ = sink.setState(.null)
-                if opened { return sink }
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.05 * Double(attempt)) }
             }
         }
@@ -61,6 +78,8 @@ public final class VideoSink: SinkComponent {
 
     /// Why no window can be opened, or nil when one can (`doctor` asks too).
     public static func outputProblem() throws -> String? {
-        try window() == nil ? noWindow : nil
+        guard let opened = try window() else { return noWindow }
+        _ = opened.setState(.null)
+        return nil
     }
 }
