@@ -23,6 +23,8 @@ import Synchronization
 /// Then t plays `hold-back` + delay behind the edge instead (`LiveAnchor`), the
 /// same for every listener however late it started; play-out waits for that
 /// estimate (up to `liveEdgeWait`, then anchors as above and says so).
+/// (Over 400 lines, and left so for now: its start, live-edge anchor and reports go to files of
+/// their own when play-out waits on the pipeline clock instead of its 20 ms tick.)
 final class DelayPlayout: Sendable {
     static let lead: Duration = .milliseconds(200)
     /// How long play-out waits for a promised live-edge estimate.
