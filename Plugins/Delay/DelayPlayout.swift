@@ -23,8 +23,9 @@ import Synchronization
 /// Then t plays `hold-back` + delay behind the edge instead (`LiveAnchor`), the
 /// same for every listener however late it started; play-out waits for that
 /// estimate (up to `liveEdgeWait`, then anchors as above and says so).
-/// (Over 400 lines, and left so for now: its start, live-edge anchor and reports go to files of
-/// their own when play-out waits on the pipeline clock instead of its 20 ms tick.)
+/// How it starts (the initial delay held, the live-edge anchor) is in DelayPlayout+Start.swift;
+/// what it reports (the delay available, its stats, the stream time it plays) in
+/// DelayPlayout+Reports.swift.
 final class DelayPlayout: Sendable {
     static let lead: Duration = .milliseconds(200)
     /// How long play-out waits for a promised live-edge estimate.
@@ -34,7 +35,7 @@ final class DelayPlayout: Sendable {
     /// How often play-out looks at the clock when no media arrives; well under `lead`.
     static let tick: DispatchTimeInterval = .milliseconds(20)
 
-    private struct State {
+    struct State {
         var requested: Duration
         /// The delay in force; nil until the initial delay is held.
         var applied: Duration?
@@ -74,24 +75,24 @@ final class DelayPlayout: Sendable {
 
         /// How long play-out has been held, in ns (0 while it plays).
         func pausedFor(at now: ContinuousClock.Instant) -> Int64 {
-            pausedSince.map { nanoseconds(now - $0) } ?? 0
+            pausedSince.map { (now - $0).totalNanoseconds } ?? 0
         }
 
         /// What output timestamps add to running time: the delay not already in the media
         /// (or, from a live edge, delay 0's anchor plus the delay).
-        var shift: Int64? { applied.map { nanoseconds($0) + anchor } }
+        var shift: Int64? { applied.map { $0.totalNanoseconds + anchor } }
         var anchor: Int64 { liveAnchor ?? -Int64(clamping: startBack) }
     }
 
     let history: HistoryBuffer<ByteSlice>
-    private let events: EventEmitter
+    let events: EventEmitter
     /// The stage's name, for its stats samples.
-    private let name: String
-    private let state: Mutex<State>
+    let name: String
+    let state: Mutex<State>
     /// One arena per stream, in stream order (eviction frees whole chunks).
     private let arenas = Mutex<[ByteArenaBox]>([])
     /// Each stream's own PTS against running time, for the position played out.
-    private let timeline = StreamTimeline()
+    let timeline = SourceTimeline()
     /// Where units are handed to the appsrcs and the outputs ended: one at a time, in order,
     /// with no lock held (a push may wait on a full appsrc), off the streaming threads and
     /// off the cooperative pool. The clock is looked at here too, every `tick`.
@@ -180,12 +181,12 @@ final class DelayPlayout: Sendable {
             // Still filling to the initial delay: that is what will start.
             guard var cursor = state.cursor, let applied = state.applied, let position = cursor.position
             else { return nil }
-            let change = nanoseconds(wanted) - nanoseconds(applied)
+            let change = wanted.totalNanoseconds - applied.totalNanoseconds
             let target = UInt64(clamping: max(0, Int64(clamping: position) - change))
-            var newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: nanoseconds(applied))
+            var newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: applied.totalNanoseconds)
             // Nearer than the media pushed ahead allows: accept up to `lead` of overlap to get there.
-            if nanoseconds(wanted) < newApplied {
-                newApplied = max(nanoseconds(wanted), newApplied - nanoseconds(Self.lead))
+            if wanted.totalNanoseconds < newApplied {
+                newApplied = max(wanted.totalNanoseconds, newApplied - Self.lead.totalNanoseconds)
             }
             // A request is clamped to what is held: the next step moves from the delay in use.
             return (settle(&state, delay: newApplied), availableDelay(state))
@@ -236,7 +237,7 @@ final class DelayPlayout: Sendable {
                 state.requested += .nanoseconds(paused)
                 return nil
             }
-            let wanted = nanoseconds(applied) + paused
+            let wanted = applied.totalNanoseconds + paused
             var newApplied = wanted
             if let earliest = history.earliest, position < earliest {
                 // Part of what was paused on has left the history: play from its oldest.
@@ -274,7 +275,7 @@ final class DelayPlayout: Sendable {
     deinit { state.withLock { $0.ticking }?.cancel() }
 
     /// Running time on the pipeline clock, while the pipeline plays.
-    private static func runningTime(of outputs: [AppSrc]) -> UInt64? {
+    static func runningTime(of outputs: [AppSrc]) -> UInt64? {
         outputs.first?.element.runningTime?.nanoseconds
     }
 
@@ -308,7 +309,7 @@ final class DelayPlayout: Sendable {
             }
             guard var cursor = state.cursor, let shift = state.shift, let now else { return ([], [], false) }
             // A unit at running time t plays at t + shift; it goes out `lead` before then.
-            let horizon = Int64(clamping: now) + nanoseconds(Self.lead) - shift
+            let horizon = Int64(clamping: now) + Self.lead.totalNanoseconds - shift
             guard horizon >= 0 else { return ([], [], false) }
             let due = history.due(&cursor, through: UInt64(horizon))
             state.cursor = cursor
@@ -349,132 +350,6 @@ final class DelayPlayout: Sendable {
         state.ticking?.cancel()
         return state.outputs
     }
-
-    /// Starts play-out once the history holds the initial delay (and the clock
-    /// runs, and a promised live-edge estimate is in): the unit that plays first
-    /// is the one due `lead` from now. Until then says how full it is.
-    private func startIfHeld(_ state: inout State, now: UInt64?, said: inout [RunEvent.Kind]) -> Bool {
-        if let now { anchorOnLiveEdge(&state, now: now) }
-        let available = history.available
-        // A source that started back fills this at once; otherwise it grows in real time.
-        guard available >= state.requested else {
-            let percent = Int(available.seconds / max(state.requested.seconds, 0.001) * 100)
-            if percent / 5 != state.bufferingPercent / 5 {
-                state.bufferingPercent = percent
-                said.append(.buffering(percent: percent))
-            }
-            return false
-        }
-        guard let now else { return false }
-        if state.liveAnchor == nil, let deadline = state.liveEdgeDeadline {
-            guard ContinuousClock.now >= deadline else { return false }
-            state.liveEdgeDeadline = nil
-            said.append(.notice("\(name): the source gave no live-edge estimate; delay counts from this start"))
-        }
-        var first = Int64(clamping: now) + nanoseconds(Self.lead) - nanoseconds(state.requested) - state.anchor
-        if state.liveAnchor != nil, let newest = history.newest, first > Int64(clamping: newest) {
-            // Not here yet: the appsinks have just been told to take it earlier (see `anchorOnLiveEdge`).
-            let since = state.dueMissingSince ?? .now
-            state.dueMissingSince = since
-            guard ContinuousClock.now - since >= Self.dueWait else { return false }
-            // Still not: the estimate is ahead of what the source has. Play that much later, and say so.
-            let late = first - Int64(clamping: newest)
-            state.liveAnchor = state.anchor + late
-            first -= late
-            said.append(.notice(String(format: "%@: the media is %.2f s behind the live-edge estimate; playing that much later",
-                                       name, Double(late) / 1e9)))
-        }
-        state.applied = state.requested
-        var cursor = HistoryCursor(delay: .zero, position: nil)
-        history.seek(&cursor, toPosition: UInt64(max(0, first)))
-        state.cursor = cursor
-        said.append(.stage(DelayReport.changed(stage: name, requested: state.requested, applied: state.requested,
-                                               available: available, answering: false)))
-        return true
-    }
-
-    /// Works out delay 0's anchor from a new live-edge estimate (until play-out
-    /// starts), and has the appsinks take the media early enough for it: a player
-    /// started later or earlier plays further behind the edge than `hold-back`.
-    private func anchorOnLiveEdge(_ state: inout State, now: UInt64) {
-        guard state.cursor == nil, let edge = state.liveEdge, edge != state.anchoredEdge,
-              let offset = timeline.latestOffset(stream: 0) else { return }
-        state.anchoredEdge = edge
-        let anchor = LiveAnchor.shift(edge: edge, runningNow: now, monotonicNow: MonotonicTime.now(), streamOffset: offset)
-        state.liveAnchor = anchor
-        let early = min(-Int64(clamping: state.startBack), anchor - nanoseconds(Self.lead) - LiveAnchor.margin)
-        for input in state.inputs { try? input.set("ts-offset", early) }
-    }
-
-    /// available-delay-changed, at most once a second, while the history grows.
-    private func reportAvailable() {
-        let now = ContinuousClock.now
-        let grew = state.withLock { state -> Duration? in
-            guard !state.finished, state.reportedAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
-            let available = availableDelay(state)
-            guard available > state.reportedAvailable else { return nil }
-            state.reportedAvailable = available
-            state.reportedAt = now
-            return available
-        }
-        if let grew { events.emit(.stage(DelayReport.availableChanged(stage: name, available: grew))) }
-    }
-
-    /// The most delay there can be now. Playing, that is the delay in use (with a pause's
-    /// growth) plus how far back from the play-out position the history reaches, which is
-    /// what `request` can move to: the newest media held may be ahead of delay 0 (the live
-    /// edge's hold-back). Before play-out starts, what is held.
-    private func availableDelay(_ state: State) -> Duration {
-        guard let applied = state.applied, let position = state.cursor?.position, let oldest = history.earliest
-        else { return history.available }
-        let back = position > oldest ? position - oldest : 0
-        return applied + .nanoseconds(state.pausedFor(at: .now) + Int64(clamping: back))
-    }
-
-    /// The stream's own time (as it came in) of what plays out at running time `running` on
-    /// `stream`'s output; nil before play-out starts. Paused, it stays where play-out holds.
-    func streamTime(stream: Int, outputRunningTime running: UInt64) -> UInt64? {
-        let shift = state.withLock { state in state.shift.map { $0 + state.pausedFor(at: .now) } }
-        guard let shift else { return nil }
-        let arrived = Int64(clamping: running) - shift
-        guard arrived >= 0 else { return nil }
-        return timeline.streamPTS(stream: stream, runningTime: UInt64(arrived))
-    }
-
-    /// Once a second: the delay, what is available, and the media playing out now
-    /// as the stream's own PTS (`position_s`: for HLS the PTS its MPEG-TS segments carry, so two
-    /// processes on one stream compare; the units leave re-timed, so a stats stage
-    /// after this one sees running time + delay instead).
-    private func reportStats() {
-        let now = ContinuousClock.now
-        let report = state.withLock { state -> (applied: Duration, available: Duration, playing: (stream: Int, time: UInt64)?)? in
-            guard !state.finished, state.statsAt.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
-            state.statsAt = now
-            // Paused, the delay grows by the pause and what plays stays where it paused.
-            let paused = state.pausedFor(at: now)
-            let applied = (state.applied ?? .zero) + .nanoseconds(paused)
-            let available = availableDelay(state)
-            guard let shift = state.shift.map({ $0 + paused }), let played = state.playedThrough,
-                  let running = Self.runningTime(of: state.outputs) else { return (applied, available, nil) }
-            // What plays now: running time minus the shift, and never past what went out.
-            let playing = Int64(clamping: running) - shift
-            guard playing >= 0 else { return (applied, available, nil) }
-            return (applied, available, (played.stream, min(UInt64(playing), played.end)))
-        }
-        guard let report else { return }
-        var figures = [DelayReport.delay: report.applied.seconds, DelayReport.available: report.available.seconds]
-        if let playing = report.playing, let pts = timeline.streamPTS(stream: playing.stream, runningTime: playing.time) {
-            figures[StatsFigure.position] = Double(pts) / 1e9
-        }
-        events.emit(.stats(StatsSample(stage: name, stream: nil, figures: figures)))
-    }
-}
-
-/// Signed nanoseconds of a duration (saturating).
-private func nanoseconds(_ duration: Duration) -> Int64 {
-    let (seconds, attoseconds) = duration.components
-    let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-    return overflow ? (seconds < 0 ? .min : .max) : whole &+ attoseconds / 1_000_000_000
 }
 
 /// A stream's byte arena, in a class so an array of them can sit in a Mutex.

@@ -102,7 +102,8 @@ public final class StatsStage: Stage {
         let current = probes.withLock { Array($0.values) }.sorted { $0.stream < $1.stream }
         let now = StreamProbe.monotonicNow()
         // What a sink renders now lies the pipeline's latency behind the clock's running time.
-        let latency = current.first?.element.pipeline?.queryLatency()
+        let pipeline = current.first?.element.pipeline
+        let latency = pipeline?.queryLatency()
         var running = false
         for probe in current {
             guard var figures = probe.snapshot(now: now) else { continue }
@@ -111,17 +112,17 @@ public final class StatsStage: Stage {
             if probe.isRunning { running = true }
         }
         guard running else { return false }
-        if let pipeline = current.first?.element.pipeline {
+        if let pipeline {
             context.events.emit(.stats(StatsSample(
-                stage: context.componentName, stream: nil, figures: Self.pipelineFigures(pipeline))))
+                stage: context.componentName, stream: nil, figures: Self.pipelineFigures(pipeline, latency: latency))))
         }
         return true
     }
 
-    /// Figures only the whole pipeline knows.
-    static func pipelineFigures(_ pipeline: Pipeline) -> [String: Double] {
+    /// Figures only the whole pipeline knows; `latency` is its latency query's answer.
+    static func pipelineFigures(_ pipeline: Pipeline, latency: (live: Bool, min: ClockTime, max: ClockTime?)?) -> [String: Double] {
         var figures: [String: Double] = [:]
-        if let latency = pipeline.queryLatency() {
+        if let latency {
             figures["live"] = latency.live ? 1 : 0
             figures["latency_ms"] = Double(latency.min.nanoseconds) / 1e6
         }

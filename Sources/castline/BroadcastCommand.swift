@@ -85,7 +85,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
 
     func run() async throws {
-        let options = RunSession.Options(stopAfter: printing.stopAfter, stats: stats.settings, control: try control.settings)
+        let options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings)
         let status = await RunSession.run(document: shortcut.document, origin: "castline broadcast", printOnly: printing.printPipeline, options: options)
         if status != 0 { throw ExitCode(status) }
     }

@@ -66,7 +66,7 @@ struct ListenCommand: AsyncParsableCommand {
     func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
 
     func run() async throws {
-        let options = RunSession.Options(stopAfter: printing.stopAfter, stats: stats.settings, control: try control.settings, keys: true)
+        let options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings, keys: true)
         let status = await RunSession.run(document: shortcut.document, origin: "castline listen", printOnly: printing.printPipeline, options: options)
         if status != 0 { throw ExitCode(status) }
     }

@@ -21,7 +21,7 @@ struct RunCommand: AsyncParsableCommand {
                                valueName: "key.path=value"))
     var overrides: [String] = []
     @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s or 1h.", valueName: "duration"))
-    var duration: String?
+    var duration: Duration?
     @Flag(help: "Watch the files: apply each one to its pipeline when it changes (also on SIGHUP).")
     var watch = false
     @OptionGroup(title: "Stats")
@@ -31,9 +31,6 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give a pipeline file (e.g. castline run pipelines/tone-to-wav.yaml)") }
-        if let duration, Duration(configText: duration) == nil {
-            throw ValidationError("--duration: \"\(duration)\" is not a duration (try 30s)")
-        }
     }
 
     func run() async throws {
@@ -44,7 +41,7 @@ struct RunCommand: AsyncParsableCommand {
             Terminal.status(clash)
             throw ExitCode(ExitStatus.badInput)
         }
-        let options = RunSession.Options(stopAfter: duration.flatMap(Duration.init(configText:)), stats: stats.settings,
+        let options = RunSession.Options(stopAfter: duration, stats: stats.settings,
                                           control: try control.settings, watch: watch)
         let status = await RunSession.run(entries, options: options)
         if status != 0 { throw ExitCode(status) }

@@ -50,7 +50,7 @@ struct PositionTests {
 
     @Test("source timeline: the stream's own PTS of a running time, across a change of offset")
     func sourceTimeline() {
-        let timeline = StreamTimeline()
+        let timeline = SourceTimeline()
         #expect(timeline.streamPTS(stream: 0, runningTime: 5) == nil)
         timeline.saw(stream: 0, runningTime: 0, streamPTS: 84 * second)
         timeline.saw(stream: 0, runningTime: second, streamPTS: 85 * second)  // same offset: no change kept

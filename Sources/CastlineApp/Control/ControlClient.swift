@@ -1,4 +1,5 @@
 import Foundation
+import GstKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,7 +39,7 @@ struct ControlClient: Sendable {
     /// Sends one request and reads the whole reply.
     func send(_ method: String, _ target: String, body: Data? = nil, contentType: String? = nil,
               timeout: Duration = .seconds(30)) async throws -> Reply {
-        try await offThread {
+        try await onOwnThread {
             let connection = try open(timeout: timeout)
             defer { connection.disconnect() }
             try connection.write(request(method, target, body: body, contentType: contentType))
@@ -52,7 +53,7 @@ struct ControlClient: Sendable {
     /// of the body (without its line end) until the server ends the stream.
     /// A refusal (not 2xx) is returned whole instead.
     func stream(_ target: String, line: @escaping @Sendable (String) -> Void) async throws -> Reply? {
-        try await offThread {
+        try await onOwnThread {
             let connection = try open(timeout: nil)
             defer { connection.disconnect() }
             try connection.write(request("GET", target, body: nil, contentType: nil, accept: "text/event-stream"))
@@ -107,11 +108,6 @@ struct ControlClient: Sendable {
         return SocketConnection(fd: fd, address: address)
     }
 
-    private func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-        }
-    }
 }
 
 /// A connected socket with a read buffer: the reply's head, then its body

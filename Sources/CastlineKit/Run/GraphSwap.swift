@@ -205,6 +205,51 @@ struct GraphSwap {
     }
 }
 
+/// Counts arrivals from GStreamer's threads (a pad reached its block, end-of-stream went
+/// through a pad); `wait` resumes at the last one, or at the timeout, without polling.
+final class Arrivals: Sendable {
+    private let state: Mutex<(remaining: Int, waiter: CheckedContinuation<Bool, Never>?, expired: Bool)>
+
+    init(_ count: Int) { state = Mutex((count, nil, false)) }
+
+    func arrive() {
+        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
+            state.remaining -= 1
+            guard state.remaining == 0 else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// True when all arrived in time.
+    nonisolated(nonsending) func wait(timeout: Duration) async -> Bool {
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            self?.giveUp()
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let answer: Bool? = state.withLock { state in
+                if state.remaining <= 0 { return true }
+                if state.expired { return false }
+                state.waiter = continuation
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    private func giveUp() {
+        let waiter = state.withLock { state in
+            state.expired = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: false)
+    }
+}
+
 extension Pad {
     /// Calls `seen` when end-of-stream goes through this pad.
     func notifyEndOfStream(_ seen: @escaping @Sendable () -> Void) {

@@ -8,6 +8,4 @@ struct ShortcutOptions: ParsableArguments {
     var duration: Duration?
     @Flag(help: "Print the pipeline file these flags make, and exit.")
     var printPipeline = false
-
-    var stopAfter: Duration? { duration }
 }

@@ -1,17 +1,17 @@
 import Synchronization
 
-/// How each stream's own timestamps (for HLS the MPEG-TS PTS its segments carry) map to
-/// running time where it is watched, so a part can say which media it is at in the
-/// stream's own terms (see `StreamTimeQuery`).
+/// How each stream's own timestamps (the PTS it carried into the stage: for HLS the MPEG-TS
+/// PTS) map to the running time the history keeps, so the stage can say which media it is
+/// playing out in the stream's own terms (see `StreamTimeQuery`).
 ///
 /// Why not per unit: the difference only changes when the stream brings a new
 /// segment (a discontinuity, a reconnect), so a short list of changes per
 /// stream costs nothing next to 8 more bytes for each of ~170,000 units an hour.
-public final class StreamTimeline: Sendable {
+final class SourceTimeline: Sendable {
     /// From running time `from` on, stream PTS = running time + `offset`.
-    public struct Change: Equatable, Sendable {
-        public var from: UInt64
-        public var offset: Int64
+    struct Change: Equatable, Sendable {
+        var from: UInt64
+        var offset: Int64
     }
 
     /// Changes kept per stream: older ones have long left any history.
@@ -19,10 +19,10 @@ public final class StreamTimeline: Sendable {
 
     private let changes = Mutex<[[Change]]>([])
 
-    public init() {}
+    init() {}
 
     /// A unit of `stream` with running time `runningTime` carried `streamPTS`.
-    public func saw(stream: Int, runningTime: UInt64, streamPTS: UInt64) {
+    func saw(stream: Int, runningTime: UInt64, streamPTS: UInt64) {
         let offset = Int64(bitPattern: streamPTS &- runningTime)
         changes.withLock { changes in
             while changes.count <= stream { changes.append([]) }
@@ -33,12 +33,12 @@ public final class StreamTimeline: Sendable {
     }
 
     /// The stream's PTS minus running time now (the newest change); nil before the stream brought anything.
-    public func latestOffset(stream: Int) -> Int64? {
+    func latestOffset(stream: Int) -> Int64? {
         changes.withLock { changes in changes.indices.contains(stream) ? changes[stream].last?.offset : nil }
     }
 
     /// The stream PTS of running time `runningTime` on `stream`; nil before the stream brought anything.
-    public func streamPTS(stream: Int, runningTime: UInt64) -> UInt64? {
+    func streamPTS(stream: Int, runningTime: UInt64) -> UInt64? {
         changes.withLock { changes in
             guard changes.indices.contains(stream) else { return nil }
             let list = changes[stream]
