@@ -12,12 +12,10 @@ import Synchronization
 public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableStage {
     public static let kind = "delay"
     public static let summary = "play a chosen time behind live, movable while running (history kept encoded)"
-    public static let schema = OptionSchema([
-        OptionField("initial", .duration, default: .duration(.zero), help: "the delay at start, e.g. 10s"),
-        OptionField("max", .duration, default: .duration(.seconds(600)),
-                    help: "history kept: the most delay there can be, e.g. 1h"),
-        OptionField("step", .duration, default: .duration(.seconds(1)), help: "what the + and - keys add and remove ([ and ] move ten steps)"),
-    ])
+    static let initial = Option<Duration>("initial", default: .zero, help: "the delay at start, e.g. 10s")
+    static let maxHistory = Option<Duration>("max", default: .seconds(600), help: "history kept: the most delay there can be, e.g. 1h")
+    static let step = Option<Duration>("step", default: .seconds(1), help: "what the + and - keys add and remove ([ and ] move ten steps)")
+    public static let schema = OptionSchema(initial, maxHistory, step)
 
     /// The bitrate `max` is checked against before anything starts: a generous
     /// video stream (the stage holds whatever it is given).
@@ -33,9 +31,9 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
     let playout: DelayPlayout
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
-        let initial = spec.options.duration("initial") ?? .zero
-        let max = spec.options.duration("max") ?? .seconds(600)
-        let step = spec.options.duration("step") ?? .seconds(1)
+        let initial = spec.options[Self.initial]
+        let max = spec.options[Self.maxHistory]
+        let step = spec.options[Self.step]
         guard max > .zero else { throw BuildError("max must be more than 0s (e.g. 10m)", at: "\(spec.keyPath).max") }
         guard initial <= max else {
             throw BuildError("initial \(initial.configText) is more than max \(max.configText) (raise max, or lower initial)",

@@ -5,25 +5,13 @@ import CastlineKit
 public final class EncodeStage: Stage {
     public static let kind = "encode"
     public static let summary = "encode raw streams (video: h264; audio: aac or opus)"
-    public static let schema = OptionSchema([
-        OptionField("video", .object(OptionSchema([
-            OptionField("codec", .choice(["h264"]), default: .string("h264"), help: "video codec"),
-            OptionField("bitrate", .bitrate, default: .bitrate(Bitrate(bitsPerSecond: 2_500_000)), help: "target bitrate"),
-            OptionField("keyframe-interval", .duration, default: .duration(.seconds(2)), help: "time between keyframes"),
-            OptionField("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
-                        default: .string("veryfast"), help: "x264 speed preset: faster costs less CPU"),
-            OptionField("rate-control", .choice(RateControl.allCases.map(\.rawValue)), default: .string("cbr"),
-                        help: "cbr: the bitrate on the wire every second (filler when the picture needs less); vbr: up to it; crf: constant quality"),
-        ])), help: "encode video (omit both video and audio for both)"),
-        OptionField("audio", .object(OptionSchema([
-            OptionField("codec", .choice(["aac", "opus"]), default: .string("aac"), help: "audio codec"),
-            OptionField("bitrate", .bitrate, default: .bitrate(Bitrate(bitsPerSecond: 128_000)), help: "target bitrate"),
-            OptionField("sample-rate", .int(8000...96_000), default: .int(48_000), help: "sample rate in Hz"),
-            OptionField("channels", .int(1...8), default: .int(2), help: "channel count"),
-        ])), help: "encode audio (omit both video and audio for both)"),
-        OptionField("when", .choice(["always", "needed"]), default: .string("always"),
-                    help: "needed: pass streams already in the target codec through untouched (no re-encode)"),
-    ])
+    static let videoOptions = Option<OptionValues?>("video", .object(VideoEncoding.schema),
+                                                    help: "encode video (omit both video and audio for both)")
+    static let audioOptions = Option<OptionValues?>("audio", .object(AudioEncoding.schema),
+                                                    help: "encode audio (omit both video and audio for both)")
+    static let when = Option<String>("when", .choice(["always", "needed"]), default: "always",
+                                     help: "needed: pass streams already in the target codec through untouched (no re-encode)")
+    public static let schema = OptionSchema(videoOptions, audioOptions, when)
 
     let video: VideoEncoding?
     let audio: AudioEncoding?
@@ -32,15 +20,11 @@ public final class EncodeStage: Stage {
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
-        let both = options.object("video") == nil && options.object("audio") == nil
-        onlyWhenNeeded = options.string("when") == "needed"
+        let both = options[Self.videoOptions] == nil && options[Self.audioOptions] == nil
+        onlyWhenNeeded = options[Self.when] == "needed"
         self.context = context
-        if let values = options.object("video") ?? (both ? OptionValues() : nil) {
-            var settings = VideoEncoding()
-            if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
-            if let interval = values.duration("keyframe-interval") { settings.keyframeInterval = interval }
-            if let preset = values.string("preset") { settings.preset = preset }
-            if let mode = values.string("rate-control").flatMap(RateControl.init(rawValue:)) { settings.rateControl = mode }
+        if let values = options[Self.videoOptions] ?? (both ? OptionValues() : nil) {
+            let settings = VideoEncoding(values)
             guard settings.keyframeInterval > .zero else {
                 throw BuildError("must be more than 0 (try 2s)", at: "\(spec.keyPath).video.keyframe-interval")
             }
@@ -48,13 +32,8 @@ public final class EncodeStage: Stage {
         } else {
             video = nil
         }
-        if let values = options.object("audio") ?? (both ? OptionValues() : nil) {
-            var settings = AudioEncoding()
-            if let codec = values.string("codec").flatMap(Codec.init(rawValue:)) { settings.codec = codec }
-            if let bitrate = values.bitrate("bitrate") { settings.bitrate = bitrate }
-            if let rate = values.int("sample-rate") { settings.sampleRate = rate }
-            if let channels = values.int("channels") { settings.channels = channels }
-            audio = settings
+        if let values = options[Self.audioOptions] ?? (both ? OptionValues() : nil) {
+            audio = AudioEncoding(values)
         } else {
             audio = nil
         }

@@ -9,10 +9,9 @@ import Synchronization
 public final class GainStage: ControllableStage {
     public static let kind = "gain"
     public static let summary = "turn the sound up or down, movable while running (keys 9 and 0, POST /gain)"
-    public static let schema = OptionSchema([
-        OptionField("db", .double(range), default: .double(0), help: "the gain at start, in dB (e.g. -6)"),
-        OptionField("step", .double(0.1...20), default: .double(1), help: "what the 9 and 0 keys take away and add, in dB"),
-    ])
+    static let db = Option<Double>("db", .double(range), default: 0, help: "the gain at start, in dB (e.g. -6)")
+    static let step = Option<Double>("step", .double(0.1...20), default: 1, help: "what the 9 and 0 keys take away and add, in dB")
+    public static let schema = OptionSchema(db, step)
 
     static let range: ClosedRange<Double> = -60...20
     static let figure = "gain_db"
@@ -35,9 +34,9 @@ public final class GainStage: ControllableStage {
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         name = context.componentName
-        step = spec.options.double("step") ?? 1
+        step = spec.options[Self.step]
         events = context.events
-        state = Mutex((spec.options.double("db") ?? 0, []))
+        state = Mutex((spec.options[Self.db], []))
     }
 
     public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {

@@ -7,11 +7,10 @@ import Synchronization
 public final class GstStage: Stage {
     public static let kind = "gst"
     public static let summary = "any GStreamer element or bin description, e.g. \"audioecho delay=500000000 intensity=0.3\""
-    public static let schema = OptionSchema([
-        OptionField("description", .string, required: true, help: "gst-launch syntax with one input and one output"),
-        OptionField("stream", .choice(["auto", "audio", "video"]), default: .string("auto"),
-                    help: "the stream it works on; auto reads it from the element's caps"),
-    ], shorthand: "description")
+    static let description = Option<String?>("description", required: true, help: "gst-launch syntax with one input and one output")
+    static let stream = Option<String>("stream", .choice(["auto", "audio", "video"]), default: "auto",
+                                             help: "the stream it works on; auto reads it from the element's caps")
+    public static let schema = OptionSchema(description, stream, shorthand: "description")
 
     let description: String
     let stream: StreamKind?
@@ -22,7 +21,7 @@ public final class GstStage: Stage {
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).description"
-        description = spec.options.string("description") ?? ""
+        description = spec.options[Self.description] ?? ""
         let probe: Bin
         do {
             probe = try Gst.parseBin(description)
@@ -34,7 +33,7 @@ public final class GstStage: Stage {
         }
         let inCaps = sink.queryCaps()
         let outCaps = src.queryCaps()
-        let choice = spec.options.string("stream") ?? "auto"
+        let choice = spec.options[Self.stream]
         if choice == "auto" {
             guard let type = inCaps?.mediaType, !(inCaps?.isAny ?? true),
                   let kind = StreamKind.allCases.first(where: { type.hasPrefix($0.rawValue) }) else {

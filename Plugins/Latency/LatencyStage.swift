@@ -11,13 +11,12 @@ import Synchronization
 public final class LatencyStage: Stage {
     public static let kind = "latency"
     public static let summary = "read castline's test-signal clock back from decoded media: latency behind the wall clock, A/V offset"
-    public static let schema = OptionSchema([
-        OptionField("every", .duration, default: .duration(.seconds(1)), help: "how often to report the figures"),
-        OptionField("tone", .double(20...10_000), default: .double(1000),
-                    help: "the test signal's tone in Hz (its beep is at twice this, its code at three and four times)"),
-        OptionField("missing-after", .duration, default: .duration(.seconds(5)),
-                    help: "say once that a stream carries no clock when none was read in this much of its media"),
-    ])
+    static let every = Option<Duration>("every", default: .seconds(1), help: "how often to report the figures")
+    static let tone = Option<Double>("tone", .double(20...10_000), default: 1000,
+                                     help: "the test signal's tone in Hz (its beep is at twice this, its code at three and four times)")
+    static let missingAfter = Option<Duration>("missing-after", default: .seconds(5),
+                                               help: "say once that a stream carries no clock when none was read in this much of its media")
+    public static let schema = OptionSchema(every, tone, missingAfter)
 
     public static let jitter = "latency_jitter_ms"
     /// How many times the clock was read in the period: frames, and beeps.
@@ -55,9 +54,9 @@ public final class LatencyStage: Stage {
     }
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
-        every = spec.options.duration("every") ?? .seconds(1)
-        tone = spec.options.double("tone") ?? 1000
-        missingAfter = spec.options.duration("missing-after") ?? .seconds(5)
+        every = spec.options[Self.every]
+        tone = spec.options[Self.tone]
+        missingAfter = spec.options[Self.missingAfter]
         self.context = context
         readings = Mutex(Readings())
         guard every >= .milliseconds(100) else { throw BuildError("must be at least 100ms (try 1s)", at: "\(spec.keyPath).every") }

@@ -10,13 +10,12 @@ public final class StatsStage: Stage {
     public static let kind = "stats"
     public static let measuresStreams = true
     public static let summary = "measure bitrate, position, levels, silences and frame rate; media passes untouched"
-    public static let schema = OptionSchema([
-        OptionField("every", .duration, default: .duration(.seconds(1)), help: "how often to report figures"),
-        OptionField("silence-below", .double(-150...0), default: .double(-60),
-                    help: "raw audio below this RMS level (dBFS) counts as silent"),
-        OptionField("silence-after", .duration, default: .duration(.seconds(5)),
-                    help: "report a silence once audio has been silent this long"),
-    ])
+    static let every = Option<Duration>("every", default: .seconds(1), help: "how often to report figures")
+    static let silenceBelow = Option<Double>("silence-below", .double(-150...0), default: -60,
+                                         help: "raw audio below this RMS level (dBFS) counts as silent")
+    static let silenceAfter = Option<Duration>("silence-after", default: .seconds(5),
+                                           help: "report a silence once audio has been silent this long")
+    public static let schema = OptionSchema(every, silenceBelow, silenceAfter)
 
     let every: Duration
     let silenceBelow: Double
@@ -27,9 +26,9 @@ public final class StatsStage: Stage {
     private let timerStarted = Atomic(false)
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
-        every = spec.options.duration("every") ?? .seconds(1)
-        silenceBelow = spec.options.double("silence-below") ?? -60
-        silenceAfter = spec.options.duration("silence-after") ?? .seconds(5)
+        every = spec.options[Self.every]
+        silenceBelow = spec.options[Self.silenceBelow]
+        silenceAfter = spec.options[Self.silenceAfter]
         self.context = context
         guard every >= .milliseconds(10) else {
             throw BuildError("must be at least 10ms (try 1s)", at: "\(spec.keyPath).every")

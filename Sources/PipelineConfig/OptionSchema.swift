@@ -111,39 +111,39 @@ public struct OptionValues: Sendable, Hashable, CustomStringConvertible {
     public var isEmpty: Bool { entries.isEmpty }
     public var count: Int { entries.count }
 
-    public func string(_ name: String) -> String? {
+    func string(_ name: String) -> String? {
         if case .string(let v) = entries[name] { return v }
         return nil
     }
-    public func int(_ name: String) -> Int? {
+    func int(_ name: String) -> Int? {
         if case .int(let v) = entries[name] { return v }
         return nil
     }
     /// Also accepts an `.int` value.
-    public func double(_ name: String) -> Double? {
+    func double(_ name: String) -> Double? {
         switch entries[name] {
         case .double(let v): v
         case .int(let v): Double(v)
         default: nil
         }
     }
-    public func bool(_ name: String) -> Bool? {
+    func bool(_ name: String) -> Bool? {
         if case .bool(let v) = entries[name] { return v }
         return nil
     }
-    public func duration(_ name: String) -> Duration? {
+    func duration(_ name: String) -> Duration? {
         if case .duration(let v) = entries[name] { return v }
         return nil
     }
-    public func bitrate(_ name: String) -> Bitrate? {
+    func bitrate(_ name: String) -> Bitrate? {
         if case .bitrate(let v) = entries[name] { return v }
         return nil
     }
-    public func secret(_ name: String) -> Secret? {
+    func secret(_ name: String) -> Secret? {
         if case .secret(let v) = entries[name] { return v }
         return nil
     }
-    public func object(_ name: String) -> OptionValues? {
+    func object(_ name: String) -> OptionValues? {
         if case .object(let v) = entries[name] { return v }
         return nil
     }

@@ -13,7 +13,7 @@ struct CaptureProblemTests {
             == "the ALSA device \"hw:1\" is busy: another program is recording from it (close it, or pick another device)")
         #expect(CaptureSource.alsaProblem(DeviceProblem(text: words), "hw:1")
             == "cannot open the ALSA capture device \"hw:1\" (list them with: arecord -L)")
-        let camera = CaptureSource.Video(api: "v4l2", device: "/dev/video0", width: 1280, height: 720, fps: 30)
+        let camera = CaptureSource.Video(OptionValues())
         #expect(CaptureSource.videoProblem(DeviceProblem(text: "Device '/dev/video0' is busy", busy: true), camera)
             == "\"/dev/video0\" is busy: another program is using the camera (close it, or pick another device)")
         #expect(CaptureSource.videoProblem(DeviceProblem(text: "Could not read from resource."), camera)

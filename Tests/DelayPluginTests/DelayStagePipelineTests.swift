@@ -52,17 +52,17 @@ struct DelayStagePipelineTests {
         // The first beep out may be cut in half by the start of play-out: it is left out.
         let first = try await lags(expected: 3, since: 0, count: 3).dropFirst()
         var now = built.pipeline.runningTime?.seconds ?? 0
-        delay.perform("delay", .step(1))
+        _ = delay.perform("delay", .step(1))
         // The jump back replays what came out in the last second; beeps from then on lag 4 s.
         let later = try await lags(expected: 4, since: now + 1.5, count: 2)
         now = built.pipeline.runningTime?.seconds ?? 0
-        delay.perform("delay", .step(-2))
+        _ = delay.perform("delay", .step(-2))
         let nearer = try await lags(expected: 2, since: now + 0.5, count: 2)
         // At delay 0 a beep cannot come out before it has been encoded: what is left is the
         // encoder's hold (its sound itself goes out on time: the encode stage sends AAC frames
         // the encoder's delay earlier, so every other lag is the delay alone).
         now = built.pipeline.runningTime?.seconds ?? 0
-        delay.perform("delay", .set(0))
+        _ = delay.perform("delay", .set(0))
         let immediate = try await lags(expected: 0, since: now + 0.5, count: 2)
         try #require(immediate.count == 2, "no beeps at delay 0")
         #expect(immediate.allSatisfy { $0 >= 0 && $0 < 0.1 }, "at delay 0 beeps lagged \(immediate)")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import PipelineConfig
+@testable import PipelineConfig
 
 let listenYAML = """
 # Listen to a live HLS stream 10 s behind live, audio only.

@@ -1,5 +1,5 @@
 import Testing
-import PipelineConfig
+@testable import PipelineConfig
 
 @Test(arguments: [
     ("500ms", 500_000_000, "500ms"),

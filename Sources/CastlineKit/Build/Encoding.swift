@@ -4,16 +4,33 @@ import Synchronization
 
 /// How to encode video. Defaults follow what ingest services recommend.
 public struct VideoEncoding: Sendable, Hashable {
-    public var codec: Codec = .h264
-    public var bitrate = Bitrate(bitsPerSecond: 2_500_000)
-    public var keyframeInterval: Duration = .seconds(2)
-    public var preset = "veryfast"
-    public var rateControl = RateControl.cbr
-    public init() {}
+    public static let codec = Option<Codec>("codec", .choice(["h264"]), default: .h264, help: "video codec")
+    public static let bitrate = Option<Bitrate>("bitrate", default: Bitrate(bitsPerSecond: 2_500_000), help: "target bitrate")
+    public static let keyframeInterval = Option<Duration>("keyframe-interval", default: .seconds(2), help: "time between keyframes")
+    public static let preset = Option<String>("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
+                                              default: "veryfast", help: "x264 speed preset: faster costs less CPU")
+    public static let rateControl = Option<RateControl>("rate-control", default: .cbr,
+        help: "cbr: the bitrate on the wire every second (filler when the picture needs less); vbr: up to it; crf: constant quality")
+    public static let schema = OptionSchema(codec, bitrate, keyframeInterval, preset, rateControl)
+
+    public var codec: Codec
+    public var bitrate: Bitrate
+    public var keyframeInterval: Duration
+    public var preset: String
+    public var rateControl: RateControl
+
+    /// As `values` (an `encode` stage's `video:`) set it; the rest as declared above.
+    public init(_ values: OptionValues = OptionValues()) {
+        codec = values[Self.codec]
+        bitrate = values[Self.bitrate]
+        keyframeInterval = values[Self.keyframeInterval]
+        preset = values[Self.preset]
+        rateControl = values[Self.rateControl]
+    }
 }
 
 /// How x264 spends its bits.
-public enum RateControl: String, Sendable, Hashable, CaseIterable {
+public enum RateControl: String, Sendable, Hashable, CaseIterable, OptionRepresentable {
     /// Constant bitrate, as OBS and the ingests' own guides ask: the target on the wire every
     /// second, a one-second VBV buffer, padded with filler when the picture needs less (an easy
     /// test pattern would otherwise go out at a fraction of it).
@@ -26,11 +43,24 @@ public enum RateControl: String, Sendable, Hashable, CaseIterable {
 
 /// How to encode audio: AAC-LC 48 kHz stereo 128 kbps unless told otherwise.
 public struct AudioEncoding: Sendable, Hashable {
-    public var codec: Codec = .aac
-    public var bitrate = Bitrate(bitsPerSecond: 128_000)
-    public var sampleRate = 48_000
-    public var channels = 2
-    public init() {}
+    public static let codec = Option<Codec>("codec", .choice(["aac", "opus"]), default: .aac, help: "audio codec")
+    public static let bitrate = Option<Bitrate>("bitrate", default: Bitrate(bitsPerSecond: 128_000), help: "target bitrate")
+    public static let sampleRate = Option<Int>("sample-rate", .int(8000...96_000), default: 48_000, help: "sample rate in Hz")
+    public static let channels = Option<Int>("channels", .int(1...8), default: 2, help: "channel count")
+    public static let schema = OptionSchema(codec, bitrate, sampleRate, channels)
+
+    public var codec: Codec
+    public var bitrate: Bitrate
+    public var sampleRate: Int
+    public var channels: Int
+
+    /// As `values` (an `encode` stage's `audio:`) set it; the rest as declared above.
+    public init(_ values: OptionValues = OptionValues()) {
+        codec = values[Self.codec]
+        bitrate = values[Self.bitrate]
+        sampleRate = values[Self.sampleRate]
+        channels = values[Self.channels]
+    }
 }
 
 /// Encoder bins: raw in (any raw format: they convert), encoded and parsed out.

@@ -4,9 +4,13 @@ import PipelineConfig
 /// The secrets a component's options give, read one way wherever they are taken: by the sinks
 /// that publish (`rtmp`, `srt`) and by the `uri` source that plays from the same servers.
 enum Credentials {
+    static let key = Option<Secret?>("key", help: "rtmp(s): the stream key; write ${VAR} to read it from the environment")
+    static let keyFile = Option<String?>("key-file", help: "rtmp(s): a file holding the stream key (instead of key)")
+    static let passphrase = Option<Secret?>("passphrase", help: "srt: the passphrase (10 to 79 characters); write ${VAR}")
+
     /// An RTMP stream key: `key` (write `${VAR}`) or `key-file`, one of them, not empty.
     static func streamKey(_ options: OptionValues, at keyPath: String) throws -> Secret {
-        switch (options.secret("key"), options.string("key-file")) {
+        switch (options[key], options[keyFile]) {
         case (let key?, nil):
             guard !key.isEmpty else { throw BuildError("the stream key is empty (set the variable it reads)", at: "\(keyPath).key") }
             return key
@@ -26,7 +30,7 @@ enum Credentials {
 
     /// An SRT passphrase (`passphrase`), if given, of a length SRT takes.
     static func srtPassphrase(_ options: OptionValues, at keyPath: String) throws -> Secret? {
-        guard let passphrase = options.secret("passphrase") else { return nil }
+        guard let passphrase = options[passphrase] else { return nil }
         guard (10...79).contains(passphrase.reveal().count) else {
             throw BuildError("an SRT passphrase has 10 to 79 characters (this one has \(passphrase.reveal().count))", at: "\(keyPath).passphrase")
         }

@@ -9,7 +9,7 @@ public enum StreamKind: String, Sendable, CaseIterable, Comparable, CustomString
 }
 
 /// Codecs castline knows how to name, parse, decode and (some of them) encode.
-public enum Codec: String, Sendable, CaseIterable, CustomStringConvertible {
+public enum Codec: String, Sendable, CaseIterable, CustomStringConvertible, OptionRepresentable {
     case h264, h265, vp8, vp9, av1, aac, opus, mp3, vorbis, flac
     public var description: String { rawValue }
 

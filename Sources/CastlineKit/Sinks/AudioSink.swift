@@ -5,19 +5,18 @@ import PipelineConfig
 public final class AudioSink: SinkComponent {
     public static let kind = "audio"
     public static let summary = "play audio on the default device (video is not taken)"
-    public static let schema = OptionSchema([
-        OptionField("device", .string, help: "ALSA device, e.g. hw:0 or default; omit for the system default output"),
-        OptionField("required", .bool, default: .bool(true),
-                    help: "no sound device is an error; false: a warning, and the sound is dropped (a window plays the picture alone)"),
-    ])
+    static let device = Option<String?>("device", help: "ALSA device, e.g. hw:0 or default; omit for the system default output")
+    static let required = Option<Bool>("required", default: true,
+        help: "no sound device is an error; false: a warning, and the sound is dropped (a window plays the picture alone)")
+    public static let schema = OptionSchema(device, required)
 
     let device: String?
     let required: Bool
     private let context: ComponentContext
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
-        device = spec.options.string("device")
-        required = spec.options.bool("required") ?? true
+        device = spec.options[Self.device]
+        required = spec.options[Self.required]
         self.context = context
     }
 

@@ -8,12 +8,11 @@ import PipelineConfig
 public final class FileSink: SinkComponent {
     public static let kind = "file"
     public static let summary = "record to a file: .wav (audio), .mkv, .mp4, .ts (audio and video)"
-    public static let schema = OptionSchema([
-        OptionField("path", .string, required: true, help: "output file; the extension picks the container"),
-        OptionField("overwrite", .bool, default: .bool(false), help: "replace an existing file"),
-        OptionField("sync", .bool, default: .bool(false),
-                    help: "write at the pace of the clock (record what is heard) instead of as fast as media comes"),
-    ], shorthand: "path")
+    static let path = Option<String?>("path", required: true, help: "output file; the extension picks the container")
+    static let overwrite = Option<Bool>("overwrite", default: false, help: "replace an existing file")
+    static let sync = Option<Bool>("sync", default: false,
+                                   help: "write at the pace of the clock (record what is heard) instead of as fast as media comes")
+    public static let schema = OptionSchema(path, overwrite, sync, shorthand: "path")
 
     enum Container: String, CaseIterable {
         case wav, mkv, mp4, ts
@@ -48,9 +47,9 @@ public final class FileSink: SinkComponent {
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
-        path = spec.options.string("path") ?? ""
+        path = spec.options[Self.path] ?? ""
         partialPath = path + ".partial"
-        sync = spec.options.bool("sync") ?? false
+        sync = spec.options[Self.sync]
         let ext = (path as NSString).pathExtension.lowercased()
         guard let container = Container(rawValue: ext == "mka" ? "mkv" : ext) else {
             let known = Container.allCases.map { ".\($0.rawValue)" }.joined(separator: ", ")
@@ -71,7 +70,7 @@ public final class FileSink: SinkComponent {
         guard FileManager.default.isWritableFile(atPath: folder) else {
             throw BuildError("cannot write \"\(path)\": folder \"\(folder)\" is not writable (pick another path)", at: keyPath)
         }
-        if FileManager.default.fileExists(atPath: path), spec.options.bool("overwrite") != true {
+        if FileManager.default.fileExists(atPath: path), !spec.options[Self.overwrite] {
             throw BuildError("\"\(path)\" exists (remove it, or set overwrite: true)", at: keyPath)
         }
     }

@@ -5,18 +5,17 @@ import PipelineConfig
 public final class NullSink: SinkComponent {
     public static let kind = "null"
     public static let summary = "discard every stream, at the pace of the clock"
-    public static let schema = OptionSchema([
-        OptionField("sync", .bool, default: .bool(true), help: "keep to the pipeline clock (false: as fast as possible)"),
-        OptionField("decode", .bool, default: .bool(false),
-                    help: "decode every stream before dropping it (what playing costs, without a device)"),
-    ])
+    static let sync = Option<Bool>("sync", default: true, help: "keep to the pipeline clock (false: as fast as possible)")
+    static let decode = Option<Bool>("decode", default: false,
+                                     help: "decode every stream before dropping it (what playing costs, without a device)")
+    public static let schema = OptionSchema(sync, decode)
 
     let sync: Bool
     let decode: Bool
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
-        sync = spec.options.bool("sync") ?? true
-        decode = spec.options.bool("decode") ?? false
+        sync = spec.options[Self.sync]
+        decode = spec.options[Self.decode]
     }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? { decode ? .raw : .any }

@@ -9,9 +9,8 @@ import Synchronization
 public final class VideoSink: SinkComponent {
     public static let kind = "video"
     public static let summary = "show video in a window (sound is not taken: add an audio sink)"
-    public static let schema = OptionSchema([
-        OptionField("sync", .bool, default: .bool(true), help: "show each frame at its time (false: as fast as frames come)"),
-    ])
+    static let sync = Option<Bool>("sync", default: true, help: "show each frame at its time (false: as fast as frames come)")
+    public static let schema = OptionSchema(sync)
 
     let sync: Bool
     /// The sink that opened the display to check it, held open until the run ends: closing it
@@ -20,7 +19,7 @@ public final class VideoSink: SinkComponent {
     private let opener = Mutex<Element?>(nil)
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
-        sync = spec.options.bool("sync") ?? true
+        sync = spec.options[Self.sync]
     }
 
     deinit { closeOpener() }

@@ -11,24 +11,41 @@ import Synchronization
 public final class CaptureSource: SourceComponent {
     public static let kind = "capture"
     public static let summary = "live capture: a microphone (PulseAudio or ALSA) and/or a camera (V4L2)"
-    public static let schema = OptionSchema([
-        OptionField("audio", .object(OptionSchema([
-            OptionField("api", .choice(["auto", "pulse", "alsa"]), default: .string("auto"),
-                        help: "auto: PulseAudio when its server runs, else ALSA"),
-            OptionField("device", .string, help: "a PulseAudio source name (pactl list short sources) or an ALSA device (arecord -L); omit for the default"),
-        ])), help: "capture sound (with neither audio nor video given: the default microphone)"),
-        OptionField("video", .object(OptionSchema([
-            OptionField("api", .choice(["v4l2", "test"]), default: .string("v4l2"),
-                        help: "v4l2: a camera or capture card; test: a test pattern through the same path"),
-            OptionField("device", .string, default: .string("/dev/video0"), help: "the V4L2 device"),
-            OptionField("width", .int(16...7680), default: .int(1280), help: "frame width the picture is scaled to"),
-            OptionField("height", .int(16...4320), default: .int(720), help: "frame height the picture is scaled to"),
-            OptionField("fps", .double(1...240), default: .double(30), help: "frames per second, dropped or repeated to hold it"),
-        ])), help: "capture video"),
-    ])
+    static let audioOptions = Option<OptionValues?>("audio", .object(Audio.schema),
+                                                    help: "capture sound (with neither audio nor video given: the default microphone)")
+    static let videoOptions = Option<OptionValues?>("video", .object(Video.schema), help: "capture video")
+    public static let schema = OptionSchema(audioOptions, videoOptions)
 
-    struct Audio { var api: String, device: String? }
-    struct Video { var api: String, device: String, width: Int, height: Int, fps: Double }
+    struct Audio {
+        static let api = Option<String>("api", .choice(["auto", "pulse", "alsa"]), default: "auto",
+                                        help: "auto: PulseAudio when its server runs, else ALSA")
+        static let device = Option<String?>("device",
+            help: "a PulseAudio source name (pactl list short sources) or an ALSA device (arecord -L); omit for the default")
+        static let schema = OptionSchema(api, device)
+
+        var api: String, device: String?
+
+        init(_ values: OptionValues) {
+            (api, device) = (values[Self.api], values[Self.device])
+        }
+    }
+
+    struct Video {
+        static let api = Option<String>("api", .choice(["v4l2", "test"]), default: "v4l2",
+                                        help: "v4l2: a camera or capture card; test: a test pattern through the same path")
+        static let device = Option<String>("device", default: "/dev/video0", help: "the V4L2 device")
+        static let width = Option<Int>("width", .int(16...7680), default: 1280, help: "frame width the picture is scaled to")
+        static let height = Option<Int>("height", .int(16...4320), default: 720, help: "frame height the picture is scaled to")
+        static let fps = Option<Double>("fps", .double(1...240), default: 30, help: "frames per second, dropped or repeated to hold it")
+        static let schema = OptionSchema(api, device, width, height, fps)
+
+        var api: String, device: String, width: Int, height: Int, fps: Double
+
+        init(_ values: OptionValues) {
+            (api, device) = (values[Self.api], values[Self.device])
+            (width, height, fps) = (values[Self.width], values[Self.height], values[Self.fps])
+        }
+    }
     let audio: Audio?
     let video: Video?
     let keyPath: String
@@ -41,12 +58,8 @@ public final class CaptureSource: SourceComponent {
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
-        let audioOptions = options.object("audio") ?? (options.object("video") == nil ? OptionValues() : nil)
-        audio = audioOptions.map { Audio(api: $0.string("api") ?? "auto", device: $0.string("device")) }
-        video = options.object("video").map {
-            Video(api: $0.string("api") ?? "v4l2", device: $0.string("device") ?? "/dev/video0",
-                  width: $0.int("width") ?? 1280, height: $0.int("height") ?? 720, fps: $0.double("fps") ?? 30)
-        }
+        audio = (options[Self.audioOptions] ?? (options[Self.videoOptions] == nil ? OptionValues() : nil)).map(Audio.init)
+        video = options[Self.videoOptions].map(Video.init)
         keyPath = spec.keyPath
     }
 

@@ -12,16 +12,18 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     public static var kind: String { "hls" }
     public static var summary: String { "an HLS stream (live or VOD), read by castline's own HLS client" }
     public static var schema: OptionSchema {
-        OptionSchema([
-            OptionField("url", .string, required: true, help: "the playlist URL, e.g. https://stream.mux.com/ID.m3u8"),
-            OptionField("rendition", .string, default: .string("auto"),
-                        help: "auto (adapts to throughput; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)"),
-            OptionField("wait-for-live", .bool, default: .bool(false), help: "a stream not live yet (404) is waited for, retrying every 2 s"),
-            OptionField("end-after", .duration, default: .duration(.seconds(30)), help: "the stream has ended when no new media came for this long"),
-            OptionField("timeout", .duration, default: .duration(HTTPFetcher.defaultIdleTimeout),
-                        help: "a request the server stops answering (no byte for this long) has failed, and is retried"),
-        ], shorthand: "url")
+        OptionSchema(url, rendition, waitForLive, endAfter, timeout, shorthand: "url")
     }
+
+    static let url = Option<String?>("url", required: true, help: "the playlist URL, e.g. https://stream.mux.com/ID.m3u8")
+    static let rendition = Option<String>("rendition", default: "auto",
+        help: "auto (adapts to throughput; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)")
+    static let waitForLive = Option<Bool>("wait-for-live", default: false,
+                                                help: "a stream not live yet (404) is waited for, retrying every 2 s")
+    static let endAfter = Option<Duration>("end-after", default: .seconds(30),
+                                                 help: "the stream has ended when no new media came for this long")
+    static let timeout = Option<Duration>("timeout", default: HTTPFetcher.defaultIdleTimeout,
+        help: "a request the server stops answering (no byte for this long) has failed, and is retried")
 
     let playlistURL: URL
     let rendition: String
@@ -42,15 +44,15 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     private let ends = OutletEnds()
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
-        let text = spec.options.string("url") ?? ""
+        let text = spec.options[Self.url] ?? ""
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
             throw BuildError("\"\(text)\" is not an http(s) URL (try https://stream.mux.com/ID.m3u8)", at: "\(spec.keyPath).url")
         }
         playlistURL = url
-        rendition = spec.options.string("rendition") ?? "auto"
-        waitForLive = spec.options.bool("wait-for-live") ?? false
-        endAfter = spec.options.duration("end-after") ?? .seconds(30)
-        let timeout = spec.options.duration("timeout") ?? HTTPFetcher.defaultIdleTimeout
+        rendition = spec.options[Self.rendition]
+        waitForLive = spec.options[Self.waitForLive]
+        endAfter = spec.options[Self.endAfter]
+        let timeout = spec.options[Self.timeout]
         guard timeout > .zero else { throw BuildError("a timeout of 0 would fail every request (try 10s)", at: "\(spec.keyPath).timeout") }
         fetcher = timeout == HTTPFetcher.defaultIdleTimeout ? .shared : HTTPFetcher(idleTimeout: timeout)
         keyPath = spec.keyPath

@@ -14,30 +14,47 @@ import PipelineConfig
 public final class TestSource: SourceComponent {
     public static let kind = "test"
     public static let summary = "live test signal: video pattern and/or audio tone"
-    public static let schema = OptionSchema([
-        OptionField("video", .object(OptionSchema([
-            OptionField("width", .int(16...7680), default: .int(1280), help: "frame width in pixels"),
-            OptionField("height", .int(16...4320), default: .int(720), help: "frame height in pixels"),
-            OptionField("fps", .double(1...240), default: .double(30), help: "frames per second"),
-            OptionField("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
-                        default: .string("smpte-rp-219"), help: "videotestsrc pattern (smpte-rp-219: HD colour bars)"),
-            OptionField("caption", .choice(["moving", "still"]), default: .string("moving"),
-                        help: "the clock and frame caption bounces across the picture (a frozen stream shows), or stays top left"),
-        ])), help: "a video test pattern (omit both video and audio for both)"),
-        OptionField("audio", .object(OptionSchema([
-            OptionField("tone", .double(20...10_000), default: .double(1000), help: "tone frequency in Hz"),
-            OptionField("volume", .double(0...1), default: .double(0.3), help: "tone volume, 0 to 1"),
-            OptionField("beep", .duration, default: .duration(.seconds(1)),
-                        help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none"),
-        ])), help: "an audio test tone (omit both video and audio for both)"),
-        OptionField("clock", .bool, default: .bool(true),
-                    help: "a machine-readable clock: a block stripe along the picture's bottom, each second's number after its beep (what the latency stage reads)"),
-        OptionField("av-offset", .duration, default: .duration(.zero),
-                    help: "the sound's marks this much after the picture's (a known A/V offset to measure, e.g. 120ms)"),
-    ])
+    static let videoOptions = Option<OptionValues?>("video", .object(Video.schema),
+                                                    help: "a video test pattern (omit both video and audio for both)")
+    static let audioOptions = Option<OptionValues?>("audio", .object(Audio.schema),
+                                                    help: "an audio test tone (omit both video and audio for both)")
+    static let clock = Option<Bool>("clock", default: true,
+        help: "a machine-readable clock: a block stripe along the picture's bottom, each second's number after its beep (what the latency stage reads)")
+    static let avOffset = Option<Duration>("av-offset", default: .zero,
+        help: "the sound's marks this much after the picture's (a known A/V offset to measure, e.g. 120ms)")
+    public static let schema = OptionSchema(videoOptions, audioOptions, clock, avOffset)
 
-    struct Video { var width: Int, height: Int, fps: Double, pattern: String, movingCaption: Bool }
-    struct Audio { var tone: Double, volume: Double, beep: Duration }
+    struct Video {
+        static let width = Option<Int>("width", .int(16...7680), default: 1280, help: "frame width in pixels")
+        static let height = Option<Int>("height", .int(16...4320), default: 720, help: "frame height in pixels")
+        static let fps = Option<Double>("fps", .double(1...240), default: 30, help: "frames per second")
+        static let pattern = Option<String>("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
+                                            default: "smpte-rp-219", help: "videotestsrc pattern (smpte-rp-219: HD colour bars)")
+        static let caption = Option<String>("caption", .choice(["moving", "still"]), default: "moving",
+            help: "the clock and frame caption bounces across the picture (a frozen stream shows), or stays top left")
+        static let schema = OptionSchema(width, height, fps, pattern, caption)
+
+        var width: Int, height: Int, fps: Double, pattern: String, movingCaption: Bool
+
+        init(_ values: OptionValues) {
+            (width, height, fps) = (values[Self.width], values[Self.height], values[Self.fps])
+            (pattern, movingCaption) = (values[Self.pattern], values[Self.caption] != "still")
+        }
+    }
+
+    struct Audio {
+        static let tone = Option<Double>("tone", .double(20...10_000), default: 1000, help: "tone frequency in Hz")
+        static let volume = Option<Double>("volume", .double(0...1), default: 0.3, help: "tone volume, 0 to 1")
+        static let beep = Option<Duration>("beep", default: .seconds(1),
+            help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none")
+        static let schema = OptionSchema(tone, volume, beep)
+
+        var tone: Double, volume: Double, beep: Duration
+
+        init(_ values: OptionValues) {
+            (tone, volume, beep) = (values[Self.tone], values[Self.volume], values[Self.beep])
+        }
+    }
     let video: Video?
     let audio: Audio?
     let avOffset: Duration
@@ -45,27 +62,11 @@ public final class TestSource: SourceComponent {
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
-        let both = options.object("video") == nil && options.object("audio") == nil
-        let videoOptions = options.object("video") ?? (both ? Self.defaults("video") : nil)
-        let audioOptions = options.object("audio") ?? (both ? Self.defaults("audio") : nil)
-        video = videoOptions.map {
-            Video(width: $0.int("width") ?? 1280, height: $0.int("height") ?? 720,
-                  fps: $0.double("fps") ?? 30, pattern: $0.string("pattern") ?? "smpte-rp-219",
-                  movingCaption: $0.string("caption") != "still")
-        }
-        avOffset = options.duration("av-offset") ?? .zero
-        clock = options.bool("clock") ?? true
-        audio = audioOptions.map {
-            Audio(tone: $0.double("tone") ?? 1000, volume: $0.double("volume") ?? 0.3, beep: $0.duration("beep") ?? .seconds(1))
-        }
-    }
-
-    /// The defaults of one of the nested objects, as the loader would fill them.
-    private static func defaults(_ field: String) -> OptionValues {
-        guard case .object(let nested)? = schema.field(field)?.type else { return OptionValues() }
-        var values = OptionValues()
-        for option in nested.fields { values[option.name] = option.defaultValue }
-        return values
+        let both = options[Self.videoOptions] == nil && options[Self.audioOptions] == nil
+        video = (options[Self.videoOptions] ?? (both ? OptionValues() : nil)).map(Video.init)
+        audio = (options[Self.audioOptions] ?? (both ? OptionValues() : nil)).map(Audio.init)
+        avOffset = options[Self.avOffset]
+        clock = options[Self.clock]
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {

@@ -9,13 +9,10 @@ public class URISource: SourceComponent {
     public class var kind: String { "uri" }
     public class var summary: String { "any URI GStreamer can open (file://, http(s)://, rtsp://, ...)" }
     public class var schema: OptionSchema {
-        OptionSchema([
-            OptionField("uri", .string, required: true, help: "the URI to play"),
-            OptionField("key", .secret, help: "rtmp(s): the stream key, added to the URI's path; write ${VAR}"),
-            OptionField("key-file", .string, help: "rtmp(s): a file holding the stream key (instead of key)"),
-            OptionField("passphrase", .secret, help: "srt: the passphrase the stream is encrypted with; write ${VAR}"),
-        ], shorthand: "uri")
+        OptionSchema(uri, Credentials.key, Credentials.keyFile, Credentials.passphrase, shorthand: "uri")
     }
+
+    static let uri = Option<String?>("uri", required: true, help: "the URI to play")
 
     /// What is played; a playlist source settles it in `prepare`.
     var uri: String
@@ -32,7 +29,7 @@ public class URISource: SourceComponent {
     /// Each stream's outlet and whether its stream has been ended.
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
-        guard let uri = spec.options.string("uri"), URL(string: uri)?.scheme != nil else {
+        guard let uri = spec.options[Self.uri], URL(string: uri)?.scheme != nil else {
             throw BuildError("not a URI (try file:///path/to/media.mp4 or https://host/stream.m3u8)",
                              at: "\(spec.keyPath).uri")
         }
@@ -51,8 +48,8 @@ public class URISource: SourceComponent {
             throw BuildError("the passphrase does not go in the URL, where it would show (use passphrase: ${VAR}, or --passphrase-env)",
                              at: "\(keyPath).uri")
         }
-        if options.secret("key") != nil || options.string("key-file") != nil {
-            guard scheme == "rtmp" || scheme == "rtmps", options.secret("passphrase") == nil else {
+        if options.isSet(Credentials.key) || options.isSet(Credentials.keyFile) {
+            guard scheme == "rtmp" || scheme == "rtmps", !options.isSet(Credentials.passphrase) else {
                 throw BuildError("a stream key is for rtmp:// and rtmps:// URIs (an srt:// one takes passphrase:)", at: "\(keyPath).key")
             }
             let key = try Credentials.streamKey(options, at: keyPath)
@@ -284,20 +281,20 @@ public final class FileSource: URISource {
     public override class var kind: String { "file" }
     public override class var summary: String { "a media file GStreamer can demux (mp4, mkv, ts, wav, ...)" }
     public override class var schema: OptionSchema {
-        OptionSchema([
-            OptionField("path", .string, required: true, help: "path to the media file"),
-            OptionField("loop", .bool, default: .bool(false), help: "play it again and again, timestamps running on"),
-        ], shorthand: "path")
+        OptionSchema(path, loop, shorthand: "path")
     }
 
+    static let path = Option<String?>("path", required: true, help: "path to the media file")
+    static let loop = Option<Bool>("loop", default: false, help: "play it again and again, timestamps running on")
+
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
-        let path = spec.options.string("path") ?? ""
+        let path = spec.options[Self.path] ?? ""
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw BuildError("no such file \"\(path)\" (check the path)", at: "\(spec.keyPath).path")
         }
         super.init(uri: URL(fileURLWithPath: path).absoluteString, keyPath: spec.keyPath,
-                   loop: spec.options.bool("loop") ?? false, events: context.events)
+                   loop: spec.options[Self.loop], events: context.events)
     }
 }
 

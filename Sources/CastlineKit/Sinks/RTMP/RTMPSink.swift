@@ -8,16 +8,12 @@ import PipelineConfig
 public final class RTMPSink: SinkComponent {
     public static let kind = "rtmp"
     public static let summary = "publish to an RTMP/RTMPS ingest (Mux, YouTube, nginx-rtmp), reconnecting on failure"
-    public static let schema = OptionSchema([
-        OptionField("url", .string, required: true,
-                    help: "ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app"),
-        OptionField("key", .secret, help: "stream key; write ${VAR} to read it from the environment"),
-        OptionField("key-file", .string, help: "file holding the stream key (instead of key)"),
-        OptionField("ca-file", .string, help: "rtmps: trust the CAs in this PEM file instead of the system's"),
-        OptionField("fingerprint", .string, help: "rtmps: accept only the server certificate with this SHA-256 fingerprint"),
-        OptionField("insecure", .bool, default: .bool(false), help: "rtmps: do not validate the certificate (said on every start)"),
-        OptionField("max-reconnects", .int(0...1_000_000), help: "give up after this many failed reconnects in a row; default unlimited"),
-    ])
+    static let url = Option<String?>("url", required: true, help: "ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app")
+    static let caFile = Option<String?>("ca-file", help: "rtmps: trust the CAs in this PEM file instead of the system's")
+    static let fingerprint = Option<String?>("fingerprint", help: "rtmps: accept only the server certificate with this SHA-256 fingerprint")
+    static let insecure = Option<Bool>("insecure", default: false, help: "rtmps: do not validate the certificate (said on every start)")
+    public static let schema = OptionSchema(url, Credentials.key, Credentials.keyFile, caFile, fingerprint, insecure,
+                                            StreamPublisher.maxReconnects)
 
     /// How an rtmps connection is trusted.
     enum Trust: Equatable {
@@ -46,11 +42,11 @@ public final class RTMPSink: SinkComponent {
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
         let at = spec.keyPath
-        endpoint = try Self.parse(url: options.string("url") ?? "", at: "\(at).url")
+        endpoint = try Self.parse(url: options[Self.url] ?? "", at: "\(at).url")
         key = try Credentials.streamKey(options, at: at)
         context.events.protect(key)
         trust = try Self.trust(options, secure: endpoint.secure, at: at)
-        maxReconnects = options.int("max-reconnects")
+        maxReconnects = options[StreamPublisher.maxReconnects]
         self.context = context
     }
 
@@ -74,7 +70,7 @@ public final class RTMPSink: SinkComponent {
 
     static func trust(_ options: OptionValues, secure: Bool, at keyPath: String) throws -> Trust {
         var chosen: [(String, Trust)] = []
-        if let given = options.string("ca-file") {
+        if let given = options[caFile] {
             // GIO takes an absolute path only (a relative one was a GLib warning, then "unknown CA").
             let path = given.hasPrefix("/") ? given
                 : URL(fileURLWithPath: given, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).path
@@ -83,14 +79,14 @@ public final class RTMPSink: SinkComponent {
             }
             chosen.append(("ca-file", .caFile(path)))
         }
-        if let text = options.string("fingerprint") {
+        if let text = options[fingerprint] {
             let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
             guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else {
                 throw BuildError("\"\(text)\" is not a SHA-256 fingerprint (64 hex digits, colons allowed)", at: "\(keyPath).fingerprint")
             }
             chosen.append(("fingerprint", .fingerprint(hex)))
         }
-        if options.bool("insecure") == true { chosen.append(("insecure", .insecure)) }
+        if options[insecure] { chosen.append(("insecure", .insecure)) }
         guard chosen.count <= 1 else {
             throw BuildError("give only one of \(chosen.map(\.0).joined(separator: ", "))", at: keyPath)
         }

@@ -10,13 +10,10 @@ import Synchronization
 public final class SRTSink: SinkComponent {
     public static let kind = "srt"
     public static let summary = "publish MPEG-TS over SRT (caller by default, listener with ?mode=listener), reconnecting on failure"
-    public static let schema = OptionSchema([
-        OptionField("url", .string, required: true, help: "srt://HOST:PORT (caller), or srt://:PORT?mode=listener"),
-        OptionField("passphrase", .secret, help: "encrypt with this passphrase (10 to 79 characters); write ${VAR}"),
-        OptionField("latency", .duration, default: .duration(.milliseconds(125)),
-                    help: "SRT's receive latency: how long the far end waits for lost packets to come again"),
-        OptionField("max-reconnects", .int(0...1_000_000), help: "give up after this many failed reconnects in a row; default unlimited"),
-    ])
+    static let url = Option<String?>("url", required: true, help: "srt://HOST:PORT (caller), or srt://:PORT?mode=listener")
+    static let latency = Option<Duration>("latency", default: .milliseconds(125),
+                                          help: "SRT's receive latency: how long the far end waits for lost packets to come again")
+    public static let schema = OptionSchema(url, Credentials.passphrase, latency, StreamPublisher.maxReconnects)
 
     let output: SRTOutput
     let maxReconnects: Int?
@@ -28,10 +25,10 @@ public final class SRTSink: SinkComponent {
         let at = spec.keyPath
         let passphrase = try Credentials.srtPassphrase(options, at: at)
         if let passphrase { context.events.protect(passphrase) }
-        let latency = options.duration("latency") ?? .milliseconds(125)
-        output = try SRTOutput(url: options.string("url") ?? "", passphrase: passphrase,
+        let latency = options[Self.latency]
+        output = try SRTOutput(url: options[Self.url] ?? "", passphrase: passphrase,
                                latencyMilliseconds: Int(latency.seconds * 1000), at: "\(at).url")
-        maxReconnects = options.int("max-reconnects")
+        maxReconnects = options[StreamPublisher.maxReconnects]
         self.context = context
     }
 
