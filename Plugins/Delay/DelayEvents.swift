@@ -3,9 +3,11 @@ import CastlineKit
 /// The delay stage's command, figures and events, in its own words.
 enum DelayReport {
     /// How far behind the live edge playback is, in seconds (pipeline-wide stats, `stage` the delay's name).
-    static let delay = StatsFigure.delay
+    static let delayFigure = Figure("delay_s", label: "delay", meaning: .behindLive)
     /// How much delay the stage could give now (what it has buffered), in seconds.
-    static let available = StatsFigure.availableDelay
+    static let availableFigure = Figure("available_delay_s", label: "available delay", meaning: .behindLive)
+    static let delay = delayFigure.name
+    static let available = availableFigure.name
 
     /// More than any history a delay stage could hold (30 days, in seconds or steps).
     static let longest: Double = 30 * 86_400

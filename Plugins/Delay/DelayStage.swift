@@ -12,10 +12,11 @@ import Synchronization
 public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableStage {
     public static let kind = "delay"
     public static let summary = "play a chosen time behind live, movable while running (history kept encoded)"
-    static let initial = Option<Duration>("initial", default: .zero, help: "the delay at start, e.g. 10s")
-    static let maxHistory = Option<Duration>("max", default: .seconds(600), help: "history kept: the most delay there can be, e.g. 1h")
-    static let step = Option<Duration>("step", default: .seconds(1), help: "what the + and - keys add and remove ([ and ] move ten steps)")
+    public static let initial = ConfigOption<Duration>("initial", default: .zero, help: "the delay at start, e.g. 10s")
+    public static let maxHistory = ConfigOption<Duration>("max", default: .seconds(600), help: "history kept: the most delay there can be, e.g. 1h")
+    public static let step = ConfigOption<Duration>("step", default: .seconds(1), help: "what the + and - keys add and remove ([ and ] move ten steps)")
     public static let schema = OptionSchema(initial, maxHistory, step)
+    public static let figures = [DelayReport.delayFigure, DelayReport.availableFigure]
 
     /// The bitrate `max` is checked against before anything starts: a generous
     /// video stream (the stage holds whatever it is given).

@@ -5,11 +5,11 @@ import CastlineKit
 public final class EncodeStage: Stage {
     public static let kind = "encode"
     public static let summary = "encode raw streams (video: h264; audio: aac or opus)"
-    static let videoOptions = Option<OptionValues?>("video", .object(VideoEncoding.schema),
+    public static let videoOptions = ConfigOption<OptionValues?>("video", .object(VideoEncoding.schema),
                                                     help: "encode video (omit both video and audio for both)")
-    static let audioOptions = Option<OptionValues?>("audio", .object(AudioEncoding.schema),
+    public static let audioOptions = ConfigOption<OptionValues?>("audio", .object(AudioEncoding.schema),
                                                     help: "encode audio (omit both video and audio for both)")
-    static let when = Option<String>("when", .choice(["always", "needed"]), default: "always",
+    public static let when = ConfigOption<String>("when", .choice(["always", "needed"]), default: "always",
                                      help: "needed: pass streams already in the target codec through untouched (no re-encode)")
     public static let schema = OptionSchema(videoOptions, audioOptions, when)
 

@@ -9,8 +9,8 @@ import Synchronization
 public final class GainStage: ControllableStage {
     public static let kind = "gain"
     public static let summary = "turn the sound up or down, movable while running (keys 9 and 0, POST /gain)"
-    static let db = Option<Double>("db", .double(range), default: 0, help: "the gain at start, in dB (e.g. -6)")
-    static let step = Option<Double>("step", .double(0.1...20), default: 1, help: "what the 9 and 0 keys take away and add, in dB")
+    public static let db = ConfigOption<Double>("db", .double(range), default: 0, help: "the gain at start, in dB (e.g. -6)")
+    public static let step = ConfigOption<Double>("step", .double(0.1...20), default: 1, help: "what the 9 and 0 keys take away and add, in dB")
     public static let schema = OptionSchema(db, step)
 
     static let range: ClosedRange<Double> = -60...20

@@ -7,8 +7,8 @@ import Synchronization
 public final class GstStage: Stage {
     public static let kind = "gst"
     public static let summary = "any GStreamer element or bin description, e.g. \"audioecho delay=500000000 intensity=0.3\""
-    static let description = Option<String?>("description", required: true, help: "gst-launch syntax with one input and one output")
-    static let stream = Option<String>("stream", .choice(["auto", "audio", "video"]), default: "auto",
+    public static let description = ConfigOption<String?>("description", required: true, help: "gst-launch syntax with one input and one output")
+    public static let stream = ConfigOption<String>("stream", .choice(["auto", "audio", "video"]), default: "auto",
                                              help: "the stream it works on; auto reads it from the element's caps")
     public static let schema = OptionSchema(description, stream, shorthand: "description")
 

@@ -11,12 +11,18 @@ import Synchronization
 public final class LatencyStage: Stage {
     public static let kind = "latency"
     public static let summary = "read castline's test-signal clock back from decoded media: latency behind the wall clock, A/V offset"
-    static let every = Option<Duration>("every", default: .seconds(1), help: "how often to report the figures")
-    static let tone = Option<Double>("tone", .double(20...10_000), default: 1000,
+    public static let every = ConfigOption<Duration>("every", default: .seconds(1), help: "how often to report the figures")
+    public static let tone = ConfigOption<Double>("tone", .double(20...10_000), default: 1000,
                                      help: "the test signal's tone in Hz (its beep is at twice this, its code at three and four times)")
-    static let missingAfter = Option<Duration>("missing-after", default: .seconds(5),
+    public static let missingAfter = ConfigOption<Duration>("missing-after", default: .seconds(5),
                                                help: "say once that a stream carries no clock when none was read in this much of its media")
     public static let schema = OptionSchema(every, tone, missingAfter)
+
+    /// Wall clock at the output minus the test signal's clock, per stream, and sound minus picture.
+    public static let audioLatency = Figure("latency_audio_s", label: "latency, sound", meaning: .measuredLatency(.audio))
+    public static let videoLatency = Figure("latency_video_s", label: "latency, picture", meaning: .measuredLatency(.video))
+    public static let avOffset = Figure("av_offset_ms", label: "a/v offset (sound minus picture)", meaning: .avOffset)
+    public static let figures = [audioLatency, videoLatency, avOffset]
 
     public static let jitter = "latency_jitter_ms"
     /// How many times the clock was read in the period: frames, and beeps.
@@ -236,14 +242,14 @@ public final class LatencyStage: Stage {
         let streams = readings.withLock { ($0.audioFormat != nil, $0.video != nil) }
         if streams.0 { figures[Self.audioReads] = Double(audio.count) }
         if streams.1 { figures[Self.videoReads] = Double(video.count) }
-        if let audioLatency = audio.median { figures[StatsFigure.audioLatency] = audioLatency }
+        if let audioLatency = audio.median { figures[Self.audioLatency.name] = audioLatency }
         if let videoLatency = video.median {
-            figures[StatsFigure.videoLatency] = videoLatency
+            figures[Self.videoLatency.name] = videoLatency
             let mean = video.reduce(0, +) / Double(video.count)
             figures[Self.jitter] = (video.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(video.count)).squareRoot() * 1000
         }
-        if let audioLatency = figures[StatsFigure.audioLatency], let videoLatency = figures[StatsFigure.videoLatency] {
-            figures[StatsFigure.avOffset] = (audioLatency - videoLatency) * 1000
+        if let audioLatency = figures[Self.audioLatency.name], let videoLatency = figures[Self.videoLatency.name] {
+            figures[Self.avOffset.name] = (audioLatency - videoLatency) * 1000
         }
         if !audio.isEmpty || !video.isEmpty { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: figures))) }
         return true

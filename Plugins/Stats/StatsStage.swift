@@ -10,10 +10,10 @@ public final class StatsStage: Stage {
     public static let kind = "stats"
     public static let measuresStreams = true
     public static let summary = "measure bitrate, position, levels, silences and frame rate; media passes untouched"
-    static let every = Option<Duration>("every", default: .seconds(1), help: "how often to report figures")
-    static let silenceBelow = Option<Double>("silence-below", .double(-150...0), default: -60,
+    public static let every = ConfigOption<Duration>("every", default: .seconds(1), help: "how often to report figures")
+    public static let silenceBelow = ConfigOption<Double>("silence-below", .double(-150...0), default: -60,
                                          help: "raw audio below this RMS level (dBFS) counts as silent")
-    static let silenceAfter = Option<Duration>("silence-after", default: .seconds(5),
+    public static let silenceAfter = ConfigOption<Duration>("silence-after", default: .seconds(5),
                                            help: "report a silence once audio has been silent this long")
     public static let schema = OptionSchema(every, silenceBelow, silenceAfter)
 

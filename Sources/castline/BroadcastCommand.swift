@@ -86,7 +86,8 @@ struct BroadcastCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings)
-        let status = await RunSession.run(document: shortcut.document, origin: "castline broadcast", printOnly: printing.printPipeline, options: options)
+        let status = await RunSession.run(origin: "castline broadcast", printOnly: printing.printPipeline, options: options,
+                                          shortcut.spec)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -67,7 +67,8 @@ struct ListenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings, keys: true)
-        let status = await RunSession.run(document: shortcut.document, origin: "castline listen", printOnly: printing.printPipeline, options: options)
+        let status = await RunSession.run(origin: "castline listen", printOnly: printing.printPipeline, options: options,
+                                          shortcut.spec)
         if status != 0 { throw ExitCode(status) }
     }
 }

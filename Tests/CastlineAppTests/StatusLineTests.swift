@@ -42,7 +42,7 @@ struct StatusLineTests {
         var line = StatsStatusLine(commands: ComponentRegistry.builtin.commands, playoutMoved: true)
         _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 128]))
         _ = line.update(Self.stats("delay0", nil, ["delay_s": 0, "available_delay_s": 25]))
-        _ = line.update(Self.stats("latency0", nil, [StatsFigure.audioLatency: 6.2]))
+        _ = line.update(Self.stats("latency0", nil, [LatencyStage.audioLatency.name: 6.2]))
         #expect(line.text == "delay 0.0 s / 25.0 s available  audio 128 kbit/s  latency 6.20 s")
         // The history growing is no move.
         _ = line.update(RunEvent(pipeline: "p", kind: .stage(StageEvent(
@@ -51,7 +51,7 @@ struct StatusLineTests {
         let redraw = line.update(RunEvent(pipeline: "p", kind: .stage(StageEvent(
             stage: "delay0", name: "delay-changed", command: "delay", fields: [:], figures: ["delay_s": 5, "available_delay_s": 26]))))
         #expect(redraw && line.text == "delay 5.0 s / 26.0 s available  audio 128 kbit/s")
-        _ = line.update(Self.stats("latency0", nil, [StatsFigure.audioLatency: 11.2]))
+        _ = line.update(Self.stats("latency0", nil, [LatencyStage.audioLatency.name: 11.2]))
         #expect(line.text == "delay 5.0 s / 26.0 s available  audio 128 kbit/s  latency 11.20 s")
     }
 
@@ -73,7 +73,7 @@ struct StatusLineTests {
         _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 128]))
         _ = line.update(Self.stats("hls", nil, [StatsFigure.downloadBitrate: 900, StatsFigure.latency: 8]))
         #expect(line.text == "audio 128 kbit/s  latency 8.0 s")
-        _ = line.update(Self.stats("latency0", nil, [StatsFigure.audioLatency: 6.2, StatsFigure.videoLatency: 6.19, StatsFigure.avOffset: 12]))
+        _ = line.update(Self.stats("latency0", nil, [LatencyStage.audioLatency.name: 6.2, LatencyStage.videoLatency.name: 6.19, LatencyStage.avOffset.name: 12]))
         #expect(line.text == "audio 128 kbit/s  latency 6.19 s a/v +12 ms")
     }
 
@@ -112,7 +112,7 @@ struct RunSummaryTests {
             summary.add(StatusLineTests.stats("rtmp", nil, [StatsFigure.sentBytes: sent, StatsFigure.ackedBytes: acked]))
         }
         for (audio, offset) in [(6.0, 2.0), (6.2, -4.0), (6.1, 3.0)] {
-            summary.add(StatusLineTests.stats("latency0", nil, [StatsFigure.audioLatency: audio, StatsFigure.avOffset: offset]))
+            summary.add(StatusLineTests.stats("latency0", nil, [LatencyStage.audioLatency.name: audio, LatencyStage.avOffset.name: offset]))
         }
         let lines = summary.lines()
         #expect(lines.contains("  latency, sound: min/median/max 6.000/6.100/6.200 s"), "\(lines)")
@@ -134,9 +134,9 @@ struct RunSummaryTests {
     func latencyLine() throws {
         let time = try #require(ISO8601DateFormatter().date(from: "2026-11-26T10:33:22Z"))
         let both = StatsSample(stage: "latency0", stream: nil,
-                               figures: [StatsFigure.audioLatency: 4.0441, StatsFigure.videoLatency: 4.0439, StatsFigure.avOffset: 0.2])
+                               figures: [LatencyStage.audioLatency.name: 4.0441, LatencyStage.videoLatency.name: 4.0439, LatencyStage.avOffset.name: 0.2])
         #expect(StatsOutputs.latencyLine(both, at: time) == "10:33:22.000  latency: sound 4.044 s, picture 4.044 s, a/v +0.2 ms")
-        let picture = StatsSample(stage: "latency0", stream: nil, figures: [StatsFigure.videoLatency: 4.0439])
+        let picture = StatsSample(stage: "latency0", stream: nil, figures: [LatencyStage.videoLatency.name: 4.0439])
         #expect(StatsOutputs.latencyLine(picture, at: time) == "10:33:22.000  latency: picture 4.044 s")
         #expect(StatsOutputs.latencyLine(StatsSample(stage: "stats0", stream: .audio, figures: [StatsFigure.bitrate: 128]), at: time) == nil)
     }

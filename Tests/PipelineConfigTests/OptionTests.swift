@@ -7,11 +7,11 @@ import Testing
 struct OptionTests {
     enum Shape: String, CaseIterable, OptionRepresentable { case round, square }
 
-    static let every = Option<Duration>("every", default: .seconds(1), help: "how often")
-    static let level = Option<Double>("level", .double(-150...0), default: -60, help: "a level")
-    static let device = Option<String?>("device", help: "a device")
-    static let shape = Option<Shape>("shape", default: .round, help: "a shape")
-    static let nested = Option<OptionValues?>("video", .object(OptionSchema(every)), help: "nested")
+    static let every = ConfigOption<Duration>("every", default: .seconds(1), help: "how often")
+    static let level = ConfigOption<Double>("level", .double(-150...0), default: -60, help: "a level")
+    static let device = ConfigOption<String?>("device", help: "a device")
+    static let shape = ConfigOption<Shape>("shape", default: .round, help: "a shape")
+    static let nested = ConfigOption<OptionValues?>("video", .object(OptionSchema(every)), help: "nested")
 
     @Test func theSchemaFieldCarriesTheDeclaredDefault() {
         let schema = OptionSchema(Self.every, Self.level, Self.device, Self.shape, Self.nested)

@@ -12,24 +12,23 @@ public enum PipelineFiles {
         spec(path, overrides: overrides, checkOnly: checkOnly).flatMap { plan($0, origin: path) }
     }
 
-    /// The same for a spec that a command built from its flags (`document` is JSON, which YAML reads).
-    public static func load(document: [String: Any], origin: String, checkOnly: Bool = false) -> Result<PipelinePlan, LoadFailure> {
-        let text: String
+    /// What a command builds from its flags: the pipeline, its secrets read from the environment
+    /// (an unset one deferred when `deferringUnsetSecrets`, as `checkOnly` asks).
+    public typealias BuildSpec = (_ environment: [String: String], _ deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec
+
+    /// The same for a pipeline a command built from its flags (`listen`, `broadcast`): checked and
+    /// completed as a file's is (`PipelineSpec.completed`), then planned.
+    public static func load(origin: String, checkOnly: Bool = false, _ build: BuildSpec) -> Result<PipelinePlan, LoadFailure> {
+        let built: PipelineSpec
         do {
-            let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
-            text = String(decoding: data, as: UTF8.self)
+            built = try build(ProcessInfo.processInfo.environment, checkOnly)
         } catch {
-            return .failure(LoadFailure(lines: ["\(origin): \(error)"]))
+            var located = error
+            located.file = origin
+            return .failure(LoadFailure(lines: [located.description]))
         }
-        // The text is castline's own, never shown: a line and column in it would point nowhere.
-        return spec(yaml: text, origin: origin, checkOnly: checkOnly).flatMap { plan($0, origin: origin) }
-            .mapError { failure in
-                LoadFailure(lines: failure.lines.map { line in
-                    guard line.hasPrefix(origin + ":"), let located = line.dropFirst(origin.count + 1).firstRange(of: ": ") else { return line }
-                    let place = line[line.index(line.startIndex, offsetBy: origin.count + 1)..<located.lowerBound]
-                    return place.allSatisfy { $0.isNumber || $0 == ":" } ? origin + line[located.lowerBound...] : line
-                })
-            }
+        return loaded { () throws(ConfigErrors) in try built.completed(catalog: registry, origin: origin) }
+            .flatMap { plan($0, origin: origin) }
     }
 
     /// Every key a listener takes, for `listen --help`: the fixed ones, then each stage command's.

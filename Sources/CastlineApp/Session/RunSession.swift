@@ -44,8 +44,8 @@ public enum RunSession {
     }
 
     /// `listen` and `broadcast`: the pipeline their flags make, printed (`--print-pipeline`) or run.
-    public static func run(document: [String: Any], origin: String, printOnly: Bool, options: Options) async -> Int32 {
-        let plan = PipelineFiles.load(document: document, origin: origin, checkOnly: printOnly).orExit()
+    public static func run(origin: String, printOnly: Bool, options: Options, _ build: PipelineFiles.BuildSpec) async -> Int32 {
+        let plan = PipelineFiles.load(origin: origin, checkOnly: printOnly, build).orExit()
         guard !printOnly else {
             print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
             return 0

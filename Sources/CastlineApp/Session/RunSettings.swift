@@ -1,3 +1,5 @@
+import CastlineKit
+import StagePlugins
 import Foundation
 
 /// A setting that cannot be used: one line naming the flag and the fix.
@@ -38,8 +40,8 @@ public struct StatsSettings: Sendable {
     }
 
     /// With a stats output asked for, a stats stage for a shortcut command's pipeline (placed last).
-    public var stages: [[String: Any]] {
-        json == nil && metrics == nil && plot == nil ? [] : [["stats": ["every": "1s"]]]
+    public var stages: [ComponentSpec] {
+        json == nil && metrics == nil && plot == nil ? [] : [ComponentSpec(kind: StatsStage.kind)]
     }
 
     /// The folder must exist: finding out at the end of a long run would lose the figures.

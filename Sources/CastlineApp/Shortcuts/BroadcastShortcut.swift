@@ -1,4 +1,5 @@
 import CastlineKit
+import StagePlugins
 import PipelineConfig
 
 /// `castline broadcast`'s flags as the pipeline file they stand for.
@@ -15,14 +16,14 @@ public struct BroadcastShortcut: Sendable {
     public var fingerprint: String?
     public var insecure = false
     public var size = "1280x720"
-    public var fps: Double = 30
-    public var videoBitrate = Bitrate(bitsPerSecond: 2_500_000)
-    public var audioBitrate = Bitrate(bitsPerSecond: 128_000)
-    public var keyframeInterval = Duration.seconds(2)
-    public var preset = "veryfast"
-    public var rateControl = RateControl.cbr
+    public var fps = TestSource.Video.fps.defaultValue
+    public var videoBitrate = VideoEncoding.bitrate.defaultValue
+    public var audioBitrate = AudioEncoding.bitrate.defaultValue
+    public var keyframeInterval = VideoEncoding.keyframeInterval.defaultValue
+    public var preset = VideoEncoding.preset.defaultValue
+    public var rateControl = VideoEncoding.rateControl.defaultValue
     /// The test signal's tone, in Hz.
-    public var tone: Double = 1000
+    public var tone = TestSource.Audio.tone.defaultValue
     public var audioOnly = false
     /// A media file published, looped, instead of the test signal.
     public var source: String?
@@ -79,12 +80,22 @@ public struct BroadcastShortcut: Sendable {
 
     private var isCapturing: Bool { microphone != nil || camera != nil }
 
-    /// The capture source's options for --microphone and --camera.
-    private func capture(width: Int, height: Int) -> [String: Any] {
-        var options: [String: Any] = [:]
-        if let microphone { options["audio"] = microphone == "default" ? [String: Any]() : ["device": microphone] }
-        if let camera { options["video"] = ["device": camera, "width": width, "height": height, "fps": fps] }
-        return options
+    /// The capture source for --microphone and --camera.
+    private func capture(width: Int, height: Int) -> ComponentSpec {
+        ComponentSpec(kind: CaptureSource.kind) { options in
+            if let microphone {
+                var audio = OptionValues()
+                if microphone != "default" { audio.set(CaptureSource.Audio.device, microphone) }
+                options.set(CaptureSource.audioOptions, audio)
+            }
+            if let camera {
+                var video = OptionValues()
+                video.set(CaptureSource.Video.device, camera)
+                (video.set(CaptureSource.Video.width, width), video.set(CaptureSource.Video.height, height))
+                video.set(CaptureSource.Video.fps, fps)
+                options.set(CaptureSource.videoOptions, video)
+            }
+        }
     }
 
     /// The sink a URL publishes with: "srt" for srt://, else "rtmp" (whose URL check names
@@ -98,50 +109,78 @@ public struct BroadcastShortcut: Sendable {
         return parts.count == 2 ? (parts[0], parts[1]) : nil
     }
 
-    public var document: [String: Any] {
-        let (width, height) = parsedSize ?? (1280, 720)
-        var test: [String: Any] = ["audio": ["tone": tone]]
-        var encode: [String: Any] = ["audio": ["codec": "aac", "bitrate": audioBitrate.description]]
-        let video: [String: Any] = ["codec": "h264", "bitrate": videoBitrate.description, "keyframe-interval": keyframeInterval.configText,
-                                    "preset": preset, "rate-control": rateControl.rawValue]
+    /// The pipeline these flags stand for, before `PipelineSpec.completed` checks it and fills its defaults.
+    /// Keys and the passphrase are read from the environment variables named (see `Secret.environment`).
+    public func spec(environment: [String: String], deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec {
+        let (width, height) = parsedSize ?? (TestSource.Video.width.defaultValue, TestSource.Video.height.defaultValue)
+        var testAudio = OptionValues(), testVideo: OptionValues?
+        testAudio.set(TestSource.Audio.tone, tone)
+        var encodeAudio: OptionValues? = OptionValues(), encodeVideo: OptionValues?
+        encodeAudio?.set(AudioEncoding.codec, .aac)
+        encodeAudio?.set(AudioEncoding.bitrate, audioBitrate)
+        var video = OptionValues()
+        video.set(VideoEncoding.codec, .h264)
+        video.set(VideoEncoding.bitrate, videoBitrate)
+        video.set(VideoEncoding.keyframeInterval, keyframeInterval)
+        video.set(VideoEncoding.preset, preset)
+        video.set(VideoEncoding.rateControl, rateControl)
+        var encodeWhen = EncodeStage.when.defaultValue
         if source != nil {
-            encode["when"] = "needed"
-            encode["video"] = video
+            encodeWhen = "needed"
+            encodeVideo = video
         } else if isCapturing {
-            if camera != nil { encode["video"] = video }
-            if microphone == nil { encode["audio"] = nil }
+            if camera != nil { encodeVideo = video }
+            if microphone == nil { encodeAudio = nil }
         } else if !audioOnly {
-            test["video"] = ["width": width, "height": height, "fps": fps]
-            encode["video"] = video
+            var values = OptionValues()
+            (values.set(TestSource.Video.width, width), values.set(TestSource.Video.height, height))
+            values.set(TestSource.Video.fps, fps)
+            testVideo = values
+            encodeVideo = video
+        }
+        var needed: [String] = []
+        func secret(_ variable: String, flag: String) throws(ConfigError) -> Secret {
+            try Secret.environment(variable, environment, flag: flag, deferringUnset: deferringUnsetSecrets, needed: &needed)
         }
         var rtmpIndex = 0
-        let destinations = urls.map { url -> [String: Any] in
+        var destinations: [ComponentSpec] = []
+        for url in urls {
+            var options = OptionValues()
             guard Self.protocolOf(url) == "rtmp" else {
-                var srt: [String: Any] = ["url": url]
-                if let passphraseEnv { srt["passphrase"] = "${\(passphraseEnv)}" }
-                if let maxReconnects { srt["max-reconnects"] = maxReconnects }
-                return ["srt": srt]
+                options.set(SRTSink.url, url)
+                if let passphraseEnv { options.set(Credentials.passphrase, try secret(passphraseEnv, flag: "--passphrase-env")) }
+                if let maxReconnects { options.set(PublishOptions.maxReconnects, maxReconnects) }
+                destinations.append(ComponentSpec(kind: SRTSink.kind, options: options, keyPath: SRTSink.kind))
+                continue
             }
             defer { rtmpIndex += 1 }
-            var rtmp: [String: Any] = ["url": url]
-            if !keyEnvs.isEmpty { rtmp["key"] = "${\(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex])}" }
-            if !keyFiles.isEmpty { rtmp["key-file"] = keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex] }
+            options.set(RTMPSink.url, url)
+            if !keyEnvs.isEmpty { options.set(Credentials.key, try secret(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex], flag: "--key-env")) }
+            if !keyFiles.isEmpty { options.set(Credentials.keyFile, keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex]) }
             // TLS options are for the rtmps:// destinations among several; with none, the sink says they apply to rtmps only.
             if url.lowercased().hasPrefix("rtmps://") || !urls.contains(where: { $0.lowercased().hasPrefix("rtmps://") }) {
-                if let caFile { rtmp["ca-file"] = caFile }
-                if let fingerprint { rtmp["fingerprint"] = fingerprint }
-                if insecure { rtmp["insecure"] = true }
+                if let caFile { options.set(RTMPSink.caFile, caFile) }
+                if let fingerprint { options.set(RTMPSink.fingerprint, fingerprint) }
+                if insecure { options.set(RTMPSink.insecure, true) }
             }
-            if let maxReconnects { rtmp["max-reconnects"] = maxReconnects }
-            return ["rtmp": rtmp]
+            if let maxReconnects { options.set(PublishOptions.maxReconnects, maxReconnects) }
+            destinations.append(ComponentSpec(kind: RTMPSink.kind, options: options, keyPath: RTMPSink.kind))
         }
-        let origin: [String: Any] = source.map { ["file": ["path": $0, "loop": true]] }
-            ?? (isCapturing ? ["capture": capture(width: width, height: height)] : ["test": test])
-        return [
-            "version": 1, "name": name,
-            "source": origin,
-            "stages": [["encode": encode]] + stats.stages,
-            "sinks": destinations + (record.map { [["file": $0]] } ?? []),
-        ]
+        let origin = source.map { path in
+            ComponentSpec(kind: FileSource.kind) { $0.set(FileSource.path, path); $0.set(FileSource.loop, true) }
+        } ?? (isCapturing ? capture(width: width, height: height) : ComponentSpec(kind: TestSource.kind) { options in
+            options.set(TestSource.audioOptions, testAudio)
+            options.set(TestSource.videoOptions, testVideo)
+        })
+        let encode = ComponentSpec(kind: EncodeStage.kind) { options in
+            options.set(EncodeStage.audioOptions, encodeAudio)
+            options.set(EncodeStage.videoOptions, encodeVideo)
+            options.set(EncodeStage.when, encodeWhen)
+        }
+        let recording = record.map { path in ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, path) } }
+        var spec = PipelineSpec(name: name, source: origin, stages: [encode] + stats.stages,
+                                sinks: destinations + (recording.map { [$0] } ?? []))
+        spec.neededAtRunTime = needed
+        return spec
     }
 }

@@ -1,4 +1,5 @@
 import CastlineKit
+import StagePlugins
 
 /// `castline listen`'s flags as the pipeline file they stand for.
 public struct ListenShortcut: Sendable {
@@ -61,49 +62,68 @@ public struct ListenShortcut: Sendable {
         }
     }
 
-    public var document: [String: Any] {
+    /// The pipeline these flags stand for, before `PipelineSpec.completed` checks it and fills its defaults.
+    /// A key or passphrase is read from the environment variable named (see `Secret.environment`).
+    public func spec(environment: [String: String], deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec {
         // Headless monitoring costs what playing does: every stream is decoded, then dropped.
-        var sinks: [[String: Any]] = switch output {
-        case .null: [["null": ["decode": true]]]
+        var sinks: [ComponentSpec] = switch output {
+        case .null: [ComponentSpec(kind: NullSink.kind) { $0.set(NullSink.decode, true) }]
         // A window is for the picture: with no sound device it plays without sound, and says so.
-        case .window: [["video": [String: Any]()], ["audio": ["required": false]]]
-        case .audio: [["audio": [String: Any]()]]
+        case .window: [ComponentSpec(kind: VideoSink.kind), ComponentSpec(kind: AudioSink.kind) { $0.set(AudioSink.required, false) }]
+        case .audio: [ComponentSpec(kind: AudioSink.kind)]
         }
-        if let record { sinks.append(["file": ["path": record, "sync": true]]) }
-        return [
-            "version": 1, "name": name,
-            "source": isIngestInput ? ["uri": ingestInput]
-                : ["hls": ["url": url, "rendition": rendition, "wait-for-live": waitForLive, "end-after": endAfter.configText]
-                    .merging(timeout.map { ["timeout": $0.configText] } ?? [:]) { $1 }],
-            // The latency stage last: the stats stage before it measures the stream as it came
-            // (encoded), and the decoding it needs is then the sink's too.
-            "stages": (audioOnly ? [["audio-only": [String: Any]()]] : []) + delayStages + statsStages
-                + (measureLatency ? [["latency": [String: Any]()]] : []),
-            "sinks": sinks,
-        ]
+        if let record {
+            sinks.append(ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, record); $0.set(FileSink.sync, true) })
+        }
+        var needed: [String] = []
+        let source = isIngestInput
+            ? try ingestInput(environment: environment, deferringUnset: deferringUnsetSecrets, needed: &needed)
+            : ComponentSpec(kind: HLSSource.kind) { options in
+                options.set(HLSSource.url, url)
+                options.set(HLSSource.rendition, rendition)
+                options.set(HLSSource.waitForLive, waitForLive)
+                options.set(HLSSource.endAfter, endAfter)
+                if let timeout { options.set(HLSSource.timeout, timeout) }
+            }
+        // The latency stage last: the stats stage before it measures the stream as it came
+        // (encoded), and the decoding it needs is then the sink's too.
+        let stages = (audioOnly ? [ComponentSpec(kind: AudioOnlyStage.kind)] : []) + delayStages + statsStages
+            + (measureLatency ? [ComponentSpec(kind: LatencyStage.kind)] : [])
+        var spec = PipelineSpec(name: name, source: source, stages: stages, sinks: sinks)
+        spec.neededAtRunTime = needed
+        return spec
     }
 
     /// The uri source of an RTMP or SRT stream, its key or passphrase read where the user said.
-    private var ingestInput: [String: Any] {
-        var options: [String: Any] = ["uri": url]
-        if let keyEnv { options["key"] = "${\(keyEnv)}" }
-        if let keyFile { options["key-file"] = keyFile }
-        if let passphraseEnv { options["passphrase"] = "${\(passphraseEnv)}" }
-        return options
+    private func ingestInput(environment: [String: String], deferringUnset: Bool,
+                             needed: inout [String]) throws(ConfigError) -> ComponentSpec {
+        var options = OptionValues()
+        options.set(URISource.uri, url)
+        if let keyEnv {
+            options.set(Credentials.key, try Secret.environment(keyEnv, environment, flag: "--key-env",
+                                                                deferringUnset: deferringUnset, needed: &needed))
+        }
+        if let keyFile { options.set(Credentials.keyFile, keyFile) }
+        if let passphraseEnv {
+            options.set(Credentials.passphrase,
+                        try Secret.environment(passphraseEnv, environment, flag: "--passphrase-env",
+                                               deferringUnset: deferringUnset, needed: &needed))
+        }
+        return ComponentSpec(kind: URISource.kind, options: options, keyPath: URISource.kind)
     }
 
     /// The stats stage the stats outputs, or the status line, need.
-    private var statsStages: [[String: Any]] {
+    private var statsStages: [ComponentSpec] {
         let asked = stats.stages
-        return asked.isEmpty && statusLine ? [["stats": ["every": "1s"]]] : asked
+        return asked.isEmpty && statusLine ? [ComponentSpec(kind: StatsStage.kind)] : asked
     }
 
     /// The delay stage, when --delay or --max-delay asks for one.
-    private var delayStages: [[String: Any]] {
+    private var delayStages: [ComponentSpec] {
         guard delay != nil || maxDelay != nil else { return [] }
-        var options: [String: Any] = [:]
-        if let delay { options["initial"] = delay.configText }
-        if let maxDelay { options["max"] = maxDelay.configText }
-        return [["delay": options]]
+        return [ComponentSpec(kind: DelayStage.kind) { options in
+            if let delay { options.set(DelayStage.initial, delay) }
+            if let maxDelay { options.set(DelayStage.maxHistory, maxDelay) }
+        }]
     }
 }

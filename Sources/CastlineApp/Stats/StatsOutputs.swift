@@ -76,10 +76,10 @@ final class StatsOutputs {
     static func latencyLine(_ sample: StatsSample, at time: Date) -> String? {
         let figures = sample.figures
         var parts: [String] = []
-        if let sound = figures[StatsFigure.audioLatency] { parts.append(String(format: "sound %.3f s", sound)) }
-        if let picture = figures[StatsFigure.videoLatency] { parts.append(String(format: "picture %.3f s", picture)) }
+        if let sound = figures[figure: DeclaredFigures.audioLatency] { parts.append(String(format: "sound %.3f s", sound)) }
+        if let picture = figures[figure: DeclaredFigures.videoLatency] { parts.append(String(format: "picture %.3f s", picture)) }
         guard !parts.isEmpty else { return nil }
-        if let offset = figures[StatsFigure.avOffset] { parts.append(String(format: "a/v %+.1f ms", offset)) }
+        if let offset = figures[figure: DeclaredFigures.avOffset] { parts.append(String(format: "a/v %+.1f ms", offset)) }
         let clock = time.formatted(.iso8601.time(includingFractionalSeconds: true))
         return "\(clock)  latency: " + parts.joined(separator: ", ")
     }
@@ -185,8 +185,8 @@ struct RunSummary {
                 publishers[index].acked?.observe(acked)
             }
         }
-        for figure in [StatsFigure.audioLatency, StatsFigure.videoLatency, StatsFigure.avOffset] {
-            if let value = sample.figures[figure] { latencies[figure, default: []].append(value) }
+        for figure in DeclaredFigures.measured {
+            if let value = sample.figures[figure.name] { latencies[figure.name, default: []].append(value) }
         }
         guard let stream = sample.stream else { return }
         let key = "\(sample.stage) \(stream)"
@@ -227,10 +227,10 @@ struct RunSummary {
             let acked = publisher.acked.map(\.total).flatMap { $0 > 0 ? ", \(Self.megabytes($0)) acknowledged" : nil }
             lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent" + (acked ?? ""))
         }
-        for (figure, label, unit, scale) in [(StatsFigure.audioLatency, "latency, sound", "s", "%.3f"),
-                                             (StatsFigure.videoLatency, "latency, picture", "s", "%.3f"),
-                                             (StatsFigure.avOffset, "a/v offset (sound minus picture)", "ms", "%+.1f")] {
-            guard let values = latencies[figure], let low = values.min(), let high = values.max(), let middle = values.median
+        for figure in DeclaredFigures.measured {
+            let (unit, scale) = figure.meaning == .avOffset ? ("ms", "%+.1f") : ("s", "%.3f")
+            let label = figure.label
+            guard let values = latencies[figure.name], let low = values.min(), let high = values.max(), let middle = values.median
             else { continue }
             lines.append("  \(label): min/median/max " + [low, middle, high].map { String(format: scale, $0) }.joined(separator: "/") + " \(unit)")
         }

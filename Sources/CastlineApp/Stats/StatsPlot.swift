@@ -23,11 +23,9 @@ struct PlotData {
         if let value = sample.figures[StatsFigure.rms] {
             Self.append(Point(time: seconds, value: value), to: name, in: &level)
         }
-        for (figure, label) in [(StatsFigure.delay, "delay"), (StatsFigure.availableDelay, "available delay"),
-                                (StatsFigure.latency, "latency (programme time)"),
-                                (StatsFigure.audioLatency, "latency, sound"), (StatsFigure.videoLatency, "latency, picture")] {
-            if let value = sample.figures[figure] {
-                Self.append(Point(time: seconds, value: value), to: "\(sample.stage) \(label)", in: &behind)
+        for figure in DeclaredFigures.behindLive {
+            if let value = sample.figures[figure.name] {
+                Self.append(Point(time: seconds, value: value), to: "\(sample.stage) \(figure.label)", in: &behind)
             }
         }
     }

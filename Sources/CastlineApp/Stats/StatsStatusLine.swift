@@ -47,10 +47,10 @@ struct StatsStatusLine {
             defer { waitingForMedia = waiting }
             return (waiting == nil) != (waitingForMedia == nil) && stage != nil
         case .stats(let sample) where sample.stream == nil
-            && (sample.figures[StatsFigure.videoLatency] ?? sample.figures[StatsFigure.audioLatency]) != nil:
+            && (sample.figures[figure: DeclaredFigures.videoLatency] ?? sample.figures[figure: DeclaredFigures.audioLatency]) != nil:
             let figures = sample.figures
-            if let latency = figures[StatsFigure.videoLatency] ?? figures[StatsFigure.audioLatency] {
-                measured = (latency, figures[StatsFigure.avOffset])
+            if let latency = figures[figure: DeclaredFigures.videoLatency] ?? figures[figure: DeclaredFigures.audioLatency] {
+                measured = (latency, figures[figure: DeclaredFigures.avOffset])
             }
             return stage != nil
         case .stats(let sample) where sample.stream == nil:

@@ -39,8 +39,8 @@ public enum LatencyRun {
         listen.waitForLive = true
         // Once the broadcast stops, the listener plays what it has and ends soon after.
         listen.endAfter = .seconds(8)
-        let entries = [publish.document, listen.document].map { document in
-            RunSession.Entry(plan: PipelineFiles.load(document: document, origin: "castline latency", checkOnly: false).orExit())
+        let entries = [publish.spec, listen.spec].map { build in
+            RunSession.Entry(plan: PipelineFiles.load(origin: "castline latency", build).orExit())
         }
         let status = await RunSession.run(entries, options: .init(stopAfter: duration, stats: StatsSettings(latencyLines: true)))
         await ingest?.stop()

@@ -29,6 +29,11 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         descriptions(for: role).first { $0.kind == kind }?.schema
     }
 
+    /// Every figure a registered component declares.
+    public var figures: [Figure] {
+        ComponentRole.allCases.flatMap { descriptions(for: $0) }.flatMap { $0.figures }
+    }
+
     public func kinds(for role: ComponentRole) -> [String] {
         descriptions(for: role).map { $0.kind }.sorted()
     }

@@ -4,12 +4,12 @@ import Synchronization
 
 /// How to encode video. Defaults follow what ingest services recommend.
 public struct VideoEncoding: Sendable, Hashable {
-    public static let codec = Option<Codec>("codec", .choice(["h264"]), default: .h264, help: "video codec")
-    public static let bitrate = Option<Bitrate>("bitrate", default: Bitrate(bitsPerSecond: 2_500_000), help: "target bitrate")
-    public static let keyframeInterval = Option<Duration>("keyframe-interval", default: .seconds(2), help: "time between keyframes")
-    public static let preset = Option<String>("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
+    public static let codec = ConfigOption<Codec>("codec", .choice(["h264"]), default: .h264, help: "video codec")
+    public static let bitrate = ConfigOption<Bitrate>("bitrate", default: Bitrate(bitsPerSecond: 2_500_000), help: "target bitrate")
+    public static let keyframeInterval = ConfigOption<Duration>("keyframe-interval", default: .seconds(2), help: "time between keyframes")
+    public static let preset = ConfigOption<String>("preset", .choice(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]),
                                               default: "veryfast", help: "x264 speed preset: faster costs less CPU")
-    public static let rateControl = Option<RateControl>("rate-control", default: .cbr,
+    public static let rateControl = ConfigOption<RateControl>("rate-control", default: .cbr,
         help: "cbr: the bitrate on the wire every second (filler when the picture needs less); vbr: up to it; crf: constant quality")
     public static let schema = OptionSchema(codec, bitrate, keyframeInterval, preset, rateControl)
 
@@ -43,10 +43,10 @@ public enum RateControl: String, Sendable, Hashable, CaseIterable, OptionReprese
 
 /// How to encode audio: AAC-LC 48 kHz stereo 128 kbps unless told otherwise.
 public struct AudioEncoding: Sendable, Hashable {
-    public static let codec = Option<Codec>("codec", .choice(["aac", "opus"]), default: .aac, help: "audio codec")
-    public static let bitrate = Option<Bitrate>("bitrate", default: Bitrate(bitsPerSecond: 128_000), help: "target bitrate")
-    public static let sampleRate = Option<Int>("sample-rate", .int(8000...96_000), default: 48_000, help: "sample rate in Hz")
-    public static let channels = Option<Int>("channels", .int(1...8), default: 2, help: "channel count")
+    public static let codec = ConfigOption<Codec>("codec", .choice(["aac", "opus"]), default: .aac, help: "audio codec")
+    public static let bitrate = ConfigOption<Bitrate>("bitrate", default: Bitrate(bitsPerSecond: 128_000), help: "target bitrate")
+    public static let sampleRate = ConfigOption<Int>("sample-rate", .int(8000...96_000), default: 48_000, help: "sample rate in Hz")
+    public static let channels = ConfigOption<Int>("channels", .int(1...8), default: 2, help: "channel count")
     public static let schema = OptionSchema(codec, bitrate, sampleRate, channels)
 
     public var codec: Codec

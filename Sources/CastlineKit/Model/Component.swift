@@ -10,6 +10,12 @@ public protocol ComponentDescription {
     /// One line for `castline stages`.
     static var summary: String { get }
     static var schema: OptionSchema { get }
+    /// The figures it reports that mean something beyond their number (see `Figure.Meaning`).
+    static var figures: [Figure] { get }
+}
+
+extension ComponentDescription {
+    public static var figures: [Figure] { [] }
 }
 
 /// How a stage treats one stream of the bundle.

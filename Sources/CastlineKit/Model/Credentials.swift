@@ -3,10 +3,10 @@ import PipelineConfig
 
 /// The secrets a component's options give, read one way wherever they are taken: by the sinks
 /// that publish (`rtmp`, `srt`) and by the `uri` source that plays from the same servers.
-enum Credentials {
-    static let key = Option<Secret?>("key", help: "rtmp(s): the stream key; write ${VAR} to read it from the environment")
-    static let keyFile = Option<String?>("key-file", help: "rtmp(s): a file holding the stream key (instead of key)")
-    static let passphrase = Option<Secret?>("passphrase", help: "srt: the passphrase (10 to 79 characters); write ${VAR}")
+public enum Credentials {
+    public static let key = ConfigOption<Secret?>("key", help: "rtmp(s): the stream key; write ${VAR} to read it from the environment")
+    public static let keyFile = ConfigOption<String?>("key-file", help: "rtmp(s): a file holding the stream key (instead of key)")
+    public static let passphrase = ConfigOption<Secret?>("passphrase", help: "srt: the passphrase (10 to 79 characters); write ${VAR}")
 
     /// An RTMP stream key: `key` (write `${VAR}`) or `key-file`, one of them, not empty.
     static func streamKey(_ options: OptionValues, at keyPath: String) throws -> Secret {

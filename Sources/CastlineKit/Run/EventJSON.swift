@@ -122,11 +122,4 @@ public enum StatsFigure {
     public static let latency = "latency_s"
     /// Seconds a live HLS playlist's next segment has been overdue (absent while media comes).
     public static let waitingForMedia = "waiting_for_media_s"
-    /// A delay stage's: how far behind live it plays, and how far behind it could (`stream: null`).
-    public static let delay = "delay_s"
-    public static let availableDelay = "available_delay_s"
-    /// A latency stage's: wall clock at the output minus the test signal's clock, per stream, and sound minus picture.
-    public static let audioLatency = "latency_audio_s"
-    public static let videoLatency = "latency_video_s"
-    public static let avOffset = "av_offset_ms"
 }

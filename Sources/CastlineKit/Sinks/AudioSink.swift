@@ -5,8 +5,8 @@ import PipelineConfig
 public final class AudioSink: SinkComponent {
     public static let kind = "audio"
     public static let summary = "play audio on the default device (video is not taken)"
-    static let device = Option<String?>("device", help: "ALSA device, e.g. hw:0 or default; omit for the system default output")
-    static let required = Option<Bool>("required", default: true,
+    public static let device = ConfigOption<String?>("device", help: "ALSA device, e.g. hw:0 or default; omit for the system default output")
+    public static let required = ConfigOption<Bool>("required", default: true,
         help: "no sound device is an error; false: a warning, and the sound is dropped (a window plays the picture alone)")
     public static let schema = OptionSchema(device, required)
 

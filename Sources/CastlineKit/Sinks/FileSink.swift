@@ -8,9 +8,9 @@ import PipelineConfig
 public final class FileSink: SinkComponent {
     public static let kind = "file"
     public static let summary = "record to a file: .wav (audio), .mkv, .mp4, .ts (audio and video)"
-    static let path = Option<String?>("path", required: true, help: "output file; the extension picks the container")
-    static let overwrite = Option<Bool>("overwrite", default: false, help: "replace an existing file")
-    static let sync = Option<Bool>("sync", default: false,
+    public static let path = ConfigOption<String?>("path", required: true, help: "output file; the extension picks the container")
+    public static let overwrite = ConfigOption<Bool>("overwrite", default: false, help: "replace an existing file")
+    public static let sync = ConfigOption<Bool>("sync", default: false,
                                    help: "write at the pace of the clock (record what is heard) instead of as fast as media comes")
     public static let schema = OptionSchema(path, overwrite, sync, shorthand: "path")
 

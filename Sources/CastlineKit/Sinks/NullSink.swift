@@ -5,8 +5,8 @@ import PipelineConfig
 public final class NullSink: SinkComponent {
     public static let kind = "null"
     public static let summary = "discard every stream, at the pace of the clock"
-    static let sync = Option<Bool>("sync", default: true, help: "keep to the pipeline clock (false: as fast as possible)")
-    static let decode = Option<Bool>("decode", default: false,
+    public static let sync = ConfigOption<Bool>("sync", default: true, help: "keep to the pipeline clock (false: as fast as possible)")
+    public static let decode = ConfigOption<Bool>("decode", default: false,
                                      help: "decode every stream before dropping it (what playing costs, without a device)")
     public static let schema = OptionSchema(sync, decode)
 

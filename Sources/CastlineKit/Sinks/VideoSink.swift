@@ -9,7 +9,7 @@ import Synchronization
 public final class VideoSink: SinkComponent {
     public static let kind = "video"
     public static let summary = "show video in a window (sound is not taken: add an audio sink)"
-    static let sync = Option<Bool>("sync", default: true, help: "show each frame at its time (false: as fast as frames come)")
+    public static let sync = ConfigOption<Bool>("sync", default: true, help: "show each frame at its time (false: as fast as frames come)")
     public static let schema = OptionSchema(sync)
 
     let sync: Bool

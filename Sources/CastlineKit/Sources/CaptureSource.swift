@@ -11,15 +11,15 @@ import Synchronization
 public final class CaptureSource: SourceComponent {
     public static let kind = "capture"
     public static let summary = "live capture: a microphone (PulseAudio or ALSA) and/or a camera (V4L2)"
-    static let audioOptions = Option<OptionValues?>("audio", .object(Audio.schema),
+    public static let audioOptions = ConfigOption<OptionValues?>("audio", .object(Audio.schema),
                                                     help: "capture sound (with neither audio nor video given: the default microphone)")
-    static let videoOptions = Option<OptionValues?>("video", .object(Video.schema), help: "capture video")
+    public static let videoOptions = ConfigOption<OptionValues?>("video", .object(Video.schema), help: "capture video")
     public static let schema = OptionSchema(audioOptions, videoOptions)
 
-    struct Audio {
-        static let api = Option<String>("api", .choice(["auto", "pulse", "alsa"]), default: "auto",
+    public struct Audio: Sendable {
+        public static let api = ConfigOption<String>("api", .choice(["auto", "pulse", "alsa"]), default: "auto",
                                         help: "auto: PulseAudio when its server runs, else ALSA")
-        static let device = Option<String?>("device",
+        public static let device = ConfigOption<String?>("device",
             help: "a PulseAudio source name (pactl list short sources) or an ALSA device (arecord -L); omit for the default")
         static let schema = OptionSchema(api, device)
 
@@ -30,13 +30,13 @@ public final class CaptureSource: SourceComponent {
         }
     }
 
-    struct Video {
-        static let api = Option<String>("api", .choice(["v4l2", "test"]), default: "v4l2",
+    public struct Video: Sendable {
+        public static let api = ConfigOption<String>("api", .choice(["v4l2", "test"]), default: "v4l2",
                                         help: "v4l2: a camera or capture card; test: a test pattern through the same path")
-        static let device = Option<String>("device", default: "/dev/video0", help: "the V4L2 device")
-        static let width = Option<Int>("width", .int(16...7680), default: 1280, help: "frame width the picture is scaled to")
-        static let height = Option<Int>("height", .int(16...4320), default: 720, help: "frame height the picture is scaled to")
-        static let fps = Option<Double>("fps", .double(1...240), default: 30, help: "frames per second, dropped or repeated to hold it")
+        public static let device = ConfigOption<String>("device", default: "/dev/video0", help: "the V4L2 device")
+        public static let width = ConfigOption<Int>("width", .int(16...7680), default: 1280, help: "frame width the picture is scaled to")
+        public static let height = ConfigOption<Int>("height", .int(16...4320), default: 720, help: "frame height the picture is scaled to")
+        public static let fps = ConfigOption<Double>("fps", .double(1...240), default: 30, help: "frames per second, dropped or repeated to hold it")
         static let schema = OptionSchema(api, device, width, height, fps)
 
         var api: String, device: String, width: Int, height: Int, fps: Double

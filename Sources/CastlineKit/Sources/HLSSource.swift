@@ -11,18 +11,19 @@ import PipelineConfig
 public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked Sendable {  // set up in prepare/makeBin, before anything runs
     public static var kind: String { "hls" }
     public static var summary: String { "an HLS stream (live or VOD), read by castline's own HLS client" }
+    public static let figures = [Figure(StatsFigure.latency, label: "latency (programme time)", meaning: .behindLive)]
     public static var schema: OptionSchema {
         OptionSchema(url, rendition, waitForLive, endAfter, timeout, shorthand: "url")
     }
 
-    static let url = Option<String?>("url", required: true, help: "the playlist URL, e.g. https://stream.mux.com/ID.m3u8")
-    static let rendition = Option<String>("rendition", default: "auto",
+    public static let url = ConfigOption<String?>("url", required: true, help: "the playlist URL, e.g. https://stream.mux.com/ID.m3u8")
+    public static let rendition = ConfigOption<String>("rendition", default: "auto",
         help: "auto (adapts to throughput; audio-only rendition when video is not used), best, lowest, a bitrate (800k), or a name/resolution (720p)")
-    static let waitForLive = Option<Bool>("wait-for-live", default: false,
+    public static let waitForLive = ConfigOption<Bool>("wait-for-live", default: false,
                                                 help: "a stream not live yet (404) is waited for, retrying every 2 s")
-    static let endAfter = Option<Duration>("end-after", default: .seconds(30),
+    public static let endAfter = ConfigOption<Duration>("end-after", default: .seconds(30),
                                                  help: "the stream has ended when no new media came for this long")
-    static let timeout = Option<Duration>("timeout", default: HTTPFetcher.defaultIdleTimeout,
+    public static let timeout = ConfigOption<Duration>("timeout", default: HTTPFetcher.defaultIdleTimeout,
         help: "a request the server stops answering (no byte for this long) has failed, and is retried")
 
     let playlistURL: URL

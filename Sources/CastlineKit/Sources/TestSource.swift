@@ -14,23 +14,23 @@ import PipelineConfig
 public final class TestSource: SourceComponent {
     public static let kind = "test"
     public static let summary = "live test signal: video pattern and/or audio tone"
-    static let videoOptions = Option<OptionValues?>("video", .object(Video.schema),
+    public static let videoOptions = ConfigOption<OptionValues?>("video", .object(Video.schema),
                                                     help: "a video test pattern (omit both video and audio for both)")
-    static let audioOptions = Option<OptionValues?>("audio", .object(Audio.schema),
+    public static let audioOptions = ConfigOption<OptionValues?>("audio", .object(Audio.schema),
                                                     help: "an audio test tone (omit both video and audio for both)")
-    static let clock = Option<Bool>("clock", default: true,
+    public static let clock = ConfigOption<Bool>("clock", default: true,
         help: "a machine-readable clock: a block stripe along the picture's bottom, each second's number after its beep (what the latency stage reads)")
-    static let avOffset = Option<Duration>("av-offset", default: .zero,
+    public static let avOffset = ConfigOption<Duration>("av-offset", default: .zero,
         help: "the sound's marks this much after the picture's (a known A/V offset to measure, e.g. 120ms)")
     public static let schema = OptionSchema(videoOptions, audioOptions, clock, avOffset)
 
-    struct Video {
-        static let width = Option<Int>("width", .int(16...7680), default: 1280, help: "frame width in pixels")
-        static let height = Option<Int>("height", .int(16...4320), default: 720, help: "frame height in pixels")
-        static let fps = Option<Double>("fps", .double(1...240), default: 30, help: "frames per second")
-        static let pattern = Option<String>("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
+    public struct Video: Sendable {
+        public static let width = ConfigOption<Int>("width", .int(16...7680), default: 1280, help: "frame width in pixels")
+        public static let height = ConfigOption<Int>("height", .int(16...4320), default: 720, help: "frame height in pixels")
+        public static let fps = ConfigOption<Double>("fps", .double(1...240), default: 30, help: "frames per second")
+        public static let pattern = ConfigOption<String>("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
                                             default: "smpte-rp-219", help: "videotestsrc pattern (smpte-rp-219: HD colour bars)")
-        static let caption = Option<String>("caption", .choice(["moving", "still"]), default: "moving",
+        public static let caption = ConfigOption<String>("caption", .choice(["moving", "still"]), default: "moving",
             help: "the clock and frame caption bounces across the picture (a frozen stream shows), or stays top left")
         static let schema = OptionSchema(width, height, fps, pattern, caption)
 
@@ -42,10 +42,10 @@ public final class TestSource: SourceComponent {
         }
     }
 
-    struct Audio {
-        static let tone = Option<Double>("tone", .double(20...10_000), default: 1000, help: "tone frequency in Hz")
-        static let volume = Option<Double>("volume", .double(0...1), default: 0.3, help: "tone volume, 0 to 1")
-        static let beep = Option<Duration>("beep", default: .seconds(1),
+    public struct Audio: Sendable {
+        public static let tone = ConfigOption<Double>("tone", .double(20...10_000), default: 1000, help: "tone frequency in Hz")
+        public static let volume = ConfigOption<Double>("volume", .double(0...1), default: 0.3, help: "tone volume, 0 to 1")
+        public static let beep = ConfigOption<Duration>("beep", default: .seconds(1),
             help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none")
         static let schema = OptionSchema(tone, volume, beep)
 

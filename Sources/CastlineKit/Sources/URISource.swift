@@ -12,7 +12,7 @@ public class URISource: SourceComponent {
         OptionSchema(uri, Credentials.key, Credentials.keyFile, Credentials.passphrase, shorthand: "uri")
     }
 
-    static let uri = Option<String?>("uri", required: true, help: "the URI to play")
+    public static let uri = ConfigOption<String?>("uri", required: true, help: "the URI to play")
 
     /// What is played; a playlist source settles it in `prepare`.
     var uri: String
@@ -284,8 +284,8 @@ public final class FileSource: URISource {
         OptionSchema(path, loop, shorthand: "path")
     }
 
-    static let path = Option<String?>("path", required: true, help: "path to the media file")
-    static let loop = Option<Bool>("loop", default: false, help: "play it again and again, timestamps running on")
+    public static let path = ConfigOption<String?>("path", required: true, help: "path to the media file")
+    public static let loop = ConfigOption<Bool>("loop", default: false, help: "play it again and again, timestamps running on")
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let path = spec.options[Self.path] ?? ""

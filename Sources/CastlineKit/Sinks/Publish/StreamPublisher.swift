@@ -12,10 +12,6 @@ import Synchronization
 /// with the readings of the far end's connection it moves on, reads best whole; building the
 /// pipeline itself is in `PublishingPipeline`, what the far end says in `PublishOutput`.)
 final class StreamPublisher: Sendable {
-    /// The option every publishing sink takes: when to stop retrying.
-    static let maxReconnects = Option<Int?>("max-reconnects", .int(0...1_000_000),
-                                            help: "give up after this many failed reconnects in a row; default unlimited")
-
     struct Settings: Sendable {
         let output: any PublishOutput
         var displayURL: String { output.displayURL }

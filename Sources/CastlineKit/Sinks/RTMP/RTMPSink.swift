@@ -8,12 +8,12 @@ import PipelineConfig
 public final class RTMPSink: SinkComponent {
     public static let kind = "rtmp"
     public static let summary = "publish to an RTMP/RTMPS ingest (Mux, YouTube, nginx-rtmp), reconnecting on failure"
-    static let url = Option<String?>("url", required: true, help: "ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app")
-    static let caFile = Option<String?>("ca-file", help: "rtmps: trust the CAs in this PEM file instead of the system's")
-    static let fingerprint = Option<String?>("fingerprint", help: "rtmps: accept only the server certificate with this SHA-256 fingerprint")
-    static let insecure = Option<Bool>("insecure", default: false, help: "rtmps: do not validate the certificate (said on every start)")
+    public static let url = ConfigOption<String?>("url", required: true, help: "ingest URL without the key, e.g. rtmps://global-live.mux.com:443/app")
+    public static let caFile = ConfigOption<String?>("ca-file", help: "rtmps: trust the CAs in this PEM file instead of the system's")
+    public static let fingerprint = ConfigOption<String?>("fingerprint", help: "rtmps: accept only the server certificate with this SHA-256 fingerprint")
+    public static let insecure = ConfigOption<Bool>("insecure", default: false, help: "rtmps: do not validate the certificate (said on every start)")
     public static let schema = OptionSchema(url, Credentials.key, Credentials.keyFile, caFile, fingerprint, insecure,
-                                            StreamPublisher.maxReconnects)
+                                            PublishOptions.maxReconnects)
 
     /// How an rtmps connection is trusted.
     enum Trust: Equatable {
@@ -46,7 +46,7 @@ public final class RTMPSink: SinkComponent {
         key = try Credentials.streamKey(options, at: at)
         context.events.protect(key)
         trust = try Self.trust(options, secure: endpoint.secure, at: at)
-        maxReconnects = options[StreamPublisher.maxReconnects]
+        maxReconnects = options[PublishOptions.maxReconnects]
         self.context = context
     }
 

@@ -10,10 +10,10 @@ import Synchronization
 public final class SRTSink: SinkComponent {
     public static let kind = "srt"
     public static let summary = "publish MPEG-TS over SRT (caller by default, listener with ?mode=listener), reconnecting on failure"
-    static let url = Option<String?>("url", required: true, help: "srt://HOST:PORT (caller), or srt://:PORT?mode=listener")
-    static let latency = Option<Duration>("latency", default: .milliseconds(125),
+    public static let url = ConfigOption<String?>("url", required: true, help: "srt://HOST:PORT (caller), or srt://:PORT?mode=listener")
+    public static let latency = ConfigOption<Duration>("latency", default: .milliseconds(125),
                                           help: "SRT's receive latency: how long the far end waits for lost packets to come again")
-    public static let schema = OptionSchema(url, Credentials.passphrase, latency, StreamPublisher.maxReconnects)
+    public static let schema = OptionSchema(url, Credentials.passphrase, latency, PublishOptions.maxReconnects)
 
     let output: SRTOutput
     let maxReconnects: Int?
@@ -28,7 +28,7 @@ public final class SRTSink: SinkComponent {
         let latency = options[Self.latency]
         output = try SRTOutput(url: options[Self.url] ?? "", passphrase: passphrase,
                                latencyMilliseconds: Int(latency.seconds * 1000), at: "\(at).url")
-        maxReconnects = options[StreamPublisher.maxReconnects]
+        maxReconnects = options[PublishOptions.maxReconnects]
         self.context = context
     }
 

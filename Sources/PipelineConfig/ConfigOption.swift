@@ -10,7 +10,7 @@ public protocol OptionRepresentable: Sendable {
 /// One option of a component, declared once: its schema field (name, type, default,
 /// help) and its typed read, `spec.options[Self.every]`. The default a component reads
 /// is the one the schema fills in and `castline stages` shows, because it is this one.
-public struct Option<Value: OptionRepresentable>: Sendable {
+public struct ConfigOption<Value: OptionRepresentable>: Sendable {
     public let field: OptionField
     public let defaultValue: Value
 
@@ -22,7 +22,7 @@ public struct Option<Value: OptionRepresentable>: Sendable {
     public var name: String { field.name }
 }
 
-extension Option where Value: ExpressibleByNilLiteral {
+extension ConfigOption where Value: ExpressibleByNilLiteral {
     /// An option with no default: absent unless the file sets it (or it is required).
     public init(_ name: String, _ type: OptionType = Value.optionType, required: Bool = false, help: String) {
         self.field = OptionField(name, type, default: nil, required: required, help: help)
@@ -30,28 +30,28 @@ extension Option where Value: ExpressibleByNilLiteral {
     }
 }
 
-/// What a schema is made of: any `Option`, whatever its value type.
-public protocol OptionDeclaration: Sendable {
+/// What a schema is made of: any `ConfigOption`, whatever its value type.
+public protocol AnyConfigOption: Sendable {
     var field: OptionField { get }
 }
 
-extension Option: OptionDeclaration {}
+extension ConfigOption: AnyConfigOption {}
 
 extension OptionSchema {
     /// The schema of these declarations, in order.
-    public init(_ options: any OptionDeclaration..., shorthand: String? = nil) {
+    public init(_ options: any AnyConfigOption..., shorthand: String? = nil) {
         self.init(options.map(\.field), shorthand: shorthand)
     }
 }
 
 extension OptionValues {
     /// The option's value as the file set it, else its declared default.
-    public subscript<Value>(_ option: Option<Value>) -> Value {
+    public subscript<Value>(_ option: ConfigOption<Value>) -> Value {
         self[option.name].flatMap(Value.init(optionValue:)) ?? option.defaultValue
     }
 
     /// Whether the file set this option (its default not filled in yet).
-    public func isSet(_ option: some OptionDeclaration) -> Bool {
+    public func isSet(_ option: some AnyConfigOption) -> Bool {
         self[option.field.name] != nil
     }
 }
@@ -142,7 +142,7 @@ extension Optional: OptionRepresentable where Wrapped: OptionRepresentable {
     public var optionValue: OptionValue? { self?.optionValue }
 }
 
-/// A choice read as its enum: `Option<RateControl>("rate-control", default: .cbr, ...)`.
+/// A choice read as its enum: `ConfigOption<RateControl>("rate-control", default: .cbr, ...)`.
 extension OptionRepresentable where Self: RawRepresentable & CaseIterable, RawValue == String {
     public static var optionType: OptionType { .choice(allCases.map(\.rawValue)) }
     public init?(optionValue: OptionValue) {

@@ -1,0 +1,23 @@
+import CastlineKit
+
+/// The figures registered components declare, found by what they mean (see `Figure`).
+enum DeclaredFigures {
+    static let all = PipelineFiles.registry.figures
+    /// Seconds behind live, drawn together: a delay, what a source or the test signal's clock says.
+    static let behindLive = all.filter {
+        if case .measuredLatency = $0.meaning { return true }
+        return $0.meaning == .behindLive
+    }
+    static let audioLatency = all.first(meaning: .measuredLatency(.audio))
+    static let videoLatency = all.first(meaning: .measuredLatency(.video))
+    static let avOffset = all.first(meaning: .avOffset)
+    /// What the summary and `castline latency` give of the test signal's clock, in this order.
+    static let measured = [audioLatency, videoLatency, avOffset].compactMap { $0 }
+}
+
+extension Dictionary where Key == String, Value == Double {
+    /// A declared figure's value, when it is declared and was reported.
+    subscript(figure figure: Figure?) -> Double? {
+        figure.flatMap { self[$0.name] }
+    }
+}

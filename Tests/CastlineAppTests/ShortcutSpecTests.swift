@@ -1,0 +1,70 @@
+import CastlineKit
+import StagePlugins
+import Testing
+@testable import CastlineApp
+
+/// `listen` and `broadcast` build their pipeline from flags, typed, without a file: what they
+/// build, checked and completed, is what loading the same pipeline as a file gives.
+@Suite("shortcuts build the spec a file would")
+struct ShortcutSpecTests {
+    static let environment = ["KEY": "abc123", "PASS": "0123456789ab"]
+
+    /// Built from flags and completed; then written out and loaded back as a file is.
+    func roundTrip(_ build: PipelineFiles.BuildSpec) throws -> (built: PipelineSpec, loaded: PipelineSpec) {
+        let registry = PipelineFiles.registry
+        let built = try build(Self.environment, false).completed(catalog: registry, origin: "castline test")
+        let loader = PipelineLoader(catalog: registry, environment: Self.environment)
+        let loaded = try loader.load(yaml: built.yaml(catalog: registry), file: "written.yaml")
+        return (built, loaded)
+    }
+
+    @Test func listenFlagsMakeTheSpecAFileWould() throws {
+        var hls = ListenShortcut(url: "https://example.com/live.m3u8")
+        (hls.delay, hls.maxDelay, hls.audioOnly, hls.statusLine) = (.seconds(10), .seconds(60), true, true)
+        hls.timeout = .seconds(4)
+        var rtmp = ListenShortcut(url: "rtmp://example.com/app")
+        (rtmp.keyEnv, rtmp.output, rtmp.record) = ("KEY", .null, "/tmp/listen.mkv")
+        var srt = ListenShortcut(url: "srt://example.com:9000")
+        (srt.passphraseEnv, srt.output, srt.measureLatency) = ("PASS", .window, true)
+        for shortcut in [hls, rtmp, srt] {
+            let (built, loaded) = try roundTrip(shortcut.spec)
+            #expect(built.components == loaded.components)
+        }
+        let built = try roundTrip(hls.spec).built
+        #expect(built.stages.map(\.kind) == ["audio-only", "delay", "stats"])
+        #expect(built.stages[1].options[DelayStage.initial] == .seconds(10))
+        #expect(built.stages[1].options[DelayStage.step] == DelayStage.step.defaultValue)  // filled in
+        #expect(built.source.options[HLSSource.timeout] == .seconds(4))
+        #expect(try roundTrip(rtmp.spec).built.source.options[Credentials.key]?.reveal() == "abc123")
+    }
+
+    @Test func broadcastFlagsMakeTheSpecAFileWould() throws {
+        var test = BroadcastShortcut(urls: ["rtmps://example.com/app", "srt://example.com:9000"])
+        (test.keyEnvs, test.passphraseEnv, test.size, test.fps, test.maxReconnects) = (["KEY"], "PASS", "640x360", 25, 3)
+        test.record = "/tmp/broadcast.mkv"
+        var file = BroadcastShortcut(url: "rtmp://example.com/app")
+        (file.keyEnvs, file.source) = (["KEY"], "/etc/hostname")
+        var tone = BroadcastShortcut(url: "rtmp://example.com/app")
+        (tone.keyEnvs, tone.audioOnly, tone.tone) = (["KEY"], true, 440)
+        for shortcut in [test, file, tone] {
+            let (built, loaded) = try roundTrip(shortcut.spec)
+            #expect(built.components == loaded.components)
+        }
+        let built = try roundTrip(test.spec).built
+        #expect(built.sinks.map(\.kind) == ["rtmp", "srt", "file"])
+        #expect(built.sinks[1].options[PublishOptions.maxReconnects] == 3)
+        let video = try #require(built.source.options[TestSource.videoOptions])
+        #expect(video[TestSource.Video.width] == 640 && video[TestSource.Video.fps] == 25)
+        #expect(try roundTrip(tone.spec).built.source.options[TestSource.videoOptions] == nil)
+    }
+
+    @Test func aValueOutOfItsRangeIsRefusedAsAFileWouldBe() throws {
+        var shortcut = BroadcastShortcut(url: "rtmp://example.com/app")
+        (shortcut.keyEnvs, shortcut.fps) = (["KEY"], 500)
+        #expect(throws: ConfigErrors.self) { try roundTrip(shortcut.spec) }
+        shortcut.keyEnvs = ["CASTLINE_NOT_SET"]
+        #expect(throws: ConfigError.self) { try shortcut.spec(environment: [:], deferringUnsetSecrets: false) }
+        let deferred = try shortcut.spec(environment: [:], deferringUnsetSecrets: true)
+        #expect(deferred.neededAtRunTime == ["CASTLINE_NOT_SET"])
+    }
+}
