@@ -114,7 +114,7 @@ struct SilenceDetector: Sendable {
     }
 
     /// Feeds one buffer's RMS level and duration; returns a change to announce.
-    mutating func feed(rmsDBFS: Double, duration: Duration) -> StatsChange? {
+    mutating func feed(rmsDBFS: Double, duration: Duration) -> SoundChange? {
         if rmsDBFS < threshold {
             quiet += duration
             if !isSilent, quiet >= after {
@@ -131,4 +131,12 @@ struct SilenceDetector: Sendable {
         }
         return nil
     }
+}
+
+/// A change the stats stage hears on a stream, said as a stage event of that name.
+enum SoundChange: String, Sendable, Equatable {
+    /// Audio stayed below `silence-below` for `silence-after`.
+    case silence
+    /// Audio came back above the threshold after a silence.
+    case sound
 }

@@ -16,6 +16,12 @@ public final class StatsStage: Stage {
     public static let silenceAfter = ConfigOption<Duration>("silence-after", default: .seconds(5),
                                            help: "report a silence once audio has been silent this long")
     public static let schema = OptionSchema(every, silenceBelow, silenceAfter)
+    /// Per stream: silences so far, the sound's level, frames per second, bytes so far.
+    public static let silences = Figure("silences", label: "silences", meaning: .silences)
+    public static let level = Figure("rms_dbfs", label: "level (RMS)", meaning: .level)
+    public static let frameRate = Figure("fps", label: "frames per second", meaning: .frameRate)
+    public static let bytes = Figure("bytes", label: "bytes", meaning: .bytes)
+    public static let figures = [silences, level, frameRate, bytes]
 
     let every: Duration
     let silenceBelow: Double
@@ -52,14 +58,20 @@ public final class StatsStage: Stage {
         pad.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
             guard let self, let probe else { return .ok }
             if let buffer = info.buffer {
-                if let change = probe.recordDecoded(buffer) {
-                    self.context.events.emit(.statsChange(change, stage: self.context.componentName, stream: stream))
-                }
+                if let change = probe.recordDecoded(buffer) { self.say(change, on: stream, counted: probe.silences) }
             } else if let event = info.event, event.kind == .caps {
                 probe.handle(event, decoded: true)
             }
             return .ok
         }
+    }
+
+    /// `silence` or `sound` on a stream, with the silences counted on it so far.
+    private func say(_ change: SoundChange, on stream: StreamKind, counted silences: Int) {
+        let stage = context.componentName
+        context.events.emit(.stage(StageEvent(stage: stage, stream: stream, name: change.rawValue, fields: [:],
+                                              figures: [Self.silences.name: Double(silences)],
+                                              line: "\(change) on \(stream) (\(stage))")))
     }
 
     /// An `identity` with a probe on its output. Raw audio levels are read from
@@ -77,9 +89,7 @@ public final class StatsStage: Stage {
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
             guard let self, let probe else { return .ok }
             if let buffer = info.buffer {
-                if let change = probe.record(buffer) {
-                    self.context.events.emit(.statsChange(change, stage: self.context.componentName, stream: stream))
-                }
+                if let change = probe.record(buffer) { self.say(change, on: stream, counted: probe.silences) }
                 self.startTimer()
             } else if let event = info.event {
                 probe.handle(event, decoded: false)
@@ -99,7 +109,7 @@ public final class StatsStage: Stage {
     /// Emits one sample per stream and one pipeline-wide; false once there is nothing left to watch.
     private func report() -> Bool {
         let current = probes.withLock { Array($0.values) }.sorted { $0.stream < $1.stream }
-        let now = StreamProbe.monotonicNow()
+        let now = UInt64(MonotonicTime.now())
         // What a sink renders now lies the pipeline's latency behind the clock's running time.
         let pipeline = current.first?.element.pipeline
         let latency = pipeline?.queryLatency()
@@ -149,7 +159,7 @@ final class StreamProbe: Sendable {
         var segment: SegmentInfo?
 
         /// Feeds a measured buffer to the silence detector; a change to announce, if any.
-        mutating func silence(of measured: (level: AudioLevel, bytesPerSecond: Int), buffer: BufferFacts) -> StatsChange? {
+        mutating func silence(of measured: (level: AudioLevel, bytesPerSecond: Int), buffer: BufferFacts) -> SoundChange? {
             guard let rms = measured.level.rmsDBFS else { return nil }
             // A gap buffer is silence whatever its bytes hold (audiotestsrc flags its muted buffers so).
             let duration = buffer.duration.map { Duration.nanoseconds(Int64(clamping: $0)) }
@@ -168,17 +178,11 @@ final class StreamProbe: Sendable {
         state.withLock { $0.levels = source }
     }
 
-    static func monotonicNow() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
     /// From the streaming thread; returns a silence change to announce.
-    func record(_ buffer: BufferView) -> StatsChange? {
+    func record(_ buffer: BufferView) -> SoundChange? {
         let facts = BufferFacts(
             pts: buffer.pts?.nanoseconds, dts: buffer.dts?.nanoseconds, duration: buffer.duration?.nanoseconds,
-            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: Self.monotonicNow())
+            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: UInt64(MonotonicTime.now()))
         let level = measure(buffer, from: .passing)
         return state.withLock { state in
             state.meter.record(facts, level: level?.level)
@@ -187,7 +191,7 @@ final class StreamProbe: Sendable {
     }
 
     /// From the decoder after the stage: the levels of what `record` counted encoded.
-    func recordDecoded(_ buffer: BufferView) -> StatsChange? {
+    func recordDecoded(_ buffer: BufferView) -> SoundChange? {
         guard let level = measure(buffer, from: .decoded) else { return nil }
         let facts = BufferFacts(pts: nil, dts: nil, duration: buffer.duration?.nanoseconds, size: buffer.size,
                                 isGap: buffer.isGap, arrival: 0)
@@ -230,11 +234,14 @@ final class StreamProbe: Sendable {
     }
 
     /// nil until the stream has carried a buffer.
+    /// Silences announced on this stream so far.
+    var silences: Int { state.withLock { $0.silence.silences } }
+
     func snapshot(now: UInt64) -> [String: Double]? {
         state.withLock { state in
             guard state.meter.hasStarted else { return nil }
             var figures = state.meter.snapshot(now: now)
-            if state.levels != .none { figures[StatsFigure.silences] = Double(state.silence.silences) }
+            if state.levels != .none { figures[StatsStage.silences.name] = Double(state.silence.silences) }
             return figures
         }
     }

@@ -119,7 +119,7 @@ struct StreamMeter: Sendable {
         history.removeAll { now - $0.end >= Self.longWindow }
         var figures: [String: Double] = [
             "buffers": Double(buffers),
-            "bytes": Double(bytes),
+            StatsStage.bytes.name: Double(bytes),
             "bitrate_kbps": Self.kbps(bytes: intervalBytes, nanoseconds: mediaLength),
             "throughput_kbps": Self.kbps(bytes: intervalBytes, nanoseconds: length),
             "bitrate_10s_kbps": Self.kbps(bytes: history.reduce(0) { $0 + $1.bytes },
@@ -130,13 +130,13 @@ struct StreamMeter: Sendable {
         if let lastPTS { figures["position_s"] = Double(lastPTS) / 1e9 }
         if jitterCount > 0 { figures["jitter_ms"] = jitterSum / Double(jitterCount) / 1e6 }
         if stream == .video {
-            figures["fps"] = length > 0 ? Double(intervalBuffers) * 1e9 / Double(length) : 0
+            figures[StatsStage.frameRate.name] = length > 0 ? Double(intervalBuffers) * 1e9 / Double(length) : 0
             figures["late_frames"] = Double(lateFrames)
             figures["dropped_frames"] = Double(droppedFrames)
         }
         if measuresLevel {
             // An interval without audio reads as the floor, not as the last level.
-            figures["rms_dbfs"] = level.rmsDBFS ?? AudioLevel.floor
+            figures[StatsStage.level.name] = level.rmsDBFS ?? AudioLevel.floor
             figures["peak_dbfs"] = level.peakDBFS ?? AudioLevel.floor
         }
         intervalStart = now

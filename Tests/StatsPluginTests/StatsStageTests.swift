@@ -24,9 +24,9 @@ final class EventLog: Sendable {
         }
     }
 
-    func changes() -> [(at: ContinuousClock.Instant, change: StatsChange)] {
+    func changes() -> [(at: ContinuousClock.Instant, change: SoundChange)] {
         all.compactMap { entry in
-            if case .statsChange(let change, _, _) = entry.event.kind { return (entry.at, change) }
+            if case .stage(let event) = entry.event.kind, let change = SoundChange(rawValue: event.name) { return (entry.at, change) }
             return nil
         }
     }

@@ -70,8 +70,6 @@ final class EventRenderer {
                 lastBuffering = step
                 Terminal.status("\(prefix)buffering \(step)%")
             }
-        case .statsChange(let change, let stage, let stream):
-            Terminal.status("\(prefix)\(change) on \(stream) (\(stage))")
         case .stage(let stageEvent):
             if let line = stageEvent.line { Terminal.status("\(prefix)\(line)") }
         case .reloaded(let changes, let took):

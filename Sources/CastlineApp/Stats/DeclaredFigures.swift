@@ -11,6 +11,10 @@ enum DeclaredFigures {
     static let audioLatency = all.first(meaning: .measuredLatency(.audio))
     static let videoLatency = all.first(meaning: .measuredLatency(.video))
     static let avOffset = all.first(meaning: .avOffset)
+    static let silences = all.first(meaning: .silences)
+    static let level = all.first(meaning: .level)
+    static let frameRate = all.first(meaning: .frameRate)
+    static let bytes = all.first(meaning: .bytes)
     /// What the summary and `castline latency` give of the test signal's clock, in this order.
     static let measured = [audioLatency, videoLatency, avOffset].compactMap { $0 }
 }

@@ -140,7 +140,17 @@ struct RunSummary {
     private var reconnects: [String: Double] = [:]
     private var reconnectStates = 0
     /// Silences counted, once a stage measured levels at all (nil: nothing did, and none is claimed).
-    private var silences: Int?
+    /// Silences so far, by `stage stream`, as the stages that hear them count them.
+    private var silenceCounts: [String: Double]?
+    private var silences: Int? { silenceCounts.map { Int($0.values.reduce(0, +)) } }
+
+    /// A stage's count of silences on a stream, from its samples and its `silence` events alike.
+    private mutating func countSilences(_ figures: [String: Double], key: String) {
+        guard let count = figures[figure: DeclaredFigures.silences] else { return }
+        var counts = silenceCounts ?? [:]
+        counts[key] = max(counts[key] ?? 0, count)
+        silenceCounts = counts
+    }
     /// Each publisher's bytes sent and acknowledged, by its sink's name, in the order they spoke.
     private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal?)] = []
     /// A latency stage's readings: audio and video latency (s), A/V offset (ms).
@@ -152,8 +162,8 @@ struct RunSummary {
         switch event.kind {
         case .stats(let sample):
             add(sample)
-        case .statsChange(.silence, _, _):
-            silences = (silences ?? 0) + 1
+        case .stage(let stageEvent):
+            if let stream = stageEvent.stream { countSilences(stageEvent.figures, key: "\(stageEvent.stage) \(stream)") }
         case .stateChanged(_, .buffering):
             bufferingSince = bufferingSince ?? event.time
         case .stateChanged(_, let to):
@@ -173,7 +183,7 @@ struct RunSummary {
     }
 
     private mutating func add(_ sample: StatsSample) {
-        if sample.figures[StatsFigure.silences] != nil { silences = silences ?? 0 }
+        if let stream = sample.stream { countSilences(sample.figures, key: "\(sample.stage) \(stream)") }
         if let count = sample.figures[StatsFigure.reconnects] { reconnects[sample.stage] = max(reconnects[sample.stage] ?? 0, count) }
         if let sent = sample.figures[StatsFigure.sentBytes] {
             let index = publishers.firstIndex { $0.stage == sample.stage } ?? publishers.endIndex
@@ -193,7 +203,7 @@ struct RunSummary {
         if streams[key] == nil { order.append(key) }
         var entry = streams[key, default: Stream()]
         let before = entry.bytes.total
-        if let bytes = sample.figures["bytes"] { entry.bytes.observe(bytes) }
+        if let bytes = sample.figures[figure: DeclaredFigures.bytes] { entry.bytes.observe(bytes) }
         if let bitrate = sample.figures[StatsFigure.bitrate] { entry.bitrates.append(bitrate) }
         if entry.bytes.total > before { entry.flowing = entry.bitrates.count }
         streams[key] = entry

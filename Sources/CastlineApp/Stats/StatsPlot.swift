@@ -20,7 +20,7 @@ struct PlotData {
         if let value = sample.figures[StatsFigure.bitrate] {
             Self.append(Point(time: seconds, value: value), to: name, in: &bitrate)
         }
-        if let value = sample.figures[StatsFigure.rms] {
+        if let value = sample.figures[figure: DeclaredFigures.level] {
             Self.append(Point(time: seconds, value: value), to: name, in: &level)
         }
         for figure in DeclaredFigures.behindLive {

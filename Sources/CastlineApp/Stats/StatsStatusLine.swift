@@ -110,8 +110,8 @@ struct StatsStatusLine {
             let figures = sample.figures
             var part = "\(stream)"
             if let bitrate = figures[StatsFigure.bitrate] { part += String(format: " %.0f kbit/s", bitrate) }
-            if let level = figures[StatsFigure.rms] { part += String(format: " %.0f dBFS", level) }
-            if let fps = figures["fps"] { part += String(format: " %.0f fps", fps) }
+            if let level = figures[figure: DeclaredFigures.level] { part += String(format: " %.0f dBFS", level) }
+            if let fps = figures[figure: DeclaredFigures.frameRate] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
         if let measured {

@@ -1,7 +1,7 @@
 import GstKit
 
-/// The two custom events an HLS source sends a stage that keeps history (the
-/// delay stage) to agree on where the stream starts. (How much history the
+/// The two custom events an HLS source sends downstream, for a stage that keeps
+/// history (and plays out on its own clock) to agree with it on where the stream starts. (How much history the
 /// stage can hold reaches the source before the build: `HistoryStartingSource`.)
 ///
 /// - `offered` comes downstream from the HLS source, before the first

@@ -9,6 +9,14 @@ public struct Figure: Sendable, Hashable {
         case measuredLatency(StreamKind)
         /// Sound minus picture, in milliseconds.
         case avOffset
+        /// Silences heard on a stream so far (a count).
+        case silences
+        /// A stream's sound level, RMS in dBFS.
+        case level
+        /// A video stream's frames per second.
+        case frameRate
+        /// Bytes of a stream that passed so far.
+        case bytes
     }
 
     public let name: String

@@ -55,10 +55,13 @@ public protocol ControllableStage: Stage {
     func perform(_ command: String, _ adjustment: StageAdjustment) -> StageEvent?
 }
 
-/// A stage's own event: a command applied (`delay-changed`), or something it holds changed.
+/// A stage's own event: a command applied (`delay-changed`), or something it holds or
+/// hears changed (`silence` on a stream).
 public struct StageEvent: Sendable {
     /// The stage's name in the pipeline (`delay1`).
     public var stage: String
+    /// The stream it is about, when it is about one.
+    public var stream: StreamKind?
     /// The `event` value in JSON, e.g. `delay-changed`.
     public var name: String
     /// The command it answers, when it answers one.
@@ -70,9 +73,10 @@ public struct StageEvent: Sendable {
     /// A line for people; nil when it is for JSON only.
     public var line: String?
 
-    public init(stage: String, name: String, command: String? = nil, fields: [String: Double],
+    public init(stage: String, stream: StreamKind? = nil, name: String, command: String? = nil, fields: [String: Double],
                 figures: [String: Double] = [:], line: String? = nil) {
         self.stage = stage
+        self.stream = stream
         self.name = name
         self.command = command
         self.fields = fields

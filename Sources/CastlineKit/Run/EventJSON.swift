@@ -20,7 +20,6 @@ public enum EventJSON {
         case .buffering: "buffering"
         case .status: "status"
         case .stats: "stats"
-        case .statsChange(let change, _, _): change.rawValue
         case .stage(let event): event.name
         case .reloaded: "reloaded"
         case .reloadFailed: "reload-failed"
@@ -63,10 +62,9 @@ public enum EventJSON {
                 if value.isFinite { fields[key] = value }
             }
             return fields
-        case .statsChange(_, let stage, let stream):
-            return ["stage": stage, "stream": stream.rawValue]
         case .stage(let event):
             var fields: [String: Any] = ["stage": event.stage]
+            if let stream = event.stream { fields["stream"] = stream.rawValue }
             for (key, value) in event.fields where value.isFinite && !reserved.contains(key) { fields[key] = value }
             return fields
         case .reloaded(let changes, let took):
@@ -108,9 +106,6 @@ public enum StatsFigure {
     public static let bitrate = "bitrate_kbps"
     /// Where what is heard now lies in the stream, in its own time (see `StreamTimeQuery`).
     public static let position = "position_s"
-    public static let rms = "rms_dbfs"
-    /// Silences counted by a stage that measures levels; absent where nothing measures them.
-    public static let silences = "silences"
     /// Seconds a publish's far end had the stream (stage: the sink's name).
     public static let publishedTime = "published_s"
     /// An HLS source's figures: download throughput, the last segment's fetch time,

@@ -28,10 +28,8 @@ public struct RunEvent: Sendable {
         /// A one-line summary of what is flowing now, refreshed about once a second, from
         /// `source` (a publisher's component name: each destination has its own).
         case status(String, source: String)
-        /// Figures from a stats stage.
+        /// Figures a component measured (a stats stage per stream, a source, a publish).
         case stats(StatsSample)
-        /// A silence began or ended on a stream a stats stage watches.
-        case statsChange(StatsChange, stage: String, stream: StreamKind)
         /// A stage's own event (see `StageEvent`): a command applied, or what it holds changed.
         case stage(StageEvent)
         /// A new pipeline file was applied to the running pipeline: what changed

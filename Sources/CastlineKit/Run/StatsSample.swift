@@ -1,8 +1,8 @@
-/// Numbers a stats stage measured over its last interval, for one stream
-/// (or pipeline-wide when `stream` is nil). Figures carry their unit in the
-/// key: `bitrate_kbps`, `position_s`, `rms_dbfs`, `delay_s`, `reconnects`.
+/// Numbers a component measured over its last interval, for one stream (or
+/// pipeline-wide when `stream` is nil). Figures carry their unit in the key:
+/// `bitrate_kbps`, `position_s`, `reconnects`.
 public struct StatsSample: Sendable, Equatable {
-    /// The stats stage's name (its `name:`, or `stats0`, `stats1`...).
+    /// The reporting component's name (its `name:`, or `stats0`, `rtmp1`...).
     public var stage: String
     public var stream: StreamKind?
     public var figures: [String: Double]
@@ -17,10 +17,3 @@ public struct StatsSample: Sendable, Equatable {
     public var playPosition: Double? { figures[StatsFigure.position] }
 }
 
-/// A change a stats stage noticed on a stream.
-public enum StatsChange: String, Sendable, Equatable {
-    /// Audio stayed below `silence-below` for `silence-after`.
-    case silence
-    /// Audio came back above the threshold after a silence.
-    case sound
-}
