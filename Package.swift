@@ -34,12 +34,15 @@ let package = Package(
         // GIO networking (GLib's, not GStreamer's): the TLS relay in front of rtmp2sink and the TCP reachability check.
         .target(name: "GIONet", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
         .target(name: "PipelineConfig", dependencies: ["Yams"]),
-        // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
         // Small pieces the HLS client and the publishers share: retry backoff, monotonic time.
         .target(name: "Timing"),
-        .target(name: "HLS", dependencies: ["Timing", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        // castline's one HTTP client (URLSession, timeouts of its own): the HLS client's fetches,
+        // `ctl`'s requests and event stream, the local ingest's checks.
+        .target(name: "HTTPClient"),
+        // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
+        .target(name: "HLS", dependencies: ["Timing", "HTTPClient", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
-        .target(name: "LocalIngest"),
+        .target(name: "LocalIngest", dependencies: ["HTTPClient"]),
         .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS", "Timing"]),
         // Stage plugins: one folder each under Plugins/, depending on CastlineKit only, built as one
         // module so a new plugin is its folder and its line in Plugins/BuiltinStages.swift, nothing else.
@@ -49,7 +52,7 @@ let package = Package(
         .target(
             name: "CastlineApp",
             dependencies: [
-                "CastlineKit", "StagePlugins", "LocalIngest",
+                "CastlineKit", "StagePlugins", "LocalIngest", "HTTPClient",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -73,13 +76,13 @@ let package = Package(
         .testTarget(name: "GIONetTests", dependencies: ["GIONet", "LocalIngest", "TestSupport"]),
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
-        .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest"]),
+        .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest", "HTTPClient"]),
         .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport", "Timing"]),
         .testTarget(name: "CastlineAppTests", dependencies: ["CastlineApp", "CastlineKit", "StagePlugins"]),
         .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport"]),
         .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins", "TestSupport", "RunTestSupport"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
-        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest"], exclude: ["Support/hostile_hls.py", "Support/control_abuse.py"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest", "HTTPClient"], exclude: ["Support/hostile_hls.py", "Support/control_abuse.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+@_exported import HTTPClient
 import Foundation
 
 /// An HLS playlist (RFC 8216): a multivariant ("master") playlist naming
@@ -163,16 +164,6 @@ public struct Segment: Equatable, Sendable {
 }
 
 /// `length@offset` bytes of a resource.
-public struct ByteRange: Equatable, Sendable {
-    public var offset: Int
-    public var length: Int
-    public init(offset: Int, length: Int) {
-        self.offset = offset
-        self.length = length
-    }
-    /// The HTTP `Range` header value.
-    public var header: String { "bytes=\(offset)-\(offset + length - 1)" }
-}
 
 /// `#EXT-X-KEY` with a method other than NONE.
 public struct Key: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -160,9 +161,10 @@ public actor IngestServer {
     /// Stream names publishing now, from the rtmp_stat XML.
     public func activePublishers() async throws -> [String] {
         guard let endpoints else { throw IngestError.notStarted }
-        let response: SimpleHTTP.Response
+        let response: HTTPResponse
         do {
-            response = try await SimpleHTTP.get(endpoints.statURL)
+            guard let url = URL(string: endpoints.statURL) else { throw IngestError.statUnavailable("bad URL \(endpoints.statURL)") }
+            response = try await HTTPFetcher.shared.fetch("GET", url)
         } catch {
             throw IngestError.statUnavailable("\(error)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -75,9 +76,9 @@ struct StatsOutputTests {
         defer { Task { await process.terminate() } }
         #expect(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(20)))
         try await Task.sleep(for: .milliseconds(1500))
-        let first = try await SimpleHTTP.get("http://127.0.0.1:\(port)/metrics")
+        let first = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: "http://127.0.0.1:\(port)/metrics")))
         try await Task.sleep(for: .milliseconds(1200))
-        let second = try await SimpleHTTP.get("http://127.0.0.1:\(port)/metrics")
+        let second = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: "http://127.0.0.1:\(port)/metrics")))
         #expect(await Castline.interrupt(process) == 0)
 
         #expect(first.status == 200)

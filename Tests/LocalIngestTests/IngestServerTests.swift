@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -54,7 +55,7 @@ func probeCodecs(_ url: String) async throws -> [String] {
 }
 
 func expectPlaylist(_ endpoints: IngestEndpoints, key: String) async throws {
-    let response = try await SimpleHTTP.get(endpoints.hlsPlaylistURL(key: key))
+    let response = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: endpoints.hlsPlaylistURL(key: key))))
     #expect(response.status == 200)
     #expect(response.headers["content-type"] == "application/vnd.apple.mpegurl")
     #expect(response.text.hasPrefix("#EXTM3U"))
@@ -152,7 +153,7 @@ struct IngestServerTests {
                 let status = await ffmpeg.waitForExit(timeout: .seconds(20))
                 #expect(status == 0, "ffmpeg: \(ffmpeg.standardError)")
             }
-            let response = try await SimpleHTTP.get(endpoints.hlsPlaylistURL(key: "good"))
+            let response = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: endpoints.hlsPlaylistURL(key: "good"))))
             #expect(response.status == 200)
             #expect(!FileManager.default.fileExists(atPath: endpoints.hlsDirectory + "/bad.m3u8"))
         }
@@ -175,7 +176,7 @@ struct IngestServerTests {
             #expect(await !server.isRunning)
             try await server.startNginx()
             #expect(PortProbe.isOpen(host: "127.0.0.1", port: endpoints.rtmpPort))
-            #expect(try await SimpleHTTP.get(endpoints.statURL).status == 200)
+            #expect(try await HTTPFetcher.shared.fetch("GET", #require(URL(string: endpoints.statURL))).status == 200)
             #expect(await server.isRunning)
             #expect(await server.nginxPID != oldPID)
         }

@@ -12,6 +12,8 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
     case timedOut(url: String, after: Duration)
     case tooManyRedirects(url: String, limit: Int)
     case tooLarge(url: String, limit: Int)
+    /// Nothing accepts connections there (refused, or the host is unreachable).
+    case refused(url: String)
     case cancelled
 
     public var description: String {
@@ -21,6 +23,7 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
         case .timedOut(let url, let after): "no answer from \(url) within \(after.components.seconds) s"
         case .tooManyRedirects(let url, let limit): "more than \(limit) redirects from \(url) (a redirect loop?)"
         case .tooLarge(let url, let limit): "\(url) is larger than \(limit / 1024 / 1024) MB"
+        case .refused(let url): "nothing answers at \(url) (connection refused)"
         case .cancelled: "cancelled"
         }
     }
@@ -28,16 +31,16 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Trouble that may pass (the network, the server's own errors, a timeout).
     public var isTransient: Bool {
         switch self {
-        case .network, .timedOut: true
+        case .network, .timedOut, .refused: true
         case .http(let status, _): status >= 500 || status == 408 || status == 429
         default: false
         }
     }
 }
 
-/// HTTP GETs over one URLSession (persistent connections), streamed as the bytes
-/// arrive. Timeouts are enforced here, not left to URLSession: on Linux its
-/// request timeout is not honoured when a server accepts and never answers.
+/// castline's HTTP client: requests over one URLSession (persistent connections), bodies
+/// streamed as the bytes arrive. Timeouts are enforced here, not left to URLSession: on
+/// Linux its request timeout is not honoured when a server accepts and never answers.
 /// Redirects are followed up to `maxRedirects`.
 public final class HTTPFetcher: Sendable {
     public static let shared = HTTPFetcher()
@@ -65,14 +68,57 @@ public final class HTTPFetcher: Sendable {
     /// A session holds its delegate and connections until invalidated (a source's own fetcher goes with it).
     deinit { session.finishTasksAndInvalidate() }
 
-    /// The body of `url` (the bytes of `range` only, when given) as chunks, as they arrive.
+    /// The body of `url` (the bytes of `range` only, when given) as chunks, as they arrive;
+    /// a status other than 2xx ends it with `FetchError.http`.
     public func stream(_ url: URL, range: ByteRange? = nil) -> AsyncThrowingStream<Data, any Error> {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 3600)
-        request.setValue("castline", forHTTPHeaderField: "User-Agent")
+        var request = Self.request("GET", url)
         if let range { request.setValue(range.header, forHTTPHeaderField: "Range") }
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Data.self, throwing: (any Error).self)
+        start(request, Transfer(url: url, range: range, continuation: continuation), idleTimeout: idleTimeout)
+        return stream
+    }
+
+    /// Any request: the reply's status and headers as soon as they come, whatever the status,
+    /// its body streamed after. `idleTimeout` nil: the body may stay quiet as long as it likes
+    /// (a stream of server-sent events).
+    public func send(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
+                     idleTimeout: Duration?) async throws(FetchError) -> HTTPReply {
+        var request = Self.request(method, url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Data.self, throwing: (any Error).self)
+        do {
+            let head = try await withCheckedThrowingContinuation { (head: CheckedContinuation<HTTPURLResponse, any Error>) in
+                start(request, Transfer(url: url, range: nil, continuation: continuation, head: head), idleTimeout: idleTimeout)
+            }
+            var names: [String: String] = [:]
+            for case let (name as String, value as String) in head.allHeaderFields { names[name.lowercased()] = value }
+            return HTTPReply(status: head.statusCode, headers: names, body: stream)
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw .network("\(error)", url: url.absoluteString)
+        }
+    }
+
+    /// A request whose reply is read whole (refused past `limit` bytes).
+    public func fetch(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
+                      limit: Int = 64 * 1024 * 1024) async throws(FetchError) -> HTTPResponse {
+        let reply = try await send(method, url, headers: headers, body: body, idleTimeout: idleTimeout)
+        return HTTPResponse(status: reply.status, headers: reply.headers,
+                            body: try await Self.collect(reply.body, url: url, limit: limit))
+    }
+
+    private static func request(_ method: String, _ url: URL) -> URLRequest {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 3600)
+        request.httpMethod = method
+        request.setValue("castline", forHTTPHeaderField: "User-Agent")
+        return request
+    }
+
+    private func start(_ request: URLRequest, _ transfer: Transfer, idleTimeout: Duration?) {
+        let continuation = transfer.continuation
         let task = session.dataTask(with: request)
-        let transfer = Transfer(url: url, range: range, continuation: continuation)
         router.add(task, transfer)
         // Only a consumer that stops listening cancels: a transfer that finished has ended its
         // task already, or is ending it (FoundationNetworking traps when a task is cancelled
@@ -83,15 +129,19 @@ public final class HTTPFetcher: Sendable {
             task.cancel()
         }
         task.resume()
-        watch(task, transfer)
-        return stream
+        if let idleTimeout { watch(task, transfer, timeout: idleTimeout) }
     }
 
     /// The whole body, refused past `limit` bytes.
     public func data(_ url: URL, range: ByteRange? = nil, limit: Int = 64 * 1024 * 1024) async throws(FetchError) -> Data {
+        try await Self.collect(stream(url, range: range), url: url, limit: limit)
+    }
+
+    /// A streamed body, whole.
+    static func collect(_ stream: AsyncThrowingStream<Data, any Error>, url: URL, limit: Int) async throws(FetchError) -> Data {
         var body = Data()
         do {
-            for try await chunk in stream(url, range: range) {
+            for try await chunk in stream {
                 body.append(chunk)
                 if body.count > limit { throw FetchError.tooLarge(url: url.absoluteString, limit: limit) }
             }
@@ -105,9 +155,8 @@ public final class HTTPFetcher: Sendable {
         return body
     }
 
-    /// Ends a transfer that has gone quiet for `idleTimeout`.
-    private func watch(_ task: URLSessionDataTask, _ transfer: Transfer) {
-        let timeout = idleTimeout
+    /// Ends a transfer that has gone quiet for `timeout`.
+    private func watch(_ task: URLSessionDataTask, _ transfer: Transfer, timeout: Duration) {
         Task.detached { [router] in
             while true {
                 try? await Task.sleep(for: .milliseconds(250))
@@ -127,8 +176,10 @@ public final class HTTPFetcher: Sendable {
 final class Transfer: Sendable {
     let url: URL
     let range: ByteRange?
-    private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
+    let continuation: AsyncThrowingStream<Data, any Error>.Continuation
     private struct State {
+        /// Waiting for the reply's head, whatever its status (`send`); nil for a GET that takes 2xx only.
+        var head: CheckedContinuation<HTTPURLResponse, any Error>?
         var lastActivity = ContinuousClock.now
         var finished = false
         var redirects = 0
@@ -136,12 +187,27 @@ final class Transfer: Sendable {
         var skip = 0
         var take: Int?
     }
-    private let state = Mutex(State())
 
-    init(url: URL, range: ByteRange?, continuation: AsyncThrowingStream<Data, any Error>.Continuation) {
+    let wantsAnyStatus: Bool
+    private let state: Mutex<State>
+
+    init(url: URL, range: ByteRange?, continuation: AsyncThrowingStream<Data, any Error>.Continuation,
+         head: CheckedContinuation<HTTPURLResponse, any Error>? = nil) {
         self.url = url
         self.range = range
         self.continuation = continuation
+        wantsAnyStatus = head != nil
+        state = Mutex(State(head: head))
+    }
+
+    /// The reply's head came: handed to `send`'s caller.
+    func headCame(_ response: HTTPURLResponse) {
+        let head = state.withLock { state in
+            defer { state.head = nil }
+            state.lastActivity = .now
+            return state.head
+        }
+        head?.resume(returning: response)
     }
 
     /// How long since the last sign of life; nil once finished.
@@ -187,11 +253,12 @@ final class Transfer: Sendable {
     }
 
     func finish(throwing error: (any Error)? = nil) {
-        let first = state.withLock { state -> Bool in
-            defer { state.finished = true }
-            return !state.finished
+        let (first, head) = state.withLock { state in
+            defer { (state.finished, state.head) = (true, nil) }
+            return (!state.finished, state.head)
         }
         guard first else { return }
+        head?.resume(throwing: error ?? FetchError.network("the connection ended before a reply", url: url.absoluteString))
         if let error { continuation.finish(throwing: error) } else { continuation.finish() }
     }
 }
@@ -215,6 +282,10 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         guard let transfer = transfer(dataTask) else { return completionHandler(.cancel) }
+        if transfer.wantsAnyStatus, let http = response as? HTTPURLResponse {
+            transfer.headCame(http)
+            return completionHandler(.allow)
+        }
         if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
             transfer.finish(throwing: FetchError.http(status: http.statusCode, url: transfer.url.absoluteString))
             remove(dataTask)
@@ -247,10 +318,33 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfer(task) else { return }
         remove(task)
-        if let error {
+        if let error = error as? URLError, [.cannotConnectToHost, .cannotFindHost].contains(error.code) {
+            transfer.finish(throwing: FetchError.refused(url: transfer.url.absoluteString))
+        } else if let error {
             transfer.finish(throwing: FetchError.network(error.localizedDescription, url: transfer.url.absoluteString))
         } else {
             transfer.finish()
         }
+    }
+}
+
+/// A reply whose body is still coming (`HTTPFetcher.send`).
+public struct HTTPReply: Sendable {
+    public var status: Int
+    /// Lower-cased names.
+    public var headers: [String: String]
+    public var body: AsyncThrowingStream<Data, any Error>
+}
+
+/// A reply read whole (`HTTPFetcher.fetch`).
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Lower-cased names.
+    public var headers: [String: String]
+    public var body: Data
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    public init(status: Int, headers: [String: String], body: Data) {
+        (self.status, self.headers, self.body) = (status, headers, body)
     }
 }
