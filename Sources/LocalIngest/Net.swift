@@ -66,14 +66,26 @@ public enum FreePort {
 
     /// True when a listening socket could be bound to `host:port` right now (with SO_REUSEADDR, as
     /// nginx and stunnel do).
-    public static func isFree(host: String = "127.0.0.1", port: Int) -> Bool {
+    /// A `datagram` port (UDP: SRT) is free when it can be bound.
+    public static func isFree(host: String = "127.0.0.1", port: Int, datagram: Bool = false) -> Bool {
         (try? withSocketAddress(host: host, port: port) { family, addr, len -> Bool in
-            let fd = try makeSocket(family: family)
+            let fd = try makeSocket(family: family, datagram: datagram)
             defer { close(fd) }
+            if datagram { return bind(fd, addr, len) == 0 }
             var one: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             return bind(fd, addr, len) == 0 && listen(fd, 1) == 0
         }) ?? false
+    }
+
+    /// Waits until something has bound the UDP port (a listener that takes no connection to check).
+    public static func waitUntilTaken(host: String = "127.0.0.1", datagram port: Int, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while isFree(host: host, port: port, datagram: true) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
     }
 }
 

@@ -1,6 +1,7 @@
 import CastlineKit
 import Foundation
 import StagePlugins
+import RunTestSupport
 import TestSupport
 import Testing
 
@@ -78,20 +79,17 @@ struct SwapTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).mkv").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let runner = try PipelineRunner(spec: try spec(pattern: "smpte", tone: 440, path: path), registry: .builtin)
-        let events = Task {
-            var seen: [RunEvent] = []
-            for await event in runner.events { seen.append(event) }
-            return seen
-        }
+        let recorder = RunRecorder(runner)
         try await runner.start()
-        try await Task.sleep(for: .milliseconds(1500))
+        #expect(await recorder.reached(.playing))
+        try await Task.sleep(for: .seconds(1))  // media recorded before the join
         let report = try await runner.swap(to: try spec(pattern: "ball", tone: 880, path: path), registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["source test changed"])
         #expect(report.took < .seconds(1))
-        try await Task.sleep(for: .milliseconds(1500))
+        try await Task.sleep(for: .milliseconds(1500))  // media recorded after it
         await runner.stop()
         #expect(await runner.wait() == .stopped)
-        let seen = await events.value
+        let seen = await recorder.all()
         #expect(seen.contains { if case .reloaded = $0.kind { true } else { false } })
         #expect(!seen.contains { if case .failure = $0.kind { true } else { false } })
         let times = try packetTimes(path)
@@ -120,23 +118,25 @@ extension SwapTests {
                 """)
         }
         let runner = try PipelineRunner(spec: try spec(""), registry: .builtin)
-        let events = Task {
-            var seen: [(ContinuousClock.Instant, RunEvent)] = []
-            for await event in runner.events { seen.append((ContinuousClock.now, event)) }
-            return seen
-        }
+        let recorder = RunRecorder(runner)
         try await runner.start()
-        try await Task.sleep(for: .milliseconds(2500))
+        // Swapped once the delay holds history past its start.
+        let grown = await recorder.first(within: .seconds(15)) { event in
+            if case .stage(let stageEvent) = event.kind, stageEvent.name == "available-delay-changed" {
+                (stageEvent.fields["available_s"] ?? 0) >= 1.5
+            } else { false }
+        }
+        #expect(grown != nil)
         let report = try await runner.swap(
             to: try spec(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["stages[1] gst added"])
-        try await Task.sleep(for: .milliseconds(1500))
+        try await Task.sleep(for: .milliseconds(1500))  // audio recorded after the swap
         await runner.stop()
         #expect(await runner.wait() == .stopped)
-        let seen = await events.value
-        #expect(!seen.contains { if case .failure = $0.1.kind { true } else { false } })
+        let seen = await recorder.all()
+        #expect(!seen.contains { if case .failure = $0.kind { true } else { false } })
         // The history kept growing through the swap: never back near zero once past a second.
-        let available = seen.compactMap { if case .stage(let event) = $0.1.kind, event.name == "available-delay-changed" { event.fields["available_s"] } else { nil } }
+        let available = seen.compactMap { if case .stage(let event) = $0.kind, event.name == "available-delay-changed" { event.fields["available_s"] } else { nil } }
         #expect(available.count >= 3)
         #expect(zip(available, available.dropFirst()).allSatisfy { $1 >= $0 }, "available delay \(available)")
         let times = try packetTimes(path)
@@ -163,23 +163,20 @@ extension SwapTests {
                 """)
         }
         let runner = try PipelineRunner(spec: try spec("first.wav"), registry: .builtin)
-        let events = Task {
-            var seen: [RunEvent] = []
-            for await event in runner.events { seen.append(event) }
-            return seen
-        }
+        let recorder = RunRecorder(runner)
         try await runner.start()
-        try await Task.sleep(for: .milliseconds(1200))
+        #expect(await recorder.reached(.playing))
+        try await Task.sleep(for: .milliseconds(1200))  // audio recorded into first.wav
         await #expect(throws: SwapRefused.self) {
             try await runner.swap(to: try spec("first.wav", stage: "{ gst: { description: \"no-such-element\" } }"), registry: .builtin, origin: "bad.yaml")
         }
         #expect(await runner.state == .playing)
         let report = try await runner.swap(to: try spec("second.wav"), registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["sinks[1] file changed (reconnects)"])
-        try await Task.sleep(for: .milliseconds(1200))
+        try await Task.sleep(for: .milliseconds(1200))  // audio recorded into second.wav
         await runner.stop()
         #expect(await runner.wait() == .stopped)
-        let seen = await events.value
+        let seen = await recorder.all()
         #expect(seen.contains { if case .reloadFailed(let origin, _) = $0.kind { origin == "bad.yaml" } else { false } })
         for (file, least) in [("first.wav", 1.0), ("second.wav", 0.9)] {
             let audio = try #require(try packetTimes(folder.appendingPathComponent(file).path)["audio"], "\(file)")

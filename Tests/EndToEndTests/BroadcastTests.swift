@@ -240,7 +240,8 @@ struct BroadcastTests {
             #expect(dump.stdout.contains("cluster_own0") && dump.stdout.contains("rtmp2sink") && dump.stdout.contains("flvmux"))
             #expect(!dump.stdout.contains(Self.key) && dump.stdout.contains("/live/****"), "\(dump.stdout)")
             let process = try Castline.start(["run", pipeline], environment: ["CASTLINE_TEST_KEY": Self.key])
-            try await Task.sleep(for: .seconds(3))
+            // Stopped once the ingest took the stream: a publish stopped before that is not a clean end.
+            #expect(await Castline.waitFor("publishing", in: process, timeout: .seconds(15)), "\(process.standardError)")
             let arguments = (try? String(contentsOfFile: "/proc/\(process.pid)/cmdline", encoding: .utf8)) ?? ""
             #expect(!arguments.isEmpty)
             #expect(!arguments.contains(Self.key))

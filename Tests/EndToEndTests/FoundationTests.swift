@@ -122,7 +122,8 @@ struct FoundationTests {
             "run", Castline.example("test-pattern-to-mkv.yaml"), "--set", "sinks[0].file.path=\(output)",
             "--set", "source.test.video.width=640", "--set", "source.test.video.height=360",
         ])
-        try await Task.sleep(for: .seconds(4))
+        #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(15)), "\(process.standardError)")
+        try await Task.sleep(for: .seconds(3))  // the media recorded before the interrupt
         process.signal(SIGINT)
         let status = await process.waitForExit(timeout: .seconds(15))
         if status == nil { _ = await process.terminate() }
@@ -149,7 +150,8 @@ struct FoundationTests {
             sinks: [ { null: {} } ]
             """)
         let process = try Castline.start(["run", file])
-        try await Task.sleep(for: .seconds(1))
+        // Interrupted once playing: its signal handling is in place and there is media to drain.
+        #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(15)), "\(process.standardError)")
         process.signal(SIGINT)
         // Signals do not queue: the second must come after the first was taken.
         let deadline = ContinuousClock.now + .seconds(5)

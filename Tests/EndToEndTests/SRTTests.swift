@@ -17,6 +17,17 @@ struct SRTTests {
         return listener
     }
 
+    /// Waits until `file` holds media.
+    static func fileGrows(_ file: String, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+            if size > 0 { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
     /// A small test signal, encoded, to an srt sink calling 127.0.0.1:`port` with the passphrase from SRT_PASSPHRASE.
     static func pipelineFile(port: Int, in scratch: Scratch) throws -> String {
         let file = scratch.file("srt.yaml")
@@ -37,8 +48,8 @@ struct SRTTests {
         let file = try Self.pipelineFile(port: port, in: scratch)
         let other = try Self.listener(port: port, passphrase: "another-passphrase", into: scratch.file("other.ts"))
         defer { Task { _ = await other.terminate() } }
-        // ffmpeg binds at once: a caller coming before it would be told nothing could be sent.
-        try await Task.sleep(for: .milliseconds(500))
+        // A caller coming before ffmpeg has bound its port would be told nothing could be sent.
+        #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
         let refused = try await Castline.run(["run", file, "--duration", "4s"], environment: ["SRT_PASSPHRASE": Self.passphrase],
                                              timeout: .seconds(20))
         #expect(refused.status == 1, "\(refused.stderr)")
@@ -79,12 +90,14 @@ struct SRTTests {
         let scratch = try Scratch()
         let port = try FreePort.find(datagram: true)
         let file = try Self.pipelineFile(port: port, in: scratch)
-        let first = try Self.listener(port: port, passphrase: Self.passphrase, into: scratch.file("first.ts"))
-        try await Task.sleep(for: .milliseconds(500))
+        let firstFile = scratch.file("first.ts")
+        let first = try Self.listener(port: port, passphrase: Self.passphrase, into: firstFile)
+        #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
         let run = try Castline.start(["run", file, "--duration", "10s"], environment: ["SRT_PASSPHRASE": Self.passphrase])
-        try await Task.sleep(for: .seconds(3))
+        // The first listener goes once media has reached it; castline notices the loss before the second comes.
+        #expect(await Self.fileGrows(firstFile, timeout: .seconds(15)), "nothing reached the first listener: \(run.standardError)")
         _ = await first.terminate()
-        try await Task.sleep(for: .seconds(1))
+        #expect(await Castline.waitFor("connection lost", in: run, timeout: .seconds(15)), "\(run.standardError)")
         let received = scratch.file("second.ts")
         let second = try Self.listener(port: port, passphrase: Self.passphrase, into: received)
         let status = await run.waitForExit(timeout: .seconds(25))

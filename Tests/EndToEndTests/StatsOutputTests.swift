@@ -75,20 +75,27 @@ struct StatsOutputTests {
         let process = try Castline.start(["run", pipeline, "--metrics", "127.0.0.1:\(port)"])
         defer { Task { await process.terminate() } }
         #expect(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(20)))
-        try await Task.sleep(for: .milliseconds(1500))
-        let first = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: "http://127.0.0.1:\(port)/metrics")))
-        try await Task.sleep(for: .milliseconds(1200))
-        let second = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: "http://127.0.0.1:\(port)/metrics")))
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/metrics"))
+        let bytes = #"castline_bytes_total{pipeline="stats-e2e",stage="meter",stream="audio"}"#
+        /// Scrapes until `done` holds for the exposition (each stats interval adds to it), at most 15 s.
+        func scrape(until done: (Exposition) -> Bool) async throws -> (HTTPResponse, Exposition) {
+            let deadline = ContinuousClock.now + .seconds(15)
+            while true {
+                let response = try await HTTPFetcher.shared.fetch("GET", url)
+                let exposition = try Exposition(response.text)
+                if done(exposition) || ContinuousClock.now >= deadline { return (response, exposition) }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let (first, before) = try await scrape { $0.samples[bytes] != nil }
+        let (second, after) = try await scrape { ($0.samples[bytes] ?? 0) > (before.samples[bytes] ?? .infinity) }
         #expect(await Castline.interrupt(process) == 0)
 
         #expect(first.status == 200)
         #expect(first.headers["content-type"]?.hasPrefix("text/plain") == true)
-        let before = try Exposition(first.text)
-        let after = try Exposition(second.text)
         #expect(after.types["castline_bytes_total"] == "counter")
         #expect(after.types["castline_bitrate_kbps"] == "gauge")
         #expect(after.types["castline_rms_dbfs"] == "gauge")
-        let bytes = #"castline_bytes_total{pipeline="stats-e2e",stage="meter",stream="audio"}"#
         let earlier = try #require(before.samples[bytes], "\(first.text)")
         let later = try #require(after.samples[bytes], "\(second.text)")
         #expect(later > earlier)

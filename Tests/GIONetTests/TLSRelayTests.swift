@@ -203,7 +203,7 @@ struct TLSRelayTests {
             let result = try await ChildProcess.run("/usr/bin/gst-launch-1.0",
                                                     gstPublish("rtmp://127.0.0.1:\(localPort)/live/refused"), timeout: .seconds(30))
             #expect(result.status == 1)
-            #expect(waitUntil { !failures.value.isEmpty })
+            #expect(await waitUntil { !failures.value.isEmpty })
             #expect(failures.value.first ==
                     "TLS certificate of 127.0.0.1:\(endpoints.rtmpsPort) is not trusted: unknown CA (give its CA with --ca-file, or check the host)")
             #expect(!FileManager.default.fileExists(atPath: endpoints.hlsDirectory + "/refused.m3u8"))
@@ -220,7 +220,7 @@ struct TLSRelayTests {
         let result = try await ChildProcess.run("/usr/bin/gst-launch-1.0",
                                                 gstPublish("rtmp://127.0.0.1:\(localPort)/live/x", buffers: 30), timeout: .seconds(30))
         #expect(result.status == 1)
-        #expect(waitUntil { !failures.value.isEmpty })
+        #expect(await waitUntil { !failures.value.isEmpty })
         #expect(failures.value.first?.hasPrefix("cannot connect to 127.0.0.1:\(closed): Connection refused") == true)
     }
 
@@ -229,7 +229,7 @@ struct TLSRelayTests {
             let before = relayThreadCount()
             let relay = TLSRelay(remoteHost: "127.0.0.1", remotePort: endpoints.rtmpsPort, trust: .fingerprint(endpoints.certificateSHA256))
             let localPort = try relay.start()
-            #expect(waitUntil { relayThreadCount() == before + 1 })  // the thread names itself once running
+            #expect(await waitUntil { relayThreadCount() == before + 1 })  // the thread names itself once running
             #expect(PortProbe.isOpen(host: "127.0.0.1", port: localPort))
 
             // An endless live publish through the relay...

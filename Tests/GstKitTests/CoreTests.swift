@@ -145,8 +145,7 @@ import Testing
         defer { pipeline.setState(.null) }
         pipeline.setState(.playing)
         #expect(pipeline.currentState(timeout: .seconds(5)).current == .playing)
-        Thread.sleep(forTimeInterval: 0.1)
-        #expect(pipeline.queryPosition() != nil)
+        #expect(waitUntil { pipeline.queryPosition() != nil })
         #expect(pipeline.clock?.time != nil)
         #expect(pipeline.baseTime != nil)
         let running = try #require(pipeline.runningTime)

@@ -147,13 +147,14 @@ struct StatsStageTests {
         pipeline.setState(.playing)
         defer { pipeline.setState(.null) }
 
-        try await Task.sleep(for: .seconds(1))
+        // Silenced once the loud tone has been measured, made loud again once the silence was said.
+        #expect(await waitUntil(.seconds(10)) { log.samples(stream: .audio).contains { ($0.figures["rms_dbfs"] ?? -200) > -20 } })
         let quietFrom = ContinuousClock.now
         try tone.set("volume", 0.0)
-        try await Task.sleep(for: .milliseconds(2500))
+        #expect(await waitUntil(.seconds(10)) { log.changes().count == 1 })
         let loudFrom = ContinuousClock.now
         try tone.set("volume", 0.5)
-        try await Task.sleep(for: .seconds(1))
+        #expect(await waitUntil(.seconds(5)) { log.changes().count == 2 })
 
         withExtendedLifetime(stage) {}
         let changes = log.changes()

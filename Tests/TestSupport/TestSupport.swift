@@ -18,3 +18,14 @@ public func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool
     }
     return condition()
 }
+
+/// The same from async code: it sleeps between polls rather than holding a thread of the
+/// cooperative pool (two on this machine).
+public func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
