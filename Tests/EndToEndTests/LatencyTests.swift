@@ -53,9 +53,9 @@ struct LatencyTests {
             stages: [ { encode: {} } ]
             sinks: [ { file: \(original) } ]
             """)
-        // 6 s holds at least 5 whole marks. ffmpeg's AAC at 96k drops the tone for 25 ms now and
-        // then, which takes one code slot: the parity tells it (SoundClockReaderTests). Under a
-        // full run's load one run still read only 3 (why is not known): 3 is the bar.
+        // 6 s holds at least 5 whole marks, and all are read: ffmpeg's AAC at 96k drops the tone
+        // for 25 ms now and then, which takes one code slot, and the parity tells it
+        // (SoundClockReaderTests). Made and read with two to four CPU burners beside: 5 or 6, every time.
         let made = try await Castline.run(["run", make, "--duration", "6s"])
         try #require(made.status == 0, "\(made.stderr)")
         let ffmpeg = try await ChildProcess.run("/usr/bin/ffmpeg", [
@@ -72,14 +72,14 @@ struct LatencyTests {
         let run = try await Castline.run(["run", read, "--stats-json", "-"])
         try #require(run.status == 0, "\(run.stderr)")
         let samples = Self.samples(run.stdout)
-        // The 6 s file: 130 of its 180 frames read or more, and 3 of its 5 or 6 beeps.
+        // The 6 s file: 130 of its 180 frames read or more, and every one of its 5 or 6 beeps.
         let frames = samples.compactMap { $0["clock_reads_video"] as? Double }.reduce(0, +)
         let beeps = samples.compactMap { $0["clock_reads_audio"] as? Double }.reduce(0, +)
         let video = samples.compactMap { $0["latency_video_s"] as? Double }
         let audio = samples.compactMap { $0["latency_audio_s"] as? Double }
         print("re-encoded: \(Int(frames)) frames and \(Int(beeps)) beeps read in 6 s")
         #expect(frames >= 130, "\(run.stdout.suffix(800))")
-        #expect(beeps >= 3, "\(run.stdout.suffix(800))")
+        #expect(beeps >= 5, "\(run.stdout.suffix(800))")
         // Played a few seconds after it was made: every reading says so, and they agree.
         #expect(video.allSatisfy { $0 > 0 && $0 < 60 } && audio.allSatisfy { $0 > 0 && $0 < 60 }, "\(video) \(audio)")
         // The sound was made in step with the picture: each beep's reading is the picture's,
