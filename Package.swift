@@ -33,13 +33,13 @@ let package = Package(
         .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
         // GIO networking (GLib's, not GStreamer's): the TLS relay in front of rtmp2sink and the TCP reachability check.
         .target(name: "GIONet", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
-        .target(name: "PipelineConfig", dependencies: ["Yams"]),
-        // Small pieces the HLS client and the publishers share: retry backoff, monotonic time.
+        .target(name: "PipelineConfig", dependencies: ["Yams", "Timing"]),
+        // Small pieces shared without GStreamer: retry backoff, monotonic time, durations as config text.
         .target(name: "Timing"),
         // castline's one HTTP client (URLSession, timeouts of its own): the HLS client's fetches,
         // `ctl`'s requests and event stream, the local ingest's checks.
         .target(name: "HTTPClient"),
-        // castline's own HLS client: playlists, live reload, segment fetching, keys. No GStreamer.
+        // castline's own HLS client: playlists, the start and rendition choice, ABR, live reload, segments, keys. No GStreamer.
         .target(name: "HLS", dependencies: ["Timing", "HTTPClient", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest", dependencies: ["HTTPClient"]),

@@ -43,137 +43,131 @@ public final class SegmentReader: Sendable {
         state.withLock { $0.pendingSwitch = url }
     }
 
-    /// Reads from segment `start` of `playlist` (fetched at `fetchedAt`, monotonic ns) until
-    /// the end or cancellation. `first` is that segment's bytes when already fetched.
-    public func run(playlist initial: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
-                    first: Data? = nil, consumer: some SegmentConsumer) async -> ReaderEnd? {
-        var playlist = initial
-        /// The EXT-X-MEDIA-SEQUENCE the server gave last (`playlist` may be renumbered from it).
-        var declared = initial.mediaSequence
-        /// A reload, numbered on from the playlist before it.
-        func reloaded(_ new: MediaPlaylist) -> MediaPlaylist {
-            defer { declared = new.mediaSequence }
-            return new.renumbered(after: playlist, declared: declared)
-        }
-        var next = start
-        var prefetched = first
-        /// Where segment `next` sits on the stream's time line (seconds from `start`).
+    /// Where the reading is: the segment to read next and its place on the stream's time line,
+    /// and the trouble met on the way (retried with backoff, never thrown).
+    private struct Cursor {
+        var next: Int
+        /// Where segment `next` sits on the stream's time line (seconds from the start).
         var position = 0.0
-        var estimator = LiveEdgeEstimator()
-        estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
-                               sent: fetchedAt.sent, received: fetchedAt.received))
-        var lastNewSegment = ContinuousClock.now
+        var prefetched: Data?
+        var initSection: InitSection?
+        var discontinuity = false
         var failures = 0
         /// The trouble is the playlist's: a reload that works again ends it (else a segment must).
         var playlistTrouble = false
         var skips = 0
-        var discontinuity = false
-        var initSection: InitSection?
-        var changed = true
-        /// `waitingForMedia` was said, and no segment has come since.
-        var waiting = false
+
+        /// Moves past a segment read or skipped.
+        mutating func passed(_ segment: Segment) {
+            next += 1
+            position += segment.duration
+        }
+    }
+
+    /// Reads from segment `start` of `playlist` (fetched at `fetchedAt`, monotonic ns) until
+    /// the end or cancellation. `first` is that segment's bytes when already fetched.
+    public func run(playlist initial: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
+                    first: Data? = nil, consumer: some SegmentConsumer) async -> ReaderEnd? {
+        var tracker = PlaylistTracker(Fetched(playlist: initial, sent: fetchedAt.sent, received: fetchedAt.received))
+        var cursor = Cursor(next: start, prefetched: first)
         while !Task.isCancelled {
-            if let url = state.withLock({ state -> URL? in defer { state.pendingSwitch = nil }; return state.pendingSwitch }),
-               let switched = try? await fetchPlaylist(url) {
-                state.withLock { $0.playlistURL = url }
-                playlist = switched.playlist
-                declared = playlist.mediaSequence
-                estimator = LiveEdgeEstimator()
-                discontinuity = true
-                consumer.readerEvent(.switched(to: url))
-            }
-            if next < playlist.mediaSequence, let oldest = playlist.segments.first {
-                // An outage longer than the window: what fell out of it is gone.
-                let resume = Self.playerStart(in: playlist) ?? oldest.sequence
-                let lost = Double(playlist.mediaSequence - next) * playlist.targetDuration
-                    + playlist.segments.prefix { $0.sequence < resume }.reduce(0) { $0 + $1.duration }
-                consumer.readerEvent(.lost(seconds: lost))
-                position += lost
-                next = resume
-                discontinuity = true
-            }
-            if let segment = playlist.segments.first(where: { $0.sequence == next }) {
-                if prefetched == nil { await consumer.roomForSegment() }
-                let outcome = await read(segment, position: position, prefetched: prefetched, discontinuity: discontinuity,
-                                         live: playlist.isLive,
-                                         initSection: &initSection, consumer: consumer)
-                prefetched = nil
-                switch outcome {
-                case .read:
-                    // Media came: `endAfter` counts from here, so time spent held back (a paused
-                    // pipeline) is not taken for a stream that stopped.
-                    lastNewSegment = .now
-                    if waiting { consumer.readerEvent(.mediaResumed) }
-                    waiting = false
-                    if failures > 0 { consumer.readerEvent(.reconnected(attempts: failures)) }
-                    failures = 0
-                    skips = 0
-                    discontinuity = false
-                    next += 1
-                    position += segment.duration
-                case .skip(let reason):
-                    consumer.readerEvent(.skipped(sequence: segment.sequence, reason: reason))
-                    discontinuity = true
-                    next += 1
-                    position += segment.duration
-                    skips += 1
-                    // Several in a row is no bad segment but trouble at the far end.
-                    if skips >= Self.skipsBeforeTrouble {
-                        failures += 1
-                        playlistTrouble = false
-                        guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
-                    }
-                case .retry(let reason):
-                    failures += 1
-                    playlistTrouble = false
-                    guard await wait(retry: failures, reason: reason, consumer: consumer) else { return nil }
-                    // Reload: the segment may have left the window meanwhile.
-                    if let again = try? await fetchPlaylist(currentURL) { playlist = reloaded(again.playlist) }
-                case .cancelled:
-                    return nil
-                }
+            await followSwitch(&tracker, &cursor, consumer: consumer)
+            catchUp(tracker.playlist, &cursor, consumer: consumer)
+            if let segment = tracker.playlist.segments.first(where: { $0.sequence == cursor.next }) {
+                guard await readNext(segment, &tracker, &cursor, consumer: consumer) else { return nil }
                 continue
             }
-            if !playlist.isLive { return next >= playlist.endSequence ? .endList : nil }
-            let quiet = ContinuousClock.now - lastNewSegment
-            if quiet > options.endAfter { return .noNewMedia(options.endAfter) }
-            // A live playlist lists a new segment about every target duration: one overdue is said at once,
-            // not only when `endAfter` runs out.
-            let overdue = Duration.seconds(1.5 * max(0.1, playlist.targetDuration))
-            if !waiting, quiet > overdue {
-                waiting = true
-                consumer.readerEvent(.waitingForMedia(after: overdue))
+            if !tracker.playlist.isLive { return cursor.next >= tracker.playlist.endSequence ? .endList : nil }
+            switch tracker.quiet(endAfter: options.endAfter) {
+            case .ended: return .noNewMedia(options.endAfter)
+            case .overdue(let after): consumer.readerEvent(.waitingForMedia(after: after))
+            case .waitingOn: break
             }
-            // §6.3.4: a target duration after a change, half of one after none; fast while timing the edge.
-            let interval: Duration = options.timeLiveEdge && estimator.isTiming
-                ? .nanoseconds(estimator.timingPollInterval(now: MonotonicTime.now()))
-                : .seconds(max(0.1, playlist.targetDuration) * (changed ? 1 : 0.5))
-            try? await Task.sleep(for: interval)
+            try? await Task.sleep(for: tracker.reloadInterval(timingTheEdge: options.timeLiveEdge))
             guard !Task.isCancelled else { return nil }
-            do {
-                let fetched = try await fetchPlaylist(currentURL)
-                let new = reloaded(fetched.playlist)
-                changed = new.endSequence != playlist.endSequence || new.isEnded != playlist.isEnded
-                if new.endSequence > playlist.endSequence { lastNewSegment = .now }
-                playlist = new
-                if failures > 0, playlistTrouble {
-                    consumer.readerEvent(.reconnected(attempts: failures))
-                    failures = 0
-                }
-                if estimator.record(.init(mediaSequence: playlist.mediaSequence, durations: playlist.segments.map(\.duration),
-                                          sent: fetched.sent, received: fetched.received)),
-                   let edge = estimator.edge(from: start) {
-                    consumer.readerEvent(.liveEdge(edge, reference: start))
-                }
-            } catch {
-                failures += 1
-                playlistTrouble = true
-                guard await wait(retry: failures, reason: "\(error)", consumer: consumer) else { return nil }
-                // Trouble is not the stream ending: the clock for `endAfter` starts again when it is back.
-                lastNewSegment = .now
-            }
+            guard await reload(&tracker, &cursor, start: start, consumer: consumer) else { return nil }
         }
         return nil
+    }
+
+    /// A rendition switch asked for: the new media playlist from the next segment on.
+    private func followSwitch(_ tracker: inout PlaylistTracker, _ cursor: inout Cursor, consumer: some SegmentConsumer) async {
+        guard let url = state.withLock({ state -> URL? in defer { state.pendingSwitch = nil }; return state.pendingSwitch }),
+              let switched = try? await fetchPlaylist(url) else { return }
+        state.withLock { $0.playlistURL = url }
+        tracker.switched(to: switched)
+        cursor.discontinuity = true
+        consumer.readerEvent(.switched(to: url))
+    }
+
+    /// An outage longer than the window: what fell out of it is gone; playing on from a player's start.
+    private func catchUp(_ playlist: MediaPlaylist, _ cursor: inout Cursor, consumer: some SegmentConsumer) {
+        guard cursor.next < playlist.mediaSequence, let oldest = playlist.segments.first else { return }
+        let resume = Self.playerStart(in: playlist) ?? oldest.sequence
+        let lost = Double(playlist.mediaSequence - cursor.next) * playlist.targetDuration
+            + playlist.segments.prefix { $0.sequence < resume }.reduce(0) { $0 + $1.duration }
+        consumer.readerEvent(.lost(seconds: lost))
+        cursor.position += lost
+        cursor.next = resume
+        cursor.discontinuity = true
+    }
+
+    /// Reads one segment and moves on, skips it, or waits to retry it; false once cancelled.
+    private func readNext(_ segment: Segment, _ tracker: inout PlaylistTracker, _ cursor: inout Cursor,
+                          consumer: some SegmentConsumer) async -> Bool {
+        if cursor.prefetched == nil { await consumer.roomForSegment() }
+        let outcome = await read(segment, position: cursor.position, prefetched: cursor.prefetched, discontinuity: cursor.discontinuity,
+                                 live: tracker.playlist.isLive, initSection: &cursor.initSection, consumer: consumer)
+        cursor.prefetched = nil
+        switch outcome {
+        case .read:
+            // Media came: `endAfter` counts from here, so time spent held back (a paused
+            // pipeline) is not taken for a stream that stopped.
+            if tracker.mediaCame() { consumer.readerEvent(.mediaResumed) }
+            if cursor.failures > 0 { consumer.readerEvent(.reconnected(attempts: cursor.failures)) }
+            (cursor.failures, cursor.skips, cursor.discontinuity) = (0, 0, false)
+            cursor.passed(segment)
+        case .skip(let reason):
+            consumer.readerEvent(.skipped(sequence: segment.sequence, reason: reason))
+            cursor.discontinuity = true
+            cursor.passed(segment)
+            cursor.skips += 1
+            // Several in a row is no bad segment but trouble at the far end.
+            if cursor.skips >= Self.skipsBeforeTrouble {
+                cursor.failures += 1
+                cursor.playlistTrouble = false
+                return await wait(retry: cursor.failures, reason: reason, consumer: consumer)
+            }
+        case .retry(let reason):
+            cursor.failures += 1
+            cursor.playlistTrouble = false
+            guard await wait(retry: cursor.failures, reason: reason, consumer: consumer) else { return false }
+            // Reload: the segment may have left the window meanwhile.
+            if let again = try? await fetchPlaylist(currentURL) { tracker.refreshed(again) }
+        case .cancelled:
+            return false
+        }
+        return true
+    }
+
+    /// Reloads a live playlist, timing the live edge from `start`; false once cancelled.
+    private func reload(_ tracker: inout PlaylistTracker, _ cursor: inout Cursor, start: Int,
+                        consumer: some SegmentConsumer) async -> Bool {
+        do {
+            let timed = tracker.reloaded(try await fetchPlaylist(currentURL))
+            if cursor.failures > 0, cursor.playlistTrouble {
+                consumer.readerEvent(.reconnected(attempts: cursor.failures))
+                cursor.failures = 0
+            }
+            if timed, let edge = tracker.edge(from: start) { consumer.readerEvent(.liveEdge(edge, reference: start)) }
+        } catch {
+            cursor.failures += 1
+            cursor.playlistTrouble = true
+            guard await wait(retry: cursor.failures, reason: "\(error)", consumer: consumer) else { return false }
+            // Trouble is not the stream ending: the clock for `endAfter` starts again when it is back.
+            tracker.troublePassed()
+        }
+        return true
     }
 
     /// Where a player starts in a live playlist: three target durations from its end

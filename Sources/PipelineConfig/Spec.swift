@@ -1,3 +1,4 @@
+@_exported import Timing
 import Foundation
 
 public enum ComponentRole: String, Sendable, CaseIterable {

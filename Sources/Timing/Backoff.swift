@@ -15,10 +15,3 @@ public struct Backoff: Sendable, Equatable {
     }
 }
 
-extension Duration {
-    /// Seconds as a Double.
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
-}

@@ -13,8 +13,8 @@ final class HLSFeed: SegmentConsumer {
     static let queuedBytes: UInt64 = 2 * 1024 * 1024
 
     private let track: HLSTrack
-    /// The variants to adapt across (the main track, `rendition: auto`), and the one playing.
-    private let variants: [MultivariantPlaylist.Variant]
+    /// What adapts across variants (the main track, `rendition: auto`); nil for a fixed rendition.
+    private let abr: ABRController?
     private let appsrc: AppSrc
     private let context: ComponentContext
     private let started = OnceFlag()
@@ -45,9 +45,9 @@ final class HLSFeed: SegmentConsumer {
         self.track = track
         self.readAhead = readAhead
         let carried = Set(track.streams.keys)
-        filter = Mutex(track.container == .transportStream && !carried.isSubset(of: wanted)
-            ? TransportStreamFilter(keeping: Set(wanted.map { $0 == .audio ? MediaKind.audio : .video })) : nil)
-        self.variants = variants
+        let kept = Set(wanted.map(\.media))
+        filter = Mutex(track.container == .transportStream && !carried.isSubset(of: kept) ? TransportStreamFilter(keeping: kept) : nil)
+        abr = variants.isEmpty ? nil : ABRController(variants: variants)
         self.appsrc = appsrc
         self.stats = stats
         self.streamStarted = streamStarted
@@ -175,7 +175,7 @@ final class HLSFeed: SegmentConsumer {
             flow.withLock { flow in
                 for (kind, pts) in track.firstPTS where track.streams[kind] != nil {
                     let origin = Self.nanoseconds(ofTicks: cut ?? pts)
-                    flow.pendingEdge[kind] = HistoryHandshake.LiveEdge(
+                    flow.pendingEdge[StreamKind(kind)] = HistoryHandshake.LiveEdge(
                         pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(track.holdBack * 1e9))
                 }
             }
@@ -187,7 +187,7 @@ final class HLSFeed: SegmentConsumer {
             stats.waitingForMedia(false)
             context.events.emit(.notice("new media again"))
         case .switched(let url):
-            if let variant = variants.first(where: { $0.uri == url }) {
+            if let variant = abr?.variants.first(where: { $0.uri == url }) {
                 context.events.emit(.renditionChanged(HLSRenditions.describe(variant)))
             }
         }
@@ -195,8 +195,7 @@ final class HLSFeed: SegmentConsumer {
 
     /// `rendition: auto`: moves to the rendition the measured throughput carries.
     private func adapt() {
-        guard !variants.isEmpty, let throughput = stats.throughput,
-              let best = HLSRenditions.adapted(variants, throughput: throughput) else { return }
+        guard let abr, let throughput = stats.throughput, let best = abr.variant(forThroughput: throughput) else { return }
         let changed = flow.withLock { flow in
             defer { flow.variant = best.uri }
             return flow.variant != best.uri
@@ -226,9 +225,9 @@ final class HLSFeed: SegmentConsumer {
             let pts = info.buffer?.pts?.nanoseconds
             if offered.trip() {
                 // A delay stage reports positions, and places live-edge estimates, in the stream's own.
-                let restamped = zip(pts, track.firstPTS[stream]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
+                let restamped = zip(pts, track.firstPTS[stream.media]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
                 restamp.withLock { $0 = restamped }
-                let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream] != nil
+                let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream.media] != nil
                 if let event = HistoryHandshake.offered(startBack: UInt64(track.startBack * 1e9), restamped: restamped,
                                                         liveEdge: liveEdge) {
                     _ = info.pad?.pushEvent(event)

@@ -68,9 +68,25 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     /// segment (whose head says which streams there are).
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
         used = wanted
-        start = try await HLSStart.prepare(
-            url: playlistURL, rendition: rendition, wantVideo: wanted.contains(.video), historyWanted: historyWanted,
-            waitForLive: waitForLive, endAfter: endAfter, fetcher: fetcher, keyPath: keyPath, events: context.events)
+        let events = context.events
+        let reports = HLSStart.Reports(notice: { events.emit(.notice($0)) }, renditionChosen: { events.emit(.renditionChanged($0)) })
+        do {
+            start = try await HLSStart.prepare(
+                url: playlistURL, rendition: Self.request(rendition), asked: rendition, wantVideo: wanted.contains(.video),
+                historyWanted: historyWanted, waitForLive: waitForLive, endAfter: endAfter, fetcher: fetcher, reports: reports)
+        } catch let failure as StartFailure {
+            throw BuildError(failure.message, at: "\(keyPath).\(failure.option.rawValue)", badInput: failure.badInput)
+        }
+    }
+
+    /// `rendition:` as the HLS client takes it: auto, best, lowest, a bitrate (800k), or a name/resolution (720p).
+    static func request(_ text: String) -> RenditionRequest {
+        switch text.lowercased() {
+        case "auto": .auto
+        case "best": .best
+        case "lowest": .lowest
+        default: Bitrate(configText: text).map { .bitrate($0.bitsPerSecond) } ?? .named(text)
+        }
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
@@ -85,7 +101,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
 
     private func knownStreams() throws -> [StreamKind: Codec?] {
         guard let start else { throw BuildError("the playlist has not been read yet", at: keyPath) }
-        return start.streams
+        return Dictionary(uniqueKeysWithValues: start.streams.map { kind, codec in (StreamKind(kind), codec.flatMap(Codec.init(rawValue:))) })
     }
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {
@@ -94,7 +110,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         let fed = Set(streams.keys).intersection(used)
         // Audio-only listening decodes its AAC here, with the light decoder (see
         // `Conversion.lightAACDecoder`): decodebin3 stops at the encoded stream.
-        let lightAAC = fed == [.audio] && streams[.audio] == .raw && start.streams[.audio] == .some(.aac)
+        let lightAAC = fed == [.audio] && streams[.audio] == .raw && start.streams[.audio] == .some("aac")
             ? Conversion.lightAACDecoder : nil
         var stopForms = streams
         if lightAAC != nil { stopForms[.audio] = .encoded(.aac) }
@@ -133,7 +149,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             appsrc.configure(isLive: false, format: track.container.isStampedBySegment, maxBytes: HLSFeed.queuedBytes)
             try appsrc.element.set("stream-type", text: "stream")
             // decodebin3 (1.22) fed bytes in push mode without caps stops at once with not-linked.
-            if let caps = track.container.caps { appsrc.caps = try Caps(caps) }
+            if let caps = Self.caps(of: track.container) { appsrc.caps = try Caps(caps) }
             try bin.add(appsrc.element)
             if index == 0 { stats.timed(by: appsrc.element) }
             let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
@@ -143,7 +159,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             appsrc.onNeedData { [weak feed] _ in feed?.needData() }
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
             feeds.append(feed)
-            let own = outlets.filter { start.track(of: $0.key) == index }
+            let own = outlets.filter { start.track(of: $0.key.media) == index }
             try Self.decode(appsrc.element, container: track.container, stops: stops, in: bin,
                             to: decoded.filter { own[$0.key] != nil })
             for (stream, queue) in own {
@@ -197,4 +213,24 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         stats?.stop()
         ends.stop()
     }
+}
+
+extension HLSSource {
+    /// What appsrc says a track's segments carry.
+    static func caps(of container: HLSTrack.Container) -> String? {
+        switch container {
+        case .transportStream: "video/mpegts, systemstream=(boolean)true, packetsize=(int)188"
+        case .fragmentedMP4: nil
+        case .packedAudio(.aac): "audio/mpeg, mpegversion=(int)4, stream-format=(string)adts"
+        case .packedAudio(.mp3): "audio/mpeg, mpegversion=(int)1"
+        case .packedAudio(.ac3): "audio/x-ac3"
+        case .packedAudio(.eac3): "audio/x-eac3"
+        }
+    }
+}
+
+extension StreamKind {
+    /// The HLS client's name for the same kind of stream.
+    init(_ kind: MediaKind) { self = kind == .audio ? .audio : .video }
+    var media: MediaKind { self == .audio ? .audio : .video }
 }

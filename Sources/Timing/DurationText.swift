@@ -32,16 +32,16 @@ extension Duration {
     }
 }
 
-enum DurationText {
+package enum DurationText {
     static let units: [(suffix: String, nanoseconds: Int64)] = [
         ("ms", 1_000_000), ("us", 1_000), ("µs", 1_000), ("ns", 1),
         ("h", 3_600_000_000_000), ("m", 60_000_000_000), ("s", 1_000_000_000),
     ]
 
     /// What is wrong with a duration text, for error messages.
-    enum Problem { case notADuration, noUnit, negative }
+    package enum Problem { case notADuration, noUnit, negative }
 
-    static func problem(_ text: String) -> Problem {
+    package static func problem(_ text: String) -> Problem {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasPrefix("-"), parseNanoseconds(String(t.dropFirst())) != nil { return .negative }
         if let d = Double(t), d.isFinite, d != 0 { return d < 0 ? .negative : .noUnit }

@@ -1,21 +1,29 @@
 import Foundation
-import HLS
+
+/// What `rendition:` asks for.
+public enum RenditionRequest: Sendable, Equatable {
+    case auto, best, lowest
+    /// The best variant at or under this many bit/s.
+    case bitrate(Int)
+    /// A variant by its NAME or RESOLUTION (`720p`).
+    case named(String)
+}
 
 /// Which media playlist(s) of a multivariant playlist to play, and what
-/// streams a media playlist carries.
-enum HLSRenditions {
+/// streams a media playlist carries (by codec name: `aac`, `h264`; nil for one not named).
+public enum HLSRenditions {
     /// What to play: a variant (`adaptive`: the first of several to adapt across) and
     /// the `EXT-X-MEDIA` audio rendition with its own playlist that goes with it, if
     /// any (audio only, that one alone is fetched).
-    struct Choice {
-        var variant: MultivariantPlaylist.Variant
-        var audioRendition: MultivariantPlaylist.Rendition?
-        var adaptive: Bool
+    public struct Choice: Sendable {
+        public var variant: MultivariantPlaylist.Variant
+        public var audioRendition: MultivariantPlaylist.Rendition?
+        public var adaptive: Bool
     }
 
-    /// `rendition`: auto, best, lowest, a bitrate (800k), or a name/resolution (720p).
-    static func choose(_ rendition: String, from playlist: MultivariantPlaylist, wantVideo: Bool,
-                       keyPath: String) throws -> Choice {
+    /// `asked` is the request as the user wrote it, for the error that names it.
+    public static func choose(_ request: RenditionRequest, asked: String, from playlist: MultivariantPlaylist,
+                              wantVideo: Bool) throws(StartFailure) -> Choice {
         let byBandwidth = playlist.variants.sorted { $0.bandwidth < $1.bandwidth }
         let withVideo = byBandwidth.filter { $0.hasVideo != false }
         func audioGroup(_ variant: MultivariantPlaylist.Variant) -> MultivariantPlaylist.Rendition? {
@@ -23,8 +31,9 @@ enum HLSRenditions {
             let renditions = playlist.renditions.filter { $0.type == .audio && $0.groupID == group && $0.uri != nil }
             return renditions.first(where: \.isDefault) ?? renditions.first
         }
-        switch rendition.lowercased() {
-        case "auto":
+        let noVariants = StartFailure("the multivariant playlist lists no variants", badInput: true)
+        switch request {
+        case .auto:
             if !wantVideo {
                 // Audio only: an audio-only variant, or an audio group's own playlist; never video segments.
                 if let audio = byBandwidth.last(where: \.isAudioOnly) { return Choice(variant: audio, adaptive: false) }
@@ -34,55 +43,48 @@ enum HLSRenditions {
             }
             // Players start on the first variant listed, then adapt to the measured throughput.
             guard let first = playlist.variants.first(where: { !wantVideo || $0.hasVideo != false }) ?? playlist.variants.first
-            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url", badInput: true) }
+            else { throw noVariants }
             return Choice(variant: first, audioRendition: audioGroup(first), adaptive: wantVideo && withVideo.count > 1)
-        case "best":
+        case .best:
             guard let best = (wantVideo ? withVideo : byBandwidth).last ?? byBandwidth.last
-            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url", badInput: true) }
+            else { throw noVariants }
             return Choice(variant: best, audioRendition: audioGroup(best), adaptive: false)
-        case "lowest":
+        case .lowest:
             guard let lowest = (wantVideo ? withVideo : byBandwidth).first ?? byBandwidth.first
-            else { throw BuildError("the multivariant playlist lists no variants", at: "\(keyPath).url", badInput: true) }
+            else { throw noVariants }
             return Choice(variant: lowest, audioRendition: audioGroup(lowest), adaptive: false)
-        default:
-            let wanted = rendition.lowercased()
-            if let bitrate = Bitrate(configText: rendition),
-               let fitting = byBandwidth.last(where: { $0.bandwidth <= bitrate.bitsPerSecond }) {
+        case .bitrate(let bitsPerSecond):
+            if let fitting = byBandwidth.last(where: { $0.bandwidth <= bitsPerSecond }) {
                 return Choice(variant: fitting, audioRendition: audioGroup(fitting), adaptive: false)
             }
+        case .named(let name):
+            let wanted = name.lowercased()
             if let match = playlist.variants.first(where: {
                 $0.name?.lowercased() == wanted || $0.resolution?.lowercased() == wanted
                     || $0.resolution.map { "\($0.split(separator: "x").last ?? "")p" } == wanted
             }) {
                 return Choice(variant: match, audioRendition: audioGroup(match), adaptive: false)
             }
-            let known = byBandwidth.map(describe).joined(separator: "; ")
-            throw BuildError("no rendition \"\(rendition)\" in the playlist (it has: \(known))", at: "\(keyPath).rendition", badInput: true)
         }
+        let known = byBandwidth.map(describe).joined(separator: "; ")
+        throw StartFailure("no rendition \"\(asked)\" in the playlist (it has: \(known))", option: .rendition, badInput: true)
     }
 
-    /// The variant to switch to for a measured throughput (bit/s): the best that
-    /// fits in 80 % of it, or the lowest.
-    static func adapted(_ variants: [MultivariantPlaylist.Variant], throughput: Double) -> MultivariantPlaylist.Variant? {
-        let usable = variants.filter { $0.hasVideo != false }.sorted { $0.bandwidth < $1.bandwidth }
-        return usable.last(where: { Double($0.bandwidth) <= throughput * 0.8 }) ?? usable.first
-    }
-
-    static func describe(_ variant: MultivariantPlaylist.Variant) -> String {
+    public static func describe(_ variant: MultivariantPlaylist.Variant) -> String {
         let size = variant.resolution ?? (variant.isAudioOnly ? "audio only" : "?")
         return "\(variant.name.map { "\($0) " } ?? "")\(size) \(variant.bandwidth / 1000)k"
     }
 
     /// Each stream `CODECS` names, with its codec (nil: one castline does not know; decoded).
-    static func streams(named codecs: [String]) -> [StreamKind: Codec?]? {
+    public static func streams(named codecs: [String]) -> [MediaKind: String?]? {
         guard !codecs.isEmpty else { return nil }
-        var streams: [StreamKind: Codec?] = [:]
+        var streams: [MediaKind: String?] = [:]
         for codec in codecs {
             let name = codec.lowercased()
             if MultivariantPlaylist.Variant.isAudioCodec(name) {
-                streams[.audio] = .some(name.hasPrefix("mp4a") ? .aac : name.hasPrefix("opus") ? .opus : nil)
+                streams[.audio] = .some(name.hasPrefix("mp4a") ? "aac" : name.hasPrefix("opus") ? "opus" : nil)
             } else {
-                streams[.video] = .some(name.hasPrefix("avc") ? .h264 : name.hasPrefix("hvc") || name.hasPrefix("hev") ? .h265 : nil)
+                streams[.video] = .some(name.hasPrefix("avc") ? "h264" : name.hasPrefix("hvc") || name.hasPrefix("hev") ? "h265" : nil)
             }
         }
         return streams
@@ -90,34 +92,26 @@ enum HLSRenditions {
 
     /// The streams in a segment (MPEG-TS: those its program map lists and it carries;
     /// fMP4: the init section's track handlers; packed audio: its one); nil when it does not say.
-    static func streams(in head: Data, container: HLSTrack.Container, transportStream: SegmentHead?) -> [StreamKind: Codec?]? {
+    static func streams(in head: Data, container: HLSTrack.Container, transportStream: SegmentHead?) -> [MediaKind: String?]? {
         switch container {
-        case .packedAudio(let codec): [.audio: Codec(rawValue: codec.rawValue)]
+        case .packedAudio(let codec): [.audio: codec.rawValue]
         case .fragmentedMP4: fragmentedMP4Streams([UInt8](head.prefix(64 * 1024)))
-        case .transportStream: transportStream.map { convert($0.carried) }
+        case .transportStream: transportStream?.carried
         }
-    }
-
-    static func convert(_ streams: [MediaKind: String?]) -> [StreamKind: Codec?] {
-        var result: [StreamKind: Codec?] = [:]
-        for (kind, codec) in streams {
-            result[kind == .audio ? .audio : .video] = .some(codec.flatMap(Codec.init(rawValue:)))
-        }
-        return result
     }
 
     /// An fMP4 init section's tracks: each `hdlr` box's handler (`soun`, `vide`),
     /// and the sample entries (`mp4a`, `avc1`...) that name their codecs.
-    static func fragmentedMP4Streams(_ bytes: [UInt8]) -> [StreamKind: Codec?]? {
+    static func fragmentedMP4Streams(_ bytes: [UInt8]) -> [MediaKind: String?]? {
         func contains(_ text: String) -> Bool {
             let pattern = Array(text.utf8)
             guard bytes.count >= pattern.count else { return false }
             return (0...(bytes.count - pattern.count)).contains { bytes[$0..<$0 + pattern.count].elementsEqual(pattern) }
         }
-        var streams: [StreamKind: Codec?] = [:]
-        if contains("soun") { streams[.audio] = .some(contains("mp4a") ? .aac : contains("Opus") ? .opus : nil) }
+        var streams: [MediaKind: String?] = [:]
+        if contains("soun") { streams[.audio] = .some(contains("mp4a") ? "aac" : contains("Opus") ? "opus" : nil) }
         if contains("vide") {
-            streams[.video] = .some(contains("avc1") || contains("avc3") ? .h264 : contains("hvc1") || contains("hev1") ? .h265 : nil)
+            streams[.video] = .some(contains("avc1") || contains("avc3") ? "h264" : contains("hvc1") || contains("hev1") ? "h265" : nil)
         }
         return streams.isEmpty ? nil : streams
     }
