@@ -16,7 +16,7 @@ import Synchronization
 /// in content.
 ///
 /// An HLS source that started `startBack` earlier in its playlist (see
-/// `HistoryHandshake`) has put that much delay into the timestamps already;
+/// `SourceTimingEvents`) has put that much delay into the timestamps already;
 /// only the rest is added.
 ///
 /// A live HLS source also estimates the stream's live edge (`LiveEdgeWatch`).
@@ -32,8 +32,11 @@ final class DelayPlayout: Sendable {
     static let liveEdgeWait: Duration = .seconds(10)
     /// How long the unit due at the start may be missing before play-out starts later than the estimate says.
     static let dueWait: Duration = .seconds(1)
-    /// How often play-out looks at the clock when no media arrives; well under `lead`.
-    static let tick: DispatchTimeInterval = .milliseconds(20)
+    /// Before play-out starts, how often it looks at the clock when no media arrives (the
+    /// start waits on the clock as well as on what is held); well under `lead`.
+    static let startCheck: Duration = .milliseconds(20)
+    /// How often the stage reports its figures.
+    static let reportEvery: Duration = .seconds(1)
 
     struct State {
         var requested: Duration
@@ -46,8 +49,8 @@ final class DelayPlayout: Sendable {
         /// The source promised a live-edge estimate: play-out waits for it until then.
         var liveEdgeDeadline: ContinuousClock.Instant?
         /// The newest estimate, and the one the anchor was worked out from.
-        var liveEdge: HistoryHandshake.LiveEdge?
-        var anchoredEdge: HistoryHandshake.LiveEdge?
+        var liveEdge: SourceTimingEvents.LiveEdge?
+        var anchoredEdge: SourceTimingEvents.LiveEdge?
         /// What output timestamps add to running time at delay 0, from the live edge (fixed once playing).
         var liveAnchor: Int64?
         /// Since when the unit due at the start has not been held.
@@ -66,8 +69,9 @@ final class DelayPlayout: Sendable {
         /// Every stream ended: what is held still plays, then every output ends.
         var draining = false
         var finished = false
-        /// Looks at the clock every `tick` once media has come, until the outputs end.
-        var ticking: (any DispatchSourceTimer)?
+        /// Wakes play-out when the next unit held is due by the clock, or the next report; armed
+        /// once media has come, until the outputs end.
+        var wake: (any DispatchSourceTimer)?
         /// The newest unit handed out: its stream and the running time its media ends.
         var playedThrough: (stream: Int, end: UInt64)?
         /// Play-out is held (the run is paused) since then; what arrives is still kept.
@@ -95,7 +99,7 @@ final class DelayPlayout: Sendable {
     let timeline = SourceTimeline()
     /// Where units are handed to the appsrcs and the outputs ended: one at a time, in order,
     /// with no lock held (a push may wait on a full appsrc), off the streaming threads and
-    /// off the cooperative pool. The clock is looked at here too, every `tick`.
+    /// off the cooperative pool. The clock wakes it here too (see `armWake`).
     private let playout = DispatchQueue(label: "castline.delay-playout")
 
     init(initial: Duration, max: Duration, name: String, events: EventEmitter) {
@@ -130,7 +134,7 @@ final class DelayPlayout: Sendable {
     }
 
     /// The source's newest live-edge estimate: taken until play-out starts (then the anchor stays, so play-out never jumps).
-    func liveEdgeEstimated(_ edge: HistoryHandshake.LiveEdge) {
+    func liveEdgeEstimated(_ edge: SourceTimingEvents.LiveEdge) {
         state.withLock { state in
             guard state.cursor == nil else { return }
             state.liveEdge = edge
@@ -156,7 +160,7 @@ final class DelayPlayout: Sendable {
         history.append(MediaUnit(stream: stream, pts: pts.nanoseconds, duration: sample.duration?.nanoseconds ?? 0,
                                  isKeyframe: !sample.isDelta, payload: slice), byteSize: Int(slice.count))
         reportAvailable()
-        startTicking()
+        startWaking()
         playDueSoon()
     }
 
@@ -253,26 +257,48 @@ final class DelayPlayout: Sendable {
         return answer
     }
 
-    /// Looks at the clock every `tick` until the outputs have ended (or the stage is gone),
-    /// so held media goes out on time when nothing new arrives.
-    private func startTicking() {
+    /// Makes the wake-up timer, once media has come (it ends with the stage).
+    private func startWaking() {
         let timer: (any DispatchSourceTimer)? = state.withLock { state in
-            guard state.ticking == nil, !state.finished else { return nil }
+            guard state.wake == nil, !state.finished else { return nil }
             let timer = DispatchSource.makeTimerSource(queue: playout)
-            state.ticking = timer
+            state.wake = timer
             return timer
         }
         guard let timer else { return }
         // No strong reference: the timer ends with the stage.
-        timer.setEventHandler { [weak self] in
-            guard let self, !playDue() else { return }
-            reportStats()
-        }
-        timer.schedule(deadline: .now() + Self.tick, repeating: Self.tick)
+        timer.setEventHandler { [weak self] in self?.playDueAndWait() }
+        timer.schedule(deadline: .now() + .nanoseconds(Int(Self.startCheck.totalNanoseconds)))
         timer.resume()
     }
 
-    deinit { state.withLock { $0.ticking }?.cancel() }
+    /// Plays what is due, reports, and sleeps until the next thing to do; on the play-out queue.
+    private func playDueAndWait() {
+        guard !playDue() else { return }
+        reportStats()
+        armWake()
+    }
+
+    /// Sets the wake-up for when the next unit held is due `lead` ahead by the pipeline clock,
+    /// or the next report, whichever is sooner. A unit not due by the clock but by what arrives
+    /// (history not yet `delay` deep past it) is woken by its arrival, as are new units.
+    private func armWake() {
+        dispatchPrecondition(condition: .onQueue(playout))
+        let (timer, delay) = state.withLock { state -> ((any DispatchSourceTimer)?, Duration) in
+            let sinceReport = state.statsAt.map { ContinuousClock.now - $0 } ?? .zero
+            let report = max(.milliseconds(1), Self.reportEvery - sinceReport)
+            guard state.pausedSince == nil else { return (state.wake, report) }
+            guard let cursor = state.cursor, let shift = state.shift, let now = Self.runningTime(of: state.outputs) else {
+                return (state.wake, min(report, Self.startCheck))
+            }
+            guard let next = history.nextPTS(cursor) else { return (state.wake, report) }
+            let due = Int64(clamping: next) + shift - Self.lead.totalNanoseconds - Int64(clamping: now)
+            return (state.wake, due > 0 ? min(report, .nanoseconds(due)) : report)
+        }
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay.totalNanoseconds)))
+    }
+
+    deinit { state.withLock { $0.wake }?.cancel() }
 
     /// Running time on the pipeline clock, while the pipeline plays.
     static func runningTime(of outputs: [AppSrc]) -> UInt64? {
@@ -281,7 +307,7 @@ final class DelayPlayout: Sendable {
 
     /// What is due goes out from the play-out queue, after whatever is going out now.
     private func playDueSoon() {
-        playout.async { [weak self] in _ = self?.playDue() }
+        playout.async { [weak self] in self?.playDueAndWait() }
     }
 
     /// A unit handed to an appsrc.
@@ -347,7 +373,7 @@ final class DelayPlayout: Sendable {
     /// Marks play-out over; returns the outputs to end (outside the lock, on the play-out queue).
     private func finish(_ state: inout State) -> [AppSrc] {
         state.finished = true
-        state.ticking?.cancel()
+        state.wake?.cancel()
         return state.outputs
     }
 }

@@ -90,7 +90,7 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
     }
 
     /// Tells the source how much history the stage wants when the stream starts,
-    /// and listens for its answer (see `HistoryHandshake`): an HLS source paces
+    /// and listens for its answer (see `SourceTimingEvents`): an HLS source paces
     /// its media by the live edge, so it is taken on the clock (as a player takes
     /// it, which keeps the source's buffering meaningful), `start-back` early
     /// when the source started that far back in its playlist. A source that does
@@ -99,14 +99,14 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
     private static func askForHistory(at pad: Pad, playout: DelayPlayout) {
         pad.addProbe(.eventDownstream) { info in
             guard let event = info.event else { return .ok }
-            if let offer = HistoryHandshake.offer(in: event) {
+            if let offer = SourceTimingEvents.offer(in: event) {
                 if let appsink = info.pad?.parentElement {
                     try? appsink.set("ts-offset", -Int64(clamping: offer.startBack))
                     try? appsink.set("sync", true)
                 }
                 playout.sourceStartedBack(offer.startBack, restamped: offer.restamped, liveEdge: offer.liveEdge)
                 return .drop
-            } else if let edge = HistoryHandshake.liveEdge(in: event) {
+            } else if let edge = SourceTimingEvents.liveEdge(in: event) {
                 playout.liveEdgeEstimated(edge)
                 return .drop
             }

@@ -106,6 +106,11 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
         state.withLock { $0.due(&cursor, through: through) }
     }
 
+    /// The pts of the next unit the cursor would hand out, across streams; nil when none is held yet.
+    public func nextPTS(_ cursor: Cursor) -> UInt64? {
+        state.withLock { $0.nextPTS(cursor) }
+    }
+
     /// Whether the cursor has handed out every unit held (nothing is left to play).
     public func isCaughtUp(_ cursor: Cursor) -> Bool {
         state.withLock { state in
@@ -234,6 +239,20 @@ struct HistoryState<Payload: Sendable> {
             cursor.nextIndex = []
         }
         return (cursor.delay, .nanoseconds(Int64(clamping: available)))
+    }
+
+    func nextPTS(_ cursor: HistoryCursor) -> UInt64? {
+        streams.enumerated().compactMap { stream, history -> UInt64? in
+            let next: Int
+            if stream < cursor.nextIndex.count, let index = cursor.nextIndex[stream] {
+                next = max(index, history.units.startIndex)
+            } else if let position = cursor.position {
+                next = history.resumeIndex(after: position)
+            } else {
+                next = history.units.startIndex
+            }
+            return next < history.units.endIndex ? history.units[next].pts : nil
+        }.min()
     }
 
     mutating func due(_ cursor: inout HistoryCursor, through: UInt64? = nil) -> [MediaUnit<Payload>] {

@@ -12,7 +12,7 @@ enum LiveAnchor {
     /// Media is taken this much before the `lead` it is handed out with (the appsinks' clock waits are not exact).
     static let margin: Int64 = 100_000_000
 
-    static func shift(edge: HistoryHandshake.LiveEdge, runningNow: UInt64, monotonicNow: Int64, streamOffset: Int64) -> Int64 {
+    static func shift(edge: SourceTimingEvents.LiveEdge, runningNow: UInt64, monotonicNow: Int64, streamOffset: Int64) -> Int64 {
         let edgeRunning = Int64(clamping: runningNow) - (monotonicNow - edge.at)
         return edgeRunning - Int64(clamping: edge.pts) + streamOffset + Int64(clamping: edge.holdBack)
     }

@@ -68,6 +68,9 @@ struct ControlAPITests {
             #expect(try await api.get("/status").json?["state"] as? String == "paused")
             let resumed = try await api.post("/resume", json: "")
             #expect(resumed.status == 200 && resumed.json?["state"] as? String == "playing", "\(resumed.text)")
+            // The pause is kept in the delay: 2 s and however long the pause took.
+            let afterPause = try #require(resumed.json?["delay_s"] as? Double, "\(resumed.text)")
+            #expect(afterPause >= 2 && afterPause < 3, "\(resumed.text)")
 
             let pipeline = try await api.get("/pipeline")
             #expect(pipeline.status == 200 && pipeline.contentType.hasPrefix("application/yaml"))
@@ -104,7 +107,7 @@ struct ControlAPITests {
             let printed = try JSONSerialization.jsonObject(with: Data(ctlStatus.stdout.utf8)) as? [String: Any]
             #expect(printed?["pipeline"] as? String == "control-e2e", "\(ctlStatus.stdout)")
             _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 3.5 })
-            for (change, expected) in [("+1", 3.0), ("-1", 2.0)] {
+            for (change, expected) in [("+1", afterPause + 1), ("-1", afterPause)] {
                 let ctlDelay = try await Castline.run(["ctl", "delay", change, "--control", "127.0.0.1:\(api.port)"])
                 #expect(ctlDelay.status == 0, "\(ctlDelay.stderr)")
                 let reply = try JSONSerialization.jsonObject(with: Data(ctlDelay.stdout.utf8)) as? [String: Any]

@@ -71,7 +71,8 @@ struct SRTTests {
         ], environment: environment)
         defer { broadcast.signal(SIGKILL) }
         let recording = scratch.file("called.mkv")
-        // The listener binds at once; a caller that came first would retry until the discovery timeout.
+        // Called once the broadcast listens: a caller that came first would wait out its discovery timeout.
+        #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(15)), "\(broadcast.standardError)")
         let listen = try await Castline.run([
             "listen", "srt://127.0.0.1:\(port)", "--passphrase-env", "SRT_PASSPHRASE", "--output", "null",
             "--record", recording, "--duration", "3s",

@@ -7,7 +7,7 @@ import Synchronization
 /// segment bytes into appsrc (TIME format: segments are stamped with their place
 /// on the time line, see `segmentBytes`; the reader waits while appsrc holds
 /// `queuedBytes`), the reader's trouble to the runner as `reconnecting`, and, on
-/// each stream's way out of the source, the history handshake a delay stage listens for.
+/// each stream's way out of the source, the timing events a time-shifting stage listens for (`SourceTimingEvents`).
 final class HLSFeed: SegmentConsumer {
     /// What appsrc may hold before the reader waits: a few segments of most streams.
     static let queuedBytes: UInt64 = 2 * 1024 * 1024
@@ -32,7 +32,7 @@ final class HLSFeed: SegmentConsumer {
         /// The variant playing (`rendition: auto`).
         var variant: URL?
         /// A live-edge estimate not yet sent down each outlet, by stream.
-        var pendingEdge: [StreamKind: HistoryHandshake.LiveEdge] = [:]
+        var pendingEdge: [StreamKind: SourceTimingEvents.LiveEdge] = [:]
         /// A packed audio segment's first bytes, held until its ID3 tag is whole (nil: past it).
         var opening: [UInt8]?
     }
@@ -175,7 +175,7 @@ final class HLSFeed: SegmentConsumer {
             flow.withLock { flow in
                 for (kind, pts) in track.firstPTS where track.streams[kind] != nil {
                     let origin = Self.nanoseconds(ofTicks: cut ?? pts)
-                    flow.pendingEdge[StreamKind(kind)] = HistoryHandshake.LiveEdge(
+                    flow.pendingEdge[StreamKind(kind)] = SourceTimingEvents.LiveEdge(
                         pts: origin + edge.streamTime, at: edge.at, holdBack: UInt64(track.holdBack * 1e9))
                 }
             }
@@ -208,7 +208,7 @@ final class HLSFeed: SegmentConsumer {
     // MARK: Outlets
 
     /// Watches a stream leaving the source: its first buffer is stream-started, and
-    /// is preceded by the history handshake's offer (see `HistoryHandshake`); live-edge
+    /// is preceded by the history handshake's offer (see `SourceTimingEvents`); live-edge
     /// estimates go down before the next buffer after they come.
     func watch(outlet pad: Pad, stream: StreamKind) {
         let offered = OnceFlag()
@@ -224,17 +224,17 @@ final class HLSFeed: SegmentConsumer {
             guard let self else { return .ok }
             let pts = info.buffer?.pts?.nanoseconds
             if offered.trip() {
-                // A delay stage reports positions, and places live-edge estimates, in the stream's own.
+                // A time-shifting stage reports positions, and places live-edge estimates, in the stream's own.
                 let restamped = zip(pts, track.firstPTS[stream.media]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
                 restamp.withLock { $0 = restamped }
                 let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream.media] != nil
-                if let event = HistoryHandshake.offered(startBack: UInt64(track.startBack * 1e9), restamped: restamped,
+                if let event = SourceTimingEvents.offered(startBack: UInt64(track.startBack * 1e9), restamped: restamped,
                                                         liveEdge: liveEdge) {
                     _ = info.pad?.pushEvent(event)
                 }
                 if streamStarted.trip() { context.events.emit(.streamStarted) }
             }
-            if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = HistoryHandshake.liveEdge(edge) {
+            if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = SourceTimingEvents.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)
             }
             if let pts { stats.left(pts: pts, through: pad, stream: stream) }

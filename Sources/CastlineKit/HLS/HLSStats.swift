@@ -6,7 +6,7 @@ import Synchronization
 /// the last segment's fetch time, media fetched but not yet out of the source,
 /// and, when the playlist carries `EXT-X-PROGRAM-DATE-TIME`, how far behind
 /// the wall clock the media that plays now is (its programme time against the
-/// wall clock; a delay stage after the source moves what plays, so the status
+/// wall clock; a time-shifting stage after the source moves what plays, so the status
 /// line shows this only without one).
 final class HLSStats: Sendable {
     private let name: String

@@ -40,7 +40,7 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     /// History the stage can hold: a source that can start further back (`HistoryStartingSource`)
     /// gives it that much at once. nil: it wants none.
     var historyWanted: Duration? { get }
-    /// It plays out on a clock of its own (a delay): buffering before it only fills it, so the
+    /// It plays out on a clock of its own (a time-shift): buffering before it only fills it, so the
     /// run does not pause for it, and a source's latency is not what plays.
     var playsOutOnItsOwnClock: Bool { get }
     /// A swap took it out of the running pipeline: it stops reporting and ends its outputs now.
@@ -66,19 +66,19 @@ extension Stage {
 }
 
 /// A stage that takes a changed pipeline file's options while it runs, so a swap keeps it
-/// (a delay keeps its history) instead of rebuilding it and what follows.
+/// (a time-shift keeps its history) instead of rebuilding it and what follows.
 public protocol AdjustableStage: Stage {
     /// Whether it can take `replacement`'s options (the stage the new file made, already validated).
     func canAdjust(to replacement: any Stage) -> Bool
     func adjust(to replacement: any Stage)
 }
 
-/// A stage that can hold its play-out while it keeps taking what arrives (a delay): pausing
+/// A stage that can hold its play-out while it keeps taking what arrives (a time-shift): pausing
 /// the run is then time-shifting. The rest of the pipeline plays on, so a live source is not
 /// held back (and not taken for ended), and play-out resumes where it paused, further behind.
 public protocol TimeShiftingStage: Stage {
     func pausePlayout()
-    /// Returns what resuming changed (a delay grown by the pause), as the stage also reports it.
+    /// Returns what resuming changed (a time-shift grown by the pause), as the stage also reports it.
     func resumePlayout() -> StageEvent?
 }
 

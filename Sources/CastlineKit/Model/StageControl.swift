@@ -45,12 +45,12 @@ public struct StageCommand: Sendable {
     }
 }
 
-/// A stage with commands that move it while it runs (the delay stage, a gain stage).
+/// A stage with commands that move it while it runs (a time-shift, a gain).
 public protocol ControllableStage: Stage {
     static var commands: [StageCommand] { get }
     /// Applies a command; out of range is clamped and said so, never fatal. Returns what was
     /// applied: the `stage` event (its `command` the command's name) the stage also reports;
-    /// nil when it is not in force yet (a delay still filling to its start).
+    /// nil when it is not in force yet (a time-shift still filling to its start).
     @discardableResult
     func perform(_ command: String, _ adjustment: StageAdjustment) -> StageEvent?
 }

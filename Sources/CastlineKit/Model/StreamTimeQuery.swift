@@ -3,10 +3,10 @@ import GstKit
 /// Where a stream is, in its own time: asked upstream by a part that reports a position
 /// (for a running time: what is heard now), answered by the part that knows how the stream's
 /// own timestamps map to running time here. A source that re-stamps the stream (HLS: its
-/// MPEG-TS PTS) answers with the stream's own; a stage that re-times what passes (a delay)
+/// MPEG-TS PTS) answers with the stream's own; a stage that re-times what passes (a time-shift)
 /// answers for its output from what came in. Nobody answering: the asker's own segment
 /// says (GStreamer's stream time). So two processes reading one stream report positions that
-/// compare, with or without a delay.
+/// compare, with or without a time-shift.
 public enum StreamTimeQuery {
     public static let name = "castline/stream-time"
 

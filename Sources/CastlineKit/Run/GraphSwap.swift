@@ -118,7 +118,7 @@ struct GraphSwap {
             for pad in sink.sinkPads { pad.notifyEndOfStream { drained.arrive() } }
         }
         // 2. Stop what feeds the old parts, and end them (a retired stage stops reporting, and
-        // one that holds media back, a delay, ends at once rather than playing its history out).
+        // one that holds media back (a time-shift) ends at once rather than playing its history out).
         for part in old.plan.stages.dropFirst(max(0, keptChain - 1)) { part.component.retire() }
         let join = old.layout.sourceTimeline
         var blocks: [(Pad, ProbeID)] = []

@@ -117,11 +117,11 @@ public actor PipelineRunner {
     /// Tears down at once, without draining.
     public func abort() { send(.abort) }
 
-    /// Pauses play: with a time-shifting stage (a delay) only its play-out holds, so a live
+    /// Pauses play: with a time-shifting stage (a time-shift) only its play-out holds, so a live
     /// stream is still taken in; else the whole pipeline pauses.
     public func pause() { send(.pause) }
 
-    /// Returns what the stages that held their play-out now play at (a delay grown by the pause).
+    /// Returns what the stages that held their play-out now play at (a time-shift grown by the pause).
     @discardableResult
     public func resume() -> [StageEvent] { send(.resume) }
 

@@ -28,7 +28,7 @@ public struct RunEvent: Sendable {
         /// A one-line summary of what is flowing now, refreshed about once a second, from
         /// `source` (a publisher's component name: each destination has its own).
         case status(String, source: String)
-        /// Figures a component measured (a stats stage per stream, a source, a publish).
+        /// Figures a component measured (a measuring stage per stream, a source, a publish).
         case stats(StatsSample)
         /// A stage's own event (see `StageEvent`): a command applied, or what it holds changed.
         case stage(StageEvent)

@@ -67,9 +67,9 @@ public struct RunModel: Sendable, Equatable {
     public struct Layout: Sendable, Equatable {
         /// Every sink's key path.
         public var sinks: [String]
-        /// A stage can hold its own play-out (a delay): pausing holds it, and the source still takes media in.
+        /// A stage can hold its own play-out (a time-shift): pausing holds it, and the source still takes media in.
         public var holdsPlayout: Bool
-        /// A stage plays out on its own clock (a delay): buffering before it only fills it.
+        /// A stage plays out on its own clock (a time-shift): buffering before it only fills it.
         public var playsOutOnItsOwnClock: Bool
 
         public init(sinks: [String], holdsPlayout: Bool = false, playsOutOnItsOwnClock: Bool = false) {

@@ -160,7 +160,7 @@ extension RunModel {
 
     private mutating func buffering(_ percent: Int, _ effects: inout [RunEffect]) {
         guard outcome == nil, phase != .idle, phase != .starting else { return }
-        // A stage that plays out on its own clock (a delay): buffering before it only fills it,
+        // A stage that plays out on its own clock (a time-shift): buffering before it only fills it,
         // and the stage says how full it is.
         guard !layout.playsOutOnItsOwnClock else { return }
         // With no known end and once playing, its buffer is held back by the live edge and never

@@ -34,7 +34,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     let fetcher: HTTPFetcher
     let keyPath: String
     let context: ComponentContext
-    /// Seconds of history a delay stage can hold: the live window is read from that far back.
+    /// Seconds of history a time-shifting stage can hold: the live window is read from that far back.
     private var historyWanted: Double?
     /// The streams the pipeline uses. One it drops (audio-only) still gets its pad, but
     /// its packets are cut from the segments before the demuxer and never parsed.

@@ -1,8 +1,10 @@
 import GstKit
 
-/// The two custom events an HLS source sends downstream, for a stage that keeps
-/// history (and plays out on its own clock) to agree with it on where the stream starts. (How much history the
-/// stage can hold reaches the source before the build: `HistoryStartingSource`.)
+/// What a live source says downstream of its media's timing, as custom events any stage may
+/// read: one that keeps history and plays out on its own clock uses them to agree with the
+/// source on where the stream starts. (How much history a stage can hold reaches the source
+/// before the build, `HistoryStartingSource`: it must pick its first segment before the graph
+/// exists, and an answer sent upstream later came too late through a parser.)
 ///
 /// - `offered` comes downstream from the HLS source, before the first
 ///   buffer: the media is paced by the live edge (so the stage takes it on the
@@ -18,7 +20,7 @@ import GstKit
 ///   and a player plays `hold-back` behind it. Later ones refine earlier ones.
 ///
 /// A source that does not answer (a file, a test signal) is taken as fast as it comes.
-public enum HistoryHandshake {
+public enum SourceTimingEvents {
     public static let offeredName = "castline/history-offered"
     public static let liveEdgeName = "castline/live-edge"
 
