@@ -274,28 +274,24 @@ final class DelayPlayout: Sendable {
 
     /// Plays what is due, reports, and sleeps until the next thing to do; on the play-out queue.
     private func playDueAndWait() {
-        guard !playDue() else { return }
+        guard let (timer, sleep) = playDue() else { return }
         reportStats()
-        armWake()
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(sleep.totalNanoseconds)))
     }
 
-    /// Sets the wake-up for when the next unit held is due `lead` ahead by the pipeline clock,
-    /// or the next report, whichever is sooner. A unit not due by the clock but by what arrives
-    /// (history not yet `delay` deep past it) is woken by its arrival, as are new units.
-    private func armWake() {
-        dispatchPrecondition(condition: .onQueue(playout))
-        let (timer, delay) = state.withLock { state -> ((any DispatchSourceTimer)?, Duration) in
-            let sinceReport = state.statsAt.map { ContinuousClock.now - $0 } ?? .zero
-            let report = max(.milliseconds(1), Self.reportEvery - sinceReport)
-            guard state.pausedSince == nil else { return (state.wake, report) }
-            guard let cursor = state.cursor, let shift = state.shift, let now = Self.runningTime(of: state.outputs) else {
-                return (state.wake, min(report, Self.startCheck))
-            }
-            guard let next = history.nextPTS(cursor) else { return (state.wake, report) }
-            let due = Int64(clamping: next) + shift - Self.lead.totalNanoseconds - Int64(clamping: now)
-            return (state.wake, due > 0 ? min(report, .nanoseconds(due)) : report)
-        }
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay.totalNanoseconds)))
+    /// How long play-out may sleep: until the next unit held is due `lead` ahead at running time
+    /// `now`, or the next report, whichever is sooner. A unit not due by the clock but by what
+    /// arrives (history not yet `delay` deep past it) is woken by its arrival, as are new units.
+    /// Before play-out starts (the start waits on the clock as well as on what is held) it looks
+    /// every `startCheck`.
+    private func sleep(_ state: State, now: UInt64?) -> Duration {
+        let sinceReport = state.statsAt.map { ContinuousClock.now - $0 } ?? .zero
+        let report = max(.milliseconds(1), Self.reportEvery - sinceReport)
+        guard state.pausedSince == nil else { return report }
+        guard let cursor = state.cursor, let shift = state.shift, let now else { return min(report, Self.startCheck) }
+        guard let next = history.nextPTS(cursor) else { return report }
+        let due = Int64(clamping: next) + shift - Self.lead.totalNanoseconds - Int64(clamping: now)
+        return due > 0 ? min(report, .nanoseconds(due)) : report
     }
 
     deinit { state.withLock { $0.wake }?.cancel() }
@@ -319,24 +315,24 @@ final class DelayPlayout: Sendable {
     }
 
     /// Hands the appsrcs every unit whose play-out time is at most `lead` away on the pipeline
-    /// clock; on the play-out queue. True once the outputs have ended.
-    @discardableResult
-    private func playDue() -> Bool {
+    /// clock; on the play-out queue. Returns the wake-up timer and how long play-out may sleep
+    /// (see `sleep`); nil once the outputs have ended.
+    private func playDue() -> ((any DispatchSourceTimer)?, Duration)? {
         dispatchPrecondition(condition: .onQueue(playout))
         var said: [RunEvent.Kind] = []
-        let (pushes, ending, finished) = state.withLock { state -> ([Push], [AppSrc], Bool) in
-            guard !state.finished else { return ([], [], true) }
-            guard state.pausedSince == nil else { return ([], [], false) }
+        let (pushes, ending, next) = state.withLock { state -> ([Push], [AppSrc], ((any DispatchSourceTimer)?, Duration)?) in
+            guard !state.finished else { return ([], [], nil) }
+            guard state.pausedSince == nil else { return ([], [], (state.wake, sleep(state, now: nil))) }
             let now = Self.runningTime(of: state.outputs)
             if state.cursor == nil {
                 // Never started (the stream ended before the initial delay was held): just end.
-                if state.draining { return ([], finish(&state), true) }
-                guard startIfHeld(&state, now: now, said: &said) else { return ([], [], false) }
+                if state.draining { return ([], finish(&state), nil) }
+                guard startIfHeld(&state, now: now, said: &said) else { return ([], [], (state.wake, sleep(state, now: now))) }
             }
-            guard var cursor = state.cursor, let shift = state.shift, let now else { return ([], [], false) }
+            guard var cursor = state.cursor, let shift = state.shift, let now else { return ([], [], (state.wake, sleep(state, now: now))) }
             // A unit at running time t plays at t + shift; it goes out `lead` before then.
             let horizon = Int64(clamping: now) + Self.lead.totalNanoseconds - shift
-            guard horizon >= 0 else { return ([], [], false) }
+            guard horizon >= 0 else { return ([], [], (state.wake, sleep(state, now: now))) }
             let due = history.due(&cursor, through: UInt64(horizon))
             state.cursor = cursor
             var pushes: [Push] = []
@@ -348,7 +344,7 @@ final class DelayPlayout: Sendable {
             }
             if let last = due.last { state.playedThrough = (last.stream, last.pts + last.duration) }
             let ending = state.draining && history.isCaughtUp(cursor) ? finish(&state) : []
-            return (pushes, ending, state.finished)
+            return (pushes, ending, state.finished ? nil : (state.wake, sleep(state, now: now)))
         }
         for event in said { events.emit(event) }
         for push in pushes {
@@ -360,7 +356,7 @@ final class DelayPlayout: Sendable {
             }
         }
         for output in ending { output.endOfStream() }
-        return finished
+        return next
     }
 
     /// Taken out by a swap: nothing more is played or reported, and the outputs end now

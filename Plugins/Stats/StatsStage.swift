@@ -233,10 +233,10 @@ final class StreamProbe: Sendable {
         }
     }
 
-    /// nil until the stream has carried a buffer.
     /// Silences announced on this stream so far.
     var silences: Int { state.withLock { $0.silence.silences } }
 
+    /// nil until the stream has carried a buffer.
     func snapshot(now: UInt64) -> [String: Double]? {
         state.withLock { state in
             guard state.meter.hasStarted else { return nil }

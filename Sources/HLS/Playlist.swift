@@ -163,8 +163,6 @@ public struct Segment: Equatable, Sendable {
     }
 }
 
-/// `length@offset` bytes of a resource.
-
 /// `#EXT-X-KEY` with a method other than NONE.
 public struct Key: Equatable, Sendable {
     public enum Method: Equatable, Sendable {

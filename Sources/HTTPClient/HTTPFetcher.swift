@@ -104,9 +104,7 @@ public final class HTTPFetcher: Sendable {
     /// A request whose reply is read whole (refused past `limit` bytes).
     public func fetch(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
                       limit: Int = 64 * 1024 * 1024) async throws(FetchError) -> HTTPResponse {
-        let reply = try await send(method, url, headers: headers, body: body, idleTimeout: idleTimeout)
-        return HTTPResponse(status: reply.status, headers: reply.headers,
-                            body: try await Self.collect(reply.body, url: url, limit: limit))
+        try await send(method, url, headers: headers, body: body, idleTimeout: idleTimeout).whole(of: url, limit: limit)
     }
 
     private static func request(_ method: String, _ url: URL) -> URLRequest {
@@ -334,6 +332,11 @@ public struct HTTPReply: Sendable {
     /// Lower-cased names.
     public var headers: [String: String]
     public var body: AsyncThrowingStream<Data, any Error>
+
+    /// The reply with its body read whole (refused past `limit` bytes); `url` names it in errors.
+    public func whole(of url: URL, limit: Int = 64 * 1024 * 1024) async throws(FetchError) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers, body: try await HTTPFetcher.collect(body, url: url, limit: limit))
+    }
 }
 
 /// A reply read whole (`HTTPFetcher.fetch`).

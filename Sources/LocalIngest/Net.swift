@@ -7,13 +7,11 @@ import Glibc
 public enum SocketError: Error, Sendable, CustomStringConvertible {
     case resolve(host: String, message: String)
     case system(call: String, errno: Int32)
-    case badResponse(String)
 
     public var description: String {
         switch self {
         case .resolve(let host, let message): return "cannot resolve \(host): \(message)"
         case .system(let call, let err): return "\(call) failed: \(String(cString: strerror(err)))"
-        case .badResponse(let message): return "bad HTTP response: \(message)"
         }
     }
 }

@@ -41,26 +41,15 @@ extension PipelineSpec {
             switch (field.type, value) {
             case (.object(let nested), .object(let inner)):
                 done[field.name] = .object(complete(inner, schema: nested, at: "\(path).\(field.name)", origin: origin, errors: &errors))
-            case (.string, .string), (.bool, .bool), (.duration, .duration), (.bitrate, .bitrate), (.secret, .secret):
-                done[field.name] = value
-            case (.int(let range), .int(let number)):
-                if let range, !range.contains(number) {
-                    problem(field.name, "\(number) is out of range (use \(range.lowerBound)...\(range.upperBound))")
+            case (.string, .string), (.bool, .bool), (.duration, .duration), (.bitrate, .bitrate), (.secret, .secret),
+                 (.int, .int), (.double, .double), (.double, .int), (.choice, .string):
+                let shown = if case .string(let text) = value { quote(text) } else { "\(value)" }
+                if let wrong = field.problem(with: value, shown: shown) {
+                    problem(field.name, wrong)
                 } else {
-                    done[field.name] = value
-                }
-            case (.double(let range), .double), (.double(let range), .int):
-                let number = Double(optionValue: value) ?? 0
-                if let range, !range.contains(number) {
-                    problem(field.name, "\(number) is out of range (use \(range.lowerBound)...\(range.upperBound))")
-                } else {
-                    done[field.name] = .double(number)
-                }
-            case (.choice(let choices), .string(let text)):
-                if choices.contains(text) {
-                    done[field.name] = value
-                } else {
-                    problem(field.name, "\"\(text)\" is not one of \(choices.joined(separator: ", "))")
+                    // A whole number where a double is asked for is kept as the double it reads as.
+                    if case .double = field.type, case .int(let number) = value { done[field.name] = .double(Double(number)) }
+                    else { done[field.name] = value }
                 }
             default:
                 problem(field.name, "\(value) is not \(field.type.displayName)")

@@ -142,24 +142,20 @@ extension Validator {
             if ["true", "True", "TRUE"].contains(text) { return .bool(true) }
             if ["false", "False", "FALSE"].contains(text) { return .bool(false) }
             return bad("\(shown) is not a bool (use true or false)")
-        case .int(let range):
+        case .int:
             guard let i = Int(text) else {
                 if let d = Validator.number(text) {
                     return bad("\(shown) is not an int (use a whole number, e.g. \(Int(d.rounded(.towardZero))))")
                 }
                 return bad("\(shown) is not an int (try \(Validator.sample(field)))")
             }
-            if let range, !range.contains(i) {
-                return bad("\(i) is out of range (use \(range.lowerBound)...\(range.upperBound))")
-            }
+            if let problem = field.problem(with: .int(i), shown: "\(i)") { return bad(problem) }
             return .int(i)
-        case .double(let range):
+        case .double:
             guard let d = Validator.number(text) else {
                 return bad("\(shown) is not a number (try \(Validator.sample(field)))")
             }
-            if let range, !range.contains(d) {
-                return bad("\(text) is out of range (use \(range.lowerBound)...\(range.upperBound))")
-            }
+            if let problem = field.problem(with: .double(d), shown: text) { return bad(problem) }
             return .double(d)
         case .duration:
             if let d = Duration(configText: text) { return .duration(d) }
@@ -173,10 +169,9 @@ extension Validator {
             if text.hasPrefix("-") { return bad("\(shown) is negative (try \(Validator.sample(field)))") }
             if Bitrate.lacksUnit(text) { return bad("\(shown) has no unit (write \(text)k for kbit/s, or \(text)bps)") }
             return bad("\(shown) is not a bitrate (try \(Validator.sample(field)))")
-        case .choice(let values):
-            if values.contains(text) { return .string(text) }
-            let guess = Suggest.closest(to: text, in: values) ?? values.first ?? ""
-            return bad("\(shown) is not one of \(values.joined(separator: ", ")) (try \(guess))")
+        case .choice:
+            if let problem = field.problem(with: .string(text), shown: shown) { return bad(problem) }
+            return .string(text)
         case .object:
             return nil  // handled above
         }
@@ -220,5 +215,23 @@ extension Validator {
             return nil
         }
         return (text, position)
+    }
+}
+
+extension OptionField {
+    /// What is wrong with a value of the right type for this option: outside its range, or not one
+    /// of its choices (`shown`: the value as the user wrote it); nil when it fits. The loader's
+    /// check of a file and `PipelineSpec.completed`'s of flags both ask here.
+    func problem(with value: OptionValue, shown: String) -> String? {
+        switch (type, value) {
+        case (.int(let range?), .int(let number)) where !range.contains(number):
+            "\(shown) is out of range (use \(range.lowerBound)...\(range.upperBound))"
+        case (.double(let range?), _) where Double(optionValue: value).map { !range.contains($0) } ?? false:
+            "\(shown) is out of range (use \(range.lowerBound)...\(range.upperBound))"
+        case (.choice(let values), .string(let text)) where !values.contains(text):
+            "\(shown) is not one of \(values.joined(separator: ", ")) (try \(Suggest.closest(to: text, in: values) ?? values.first ?? ""))"
+        default:
+            nil
+        }
     }
 }

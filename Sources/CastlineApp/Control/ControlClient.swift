@@ -52,13 +52,9 @@ struct ControlClient: Sendable {
         let url = try url(target)
         do {
             let reply = try await http.send("GET", url, headers: headers(accept: "text/event-stream", contentType: nil), idleTimeout: nil)
+            guard (200..<300).contains(reply.status) else { return try await reply.whole(of: url) }
             var pending = Data()
-            var refused = Data()
             for try await chunk in reply.body {
-                guard (200..<300).contains(reply.status) else {
-                    refused.append(chunk)
-                    continue
-                }
                 pending.append(chunk)
                 while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     var text = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
@@ -67,7 +63,7 @@ struct ControlClient: Sendable {
                     line(text)
                 }
             }
-            return (200..<300).contains(reply.status) ? nil : Reply(status: reply.status, headers: reply.headers, body: refused)
+            return nil
         } catch let error as FetchError {
             throw failure(error)
         } catch {

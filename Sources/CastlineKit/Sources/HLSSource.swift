@@ -110,7 +110,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         let fed = Set(streams.keys).intersection(used)
         // Audio-only listening decodes its AAC here, with the light decoder (see
         // `Conversion.lightAACDecoder`): decodebin3 stops at the encoded stream.
-        let lightAAC = fed == [.audio] && streams[.audio] == .raw && start.streams[.audio] == .some("aac")
+        let lightAAC = try fed == [.audio] && streams[.audio] == .raw && knownStreams()[.audio] == .some(.aac)
             ? Conversion.lightAACDecoder : nil
         var stopForms = streams
         if lightAAC != nil { stopForms[.audio] = .encoded(.aac) }
