@@ -70,7 +70,7 @@ struct ControlAPITests {
             #expect(resumed.status == 200 && resumed.json?["state"] as? String == "playing", "\(resumed.text)")
             // The pause is kept in the delay: 2 s and however long the pause took.
             let afterPause = try #require(resumed.json?["delay_s"] as? Double, "\(resumed.text)")
-            #expect(afterPause >= 2 && afterPause < 3, "\(resumed.text)")
+            #expect(afterPause > 2 && afterPause < 3, "\(resumed.text)")
 
             let pipeline = try await api.get("/pipeline")
             #expect(pipeline.status == 200 && pipeline.contentType.hasPrefix("application/yaml"))

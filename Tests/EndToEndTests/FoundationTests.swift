@@ -154,10 +154,12 @@ struct FoundationTests {
         #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(15)), "\(process.standardError)")
         process.signal(SIGINT)
         // Signals do not queue: the second must come after the first was taken.
+        // Watched closely (not at waitFor's 100 ms): the drain may be short.
         let deadline = ContinuousClock.now + .seconds(5)
         while !process.standardError.contains("stopping"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
+        #expect(process.standardError.contains("stopping"), "the first signal was not taken: \(process.standardError)")
         process.signal(SIGINT)
         let status = await process.waitForExit(timeout: .seconds(5))
         if status == nil { _ = await process.terminate() }
