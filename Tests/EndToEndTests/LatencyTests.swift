@@ -6,9 +6,9 @@ import Testing
 /// (a delay moved by a known amount is in PauseTests, two listeners' media in DelayListenTests).
 @Suite("latency and A/V offset, measured", .serialized, .timeLimit(.minutes(3)))
 struct LatencyTests {
-    /// The latency stage's samples in JSON lines.
+    /// The latency stage's samples in JSON lines a finished run wrote (every line whole).
     static func samples(_ text: String) -> [[String: Any]] {
-        jsonLines(text, growing: true).filter { $0["event"] as? String == "stats" && ($0["latency_audio_s"] != nil || $0["latency_video_s"] != nil) }
+        jsonLines(text).filter { $0["event"] as? String == "stats" && ($0["latency_audio_s"] != nil || $0["latency_video_s"] != nil) }
     }
 
     static func testSignal(avOffset: String) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import LocalIngest
 import Testing
+import TestSupport
 
 /// The `srt` sink against ffmpeg's SRT listener, the usual peer of a caller.
 @Suite("the srt sink, end to end", .serialized, .timeLimit(.minutes(2)))
@@ -17,15 +18,16 @@ struct SRTTests {
         return listener
     }
 
-    /// Waits until `file` holds media.
-    static func fileGrows(_ file: String, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
-            if size > 0 { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return false
+    /// Whether `file` holds media yet.
+    static func holdsMedia(_ file: String) -> Bool {
+        ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) > 0
+    }
+
+    /// The ACK packets a publisher's summary line (`  srt0: 1.20 MB sent, 240 ACKs received`) counts.
+    static func acksReceived(_ stderr: String, sink: String = "srt0") -> Int? {
+        guard let line = stderr.split(separator: "\n").first(where: { $0.hasPrefix("  \(sink): ") && $0.hasSuffix(" ACKs received") }),
+              let count = line.split(separator: ",").last?.split(separator: " ").first else { return nil }
+        return Int(count)
     }
 
     /// A small test signal, encoded, to an srt sink calling 127.0.0.1:`port` with the passphrase from SRT_PASSPHRASE.
@@ -83,6 +85,8 @@ struct SRTTests {
         #expect(media.duration >= 2.5, "recorded \(media.duration) s")
         let status = await Castline.interrupt(broadcast)
         #expect(status == 0, "\(broadcast.standardError)")
+        // The caller acknowledged what it took: counted in the broadcast's summary.
+        #expect((Self.acksReceived(broadcast.standardError) ?? 0) > 0, "\(broadcast.standardError)")
         for output in [listen.stderr, listen.stdout, broadcast.standardError] { #expect(!output.contains(Self.passphrase)) }
     }
 
@@ -96,7 +100,7 @@ struct SRTTests {
         #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
         let run = try Castline.start(["run", file, "--duration", "10s"], environment: ["SRT_PASSPHRASE": Self.passphrase])
         // The first listener goes once media has reached it; castline notices the loss before the second comes.
-        #expect(await Self.fileGrows(firstFile, timeout: .seconds(15)), "nothing reached the first listener: \(run.standardError)")
+        #expect(await waitUntil(.seconds(15)) { Self.holdsMedia(firstFile) }, "nothing reached the first listener: \(run.standardError)")
         _ = await first.terminate()
         #expect(await Castline.waitFor("connection lost", in: run, timeout: .seconds(15)), "\(run.standardError)")
         let received = scratch.file("second.ts")
@@ -107,9 +111,10 @@ struct SRTTests {
         #expect(status == 0, "\(run.standardError)")
         #expect(run.standardError.contains("connection lost"), "\(run.standardError)")
         #expect(run.standardError.contains("reconnects: 1"), "\(run.standardError)")
-        // SRT acknowledges packets, not bytes: the summary says what was sent, and nothing acknowledged.
+        // SRT's receiver acknowledges packets, not bytes: the summary counts its ACKs.
         let summary = run.standardError.split(separator: "\n").first { $0.hasPrefix("  srt0: ") }
-        #expect(summary.map { $0.hasSuffix(" MB sent") && !$0.hasPrefix("  srt0: 0.00") } == true, "\(run.standardError)")
+        #expect(summary.map { $0.contains(" MB sent, ") && !$0.hasPrefix("  srt0: 0.00") } == true, "\(run.standardError)")
+        #expect((Self.acksReceived(run.standardError) ?? 0) > 0, "\(run.standardError)")
         #expect(!run.standardError.contains(Self.passphrase))
         let media = try await ProbedMedia.probe(received)
         #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")

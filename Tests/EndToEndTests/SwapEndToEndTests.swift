@@ -1,6 +1,7 @@
 import Foundation
 import LocalIngest
 import Testing
+import TestSupport
 
 /// `castline run FILE --watch` against the real ingest: the pipeline file is edited
 /// while castline publishes over RTMPS, and what nginx wrote is judged with ffprobe.
@@ -103,10 +104,17 @@ extension SwapEndToEndTests {
             #expect(await Castline.waitFor("delay 2.0 s", in: process, timeout: .seconds(20)), "\(process.standardError)")
             // A stream younger than the hold-back plays once its media's time comes, a moment later.
             #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(10)), "\(process.standardError)")
-            try await Task.sleep(for: .seconds(3))
+            // Where what is heard lies in the stream, as the stats stage last said (0 before it has).
+            func heard() -> Double {
+                let text = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
+                return jsonLines(text, growing: true).last { $0["event"] as? String == "stats" }?["position_s"] as? Double ?? 0
+            }
+            // Three seconds heard before the swap, four after it.
+            #expect(await waitUntil(.seconds(15)) { heard() >= 3 }, "\(process.standardError)")
             try Self.save(listening(", { gst: { description: \"volume volume=0.5\", stream: audio } }"), to: pipeline)
             #expect(await Castline.waitFor("reloaded", in: process, timeout: .seconds(10)), "\(process.standardError)")
-            try await Task.sleep(for: .seconds(4))
+            let swappedAt = heard()
+            #expect(await waitUntil(.seconds(15)) { heard() >= swappedAt + 4 }, "\(process.standardError)")
             #expect(await Castline.interrupt(process) == 0, "\(process.standardError)")
             #expect(process.standardError.contains("stages[2] gst added"), "\(process.standardError)")
 

@@ -151,8 +151,8 @@ struct RunSummary {
         counts[key] = max(counts[key] ?? 0, count)
         silenceCounts = counts
     }
-    /// Each publisher's bytes sent and acknowledged, by its sink's name, in the order they spoke.
-    private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal?)] = []
+    /// Each publisher's bytes sent and what its far end confirmed, by its sink's name, in the order they spoke.
+    private var publishers: [(stage: String, sent: RunningTotal, acked: RunningTotal?, acks: RunningTotal?)] = []
     /// A latency stage's readings: audio and video latency (s), A/V offset (ms).
     private var latencies: [String: [Double]] = [:]
 
@@ -187,12 +187,16 @@ struct RunSummary {
         if let count = sample.figures[StatsFigure.reconnects] { reconnects[sample.stage] = max(reconnects[sample.stage] ?? 0, count) }
         if let sent = sample.figures[StatsFigure.sentBytes] {
             let index = publishers.firstIndex { $0.stage == sample.stage } ?? publishers.endIndex
-            if index == publishers.endIndex { publishers.append((sample.stage, RunningTotal(), nil)) }
+            if index == publishers.endIndex { publishers.append((sample.stage, RunningTotal(), nil, nil)) }
             publishers[index].sent.observe(sent)
-            // SRT acknowledges packets, not bytes: no figure, and none in the summary.
+            // RTMP acknowledges bytes, SRT sends ACK packets: each has its own figure, or none.
             if let acked = sample.figures[StatsFigure.ackedBytes] {
                 publishers[index].acked = publishers[index].acked ?? RunningTotal()
                 publishers[index].acked?.observe(acked)
+            }
+            if let acks = sample.figures[StatsFigure.acksReceived] {
+                publishers[index].acks = publishers[index].acks ?? RunningTotal()
+                publishers[index].acks?.observe(acks)
             }
         }
         for figure in DeclaredFigures.measured {
@@ -235,7 +239,8 @@ struct RunSummary {
         for publisher in publishers where publisher.sent.total > 0 {
             // nginx-rtmp acknowledges in 5 MB windows: none yet is not "the server took nothing".
             let acked = publisher.acked.map(\.total).flatMap { $0 > 0 ? ", \(Self.megabytes($0)) acknowledged" : nil }
-            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent" + (acked ?? ""))
+            let acks = publisher.acks.map { ", \(Int($0.total)) ACKs received" }
+            lines.append("  \(publisher.stage): \(Self.megabytes(publisher.sent.total)) sent" + (acked ?? "") + (acks ?? ""))
         }
         for figure in DeclaredFigures.measured {
             let (unit, scale) = figure.meaning == .avOffset ? ("ms", "%+.1f") : ("s", "%.3f")

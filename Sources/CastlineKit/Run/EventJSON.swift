@@ -102,6 +102,8 @@ public enum StatsFigure {
     public static let reconnects = "reconnects"
     /// Bytes the RTMP server acknowledged (stage: the rtmp sink's name, `rtmp0` by default).
     public static let ackedBytes = "acked_bytes"
+    /// ACK packets an SRT receiver sent back: its word that the data reaches it.
+    public static let acksReceived = "acks_received"
     public static let sentBytes = "sent_bytes"
     public static let bitrate = "bitrate_kbps"
     /// Where what is heard now lies in the stream, in its own time (see `StreamTimeQuery`).

@@ -13,8 +13,8 @@ protocol PublishOutput: Sendable {
     func makeElements(picture: Bool) throws -> (muxer: Element, output: Element)
     /// The muxer's request pad for a stream.
     func muxerPad(for stream: StreamKind) -> String
-    /// Bytes the output has sent, and those the far end acknowledged (nil: it does not say).
-    func counters(_ output: Element?) -> (sent: UInt64, acked: UInt64?)
+    /// What the output has sent and what the far end has confirmed of it, on this connection.
+    func counters(_ output: Element?) -> PublishCounters
     /// The far end has taken the stream, as the output itself reports it (rtmp2sink once the
     /// server answered the publish, an SRT caller once its connection is up, a listener while a
     /// caller is connected): what "published" is measured from.
@@ -26,4 +26,49 @@ protocol PublishOutput: Sendable {
     /// Why a first connection failed, in the user's words: `reason` from the output's error, or
     /// nil when nothing answered at all within `waited`.
     func neverConnected(reason: String?, waited: Duration) -> String
+}
+
+/// What a publish has sent, and what its far end confirmed taking: an RTMP server acknowledges
+/// bytes (nginx-rtmp in 5 MB windows), an SRT receiver sends ACK packets (every 10 ms while
+/// data arrives), and says nothing of bytes. Each field is nil where the protocol has no such thing.
+struct PublishCounters: Sendable, Equatable {
+    var sent: UInt64 = 0
+    var ackedBytes: UInt64?
+    /// ACK packets received: SRT's receiver's word that data is reaching it.
+    var acks: UInt64?
+
+    /// Over two connections, the earlier's then this one's.
+    static func + (a: Self, b: Self) -> Self {
+        Self(sent: a.sent + b.sent, ackedBytes: sum(a.ackedBytes, b.ackedBytes), acks: sum(a.acks, b.acks))
+    }
+
+    /// How far each of these counters is below `earlier`'s (zero where it is not).
+    func shortfall(below earlier: Self) -> Self {
+        func gap(_ now: UInt64?, _ before: UInt64?) -> UInt64? {
+            guard let before else { return now.map { _ in 0 } }
+            return before - min(before, now ?? 0)
+        }
+        return Self(sent: earlier.sent - min(earlier.sent, sent), ackedBytes: gap(ackedBytes, earlier.ackedBytes), acks: gap(acks, earlier.acks))
+    }
+
+    private static func sum(_ a: UInt64?, _ b: UInt64?) -> UInt64? {
+        guard a != nil || b != nil else { return nil }
+        return (a ?? 0) + (b ?? 0)
+    }
+
+    /// "1.20 MB sent, 1.05 MB acknowledged" as far as the far end has said (none yet is not "nothing taken").
+    var text: String {
+        var text = String(format: "%.2f MB sent", Double(sent) / 1_000_000)
+        if let ackedBytes, ackedBytes > 0 { text += String(format: ", %.2f MB acknowledged", Double(ackedBytes) / 1_000_000) }
+        if let acks { text += ", \(acks) ACKs received" }
+        return text
+    }
+
+    /// As stats figures (`StatsFigure`), only those the protocol has.
+    var figures: [String: Double] {
+        var figures = [StatsFigure.sentBytes: Double(sent)]
+        if let ackedBytes { figures[StatsFigure.ackedBytes] = Double(ackedBytes) }
+        if let acks { figures[StatsFigure.acksReceived] = Double(acks) }
+        return figures
+    }
 }

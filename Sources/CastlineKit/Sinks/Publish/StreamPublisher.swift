@@ -46,9 +46,10 @@ final class StreamPublisher: Sendable {
         var sources: [StreamKind: AppSrc] = [:]
         /// Samples that came while the pipeline started, pushed in order once it plays.
         var pending: [(StreamKind, Sample)] = []
-        /// Bytes sent and acknowledged by connections that have ended.
-        var earlierSent: UInt64 = 0
-        var earlierAcked: UInt64 = 0
+        /// What connections that have ended sent and had confirmed.
+        var earlier = PublishCounters()
+        /// The counters last shown: none of them may go back.
+        var shown = PublishCounters()
         var lastSent: UInt64 = 0
         var reporting = false
         var needKeyframe = true
@@ -187,24 +188,16 @@ final class StreamPublisher: Sendable {
         let (last, verdict): ([String: Double], SinkVerdict) = state.withLock { state in
             guard state.everConnected else {
                 guard let launchedAt = state.launchedAt else {
-                    return (figures(state), .failed("nothing was published: the run ended before any media reached \(settings.displayURL)"))
+                    return (figures(&state), .failed("nothing was published: the run ended before any media reached \(settings.displayURL)"))
                 }
-                return (figures(state), .failed(settings.output.neverConnected(reason: nil, waited: .now - launchedAt)))
+                return (figures(&state), .failed(settings.output.neverConnected(reason: nil, waited: .now - launchedAt)))
             }
-            let (sent, acked) = counters(state)
-            return (figures(state), .done("\(settings.output.scheme): published \(String(format: "%.1f", state.publishedTime.seconds)) s to "
-                + "\(settings.displayURL), reconnects: \(state.reconnects), " + Self.bytesText(sent: sent, acked: acked)))
+            let figures = figures(&state)
+            return (figures, .done("\(settings.output.scheme): published \(String(format: "%.1f", state.publishedTime.seconds)) s to "
+                + "\(settings.displayURL), reconnects: \(state.reconnects), " + state.shown.text))
         }
         if case .done = verdict { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: last))) }
         return verdict
-    }
-
-    /// Bytes sent and, once the far end acknowledged any, acknowledged: nginx-rtmp acknowledges
-    /// in 5 MB windows, so a short publish has none yet, which is not the server taking nothing.
-    static func bytesText(sent: UInt64, acked: UInt64?) -> String {
-        var text = String(format: "%.2f MB sent", Double(sent) / 1_000_000)
-        if let acked, acked > 0 { text += String(format: ", %.2f MB acknowledged", Double(acked) / 1_000_000) }
-        return text
     }
 
     /// Returns when `endDrain` has been called (end-of-stream or error on the bus), or after `limit`.
@@ -381,9 +374,7 @@ final class StreamPublisher: Sendable {
             guard state.phase.live == generation else { return (nil, nil, nil) }
             let pipeline = state.pipeline
             state.pending = []
-            let (sent, acked) = settings.output.counters(state.output)
-            state.earlierSent += sent
-            state.earlierAcked += acked ?? 0
+            state.earlier = counters(&state)
             state.pipeline = nil
             state.output = nil
             state.sources = [:]
@@ -430,9 +421,9 @@ final class StreamPublisher: Sendable {
     private func statusLine() -> (String, [String: Double])? {
         state.withLock { state -> (String, [String: Double])? in
             if case .finished = state.phase { return nil }
-            let (sent, acked) = counters(state)
-            let rate = Double(sent &- state.lastSent) * 8 / 1000
-            state.lastSent = sent
+            let counters = counters(&state)
+            let rate = Double(counters.sent &- state.lastSent) * 8 / 1000
+            state.lastSent = counters.sent
             let condition: String
             switch state.phase {
             case .waitingToRetry: condition = "reconnecting"
@@ -440,32 +431,32 @@ final class StreamPublisher: Sendable {
             case .publishing where settings.output.waitsForCallers: condition = "waiting for a caller"
             default: condition = "connecting"
             }
-            var figures = figures(state)
+            var figures = figures(&state)
             figures[StatsFigure.bitrate] = condition == "publishing" ? rate : 0
             let seconds = Int(state.publishedSoFar.seconds)
             let line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
                 + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0)
-                + "  \(Self.bytesText(sent: sent, acked: acked))  reconnects \(state.reconnects)"
+                + "  \(counters.text)  reconnects \(state.reconnects)"
             return (line, figures)
         }
     }
 
-    /// Bytes sent and acknowledged over every connection so far.
-    private func counters(_ state: State) -> (sent: UInt64, acked: UInt64?) {
-        let (sent, acked) = settings.output.counters(state.output)
-        return (state.earlierSent + sent, acked.map { state.earlierAcked + $0 })
+    /// What every connection so far sent and had confirmed. A listener's caller that leaves takes
+    /// its ACK count out of srtsink's stats: what it had stays counted, so no figure goes back.
+    private func counters(_ state: inout State) -> PublishCounters {
+        var total = state.earlier + settings.output.counters(state.output)
+        let gone = total.shortfall(below: state.shown)
+        state.earlier = state.earlier + gone
+        total = total + gone
+        state.shown = total
+        return total
     }
 
     /// The publish's counters as figures, under the sink's name: what stats outputs and the summary read.
-    private func figures(_ state: State) -> [String: Double] {
-        let (sent, acked) = counters(state)
-        var figures: [String: Double] = [
-            StatsFigure.reconnects: Double(state.reconnects),
-            StatsFigure.sentBytes: Double(sent),
-            StatsFigure.publishedTime: state.publishedSoFar.seconds,
-        ]
-        // An output whose far end does not acknowledge bytes (SRT) has no such figure.
-        if let acked { figures[StatsFigure.ackedBytes] = Double(acked) }
+    private func figures(_ state: inout State) -> [String: Double] {
+        var figures = counters(&state).figures
+        figures[StatsFigure.reconnects] = Double(state.reconnects)
+        figures[StatsFigure.publishedTime] = state.publishedSoFar.seconds
         return figures
     }
 

@@ -28,9 +28,9 @@ struct RTMPOutput: PublishOutput {
     func muxerPad(for stream: StreamKind) -> String { stream == .video ? "video" : "audio" }
 
     /// rtmp2sink's byte counters: sent, and acknowledged by the server.
-    func counters(_ output: Element?) -> (sent: UInt64, acked: UInt64?) {
-        guard let stats = output?.structure("stats") else { return (0, 0) }
-        return (stats.uint64("out-bytes-total") ?? 0, stats.uint64("out-bytes-acked") ?? 0)
+    func counters(_ output: Element?) -> PublishCounters {
+        let stats = output?.structure("stats")
+        return PublishCounters(sent: stats?.uint64("out-bytes-total") ?? 0, ackedBytes: stats?.uint64("out-bytes-acked") ?? 0)
     }
 
     /// rtmp2sink holds a connection (and its stats count bytes) only once the server answered

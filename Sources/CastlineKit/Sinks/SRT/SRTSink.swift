@@ -116,21 +116,22 @@ struct SRTOutput: PublishOutput {
 
     func muxerPad(for stream: StreamKind) -> String { "sink_%d" }
 
-    /// srtsink's bytes sent (a listener's, summed over its callers); SRT acknowledges packets, not bytes.
-    func counters(_ output: Element?) -> (sent: UInt64, acked: UInt64?) {
-        guard let stats = output?.structure("stats") else { return (0, nil) }
-        if let callers = stats.structures("callers") {
-            return (callers.reduce(0) { $0 + ($1.uint64("bytes-sent-total") ?? 0) }, nil)
-        }
-        return (stats.uint64("bytes-sent-total") ?? 0, nil)
+    /// srtsink's bytes sent and ACK packets received: a caller's at the top of its stats, a
+    /// listener's summed over its callers (srtsink counts only the data bytes it wrote, whole).
+    func counters(_ output: Element?) -> PublishCounters {
+        guard let stats = output?.structure("stats") else { return PublishCounters(acks: 0) }
+        let sockets = stats.structures("callers") ?? [stats]
+        return PublishCounters(sent: stats.uint64("bytes-sent-total") ?? 0,
+                               acks: sockets.reduce(0) { $0 + ($1.uint64("packet-ack-received") ?? 0) })
     }
 
-    /// A caller is up once its first bytes went out (srtsink waits on a refused connection without
-    /// an error); a listener while it has a caller (its stats then list them under `callers`).
+    /// A caller is up once the receiver has acknowledged what it sent (srtsink waits on a refused
+    /// connection without an error); a listener while it has a caller (its stats then list them
+    /// under `callers`) that has acknowledged data.
     func isConnected(_ output: Element?) -> Bool {
         guard let stats = output?.structure("stats") else { return false }
-        if isListener { return !(stats.structures("callers") ?? []).isEmpty }
-        return (stats.uint64("bytes-sent-total") ?? 0) > 0
+        let sockets = isListener ? stats.structures("callers") ?? [] : [stats]
+        return sockets.contains { ($0.uint64("packet-ack-received") ?? 0) > 0 }
     }
 
     /// srtsink says the same for a refused passphrase and for nobody listening.
