@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         // AES-128-CBC for encrypted HLS segments (_CryptoExtras' AES._CBC).
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        // AsyncChannel: an HLS reading handed over as a sequence with back-pressure (in the graph through service-lifecycle).
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,7 +42,8 @@ let package = Package(
         // `ctl`'s requests and event stream, the local ingest's checks.
         .target(name: "HTTPClient"),
         // castline's own HLS client: playlists, the start and rendition choice, ABR, live reload, segments, keys. No GStreamer.
-        .target(name: "HLS", dependencies: ["Timing", "HTTPClient", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        .target(name: "HLS", dependencies: ["Timing", "HTTPClient", .product(name: "_CryptoExtras", package: "swift-crypto"),
+                                            .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest", dependencies: ["HTTPClient"]),
         .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS", "Timing"]),

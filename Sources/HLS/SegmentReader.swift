@@ -64,49 +64,63 @@ public final class SegmentReader: Sendable {
         }
     }
 
-    /// Reads from segment `start` of `playlist` (fetched at `fetchedAt`, monotonic ns) until
-    /// the end or cancellation. `first` is that segment's bytes when already fetched.
-    public func run(playlist initial: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
-                    first: Data? = nil, consumer: some SegmentConsumer) async -> ReaderEnd? {
+    /// Reads from segment `start` of `playlist` (fetched at `fetchedAt`, monotonic ns) until the
+    /// end, handing over what it reads as the session's sequence. `first` is that segment's
+    /// bytes when already fetched.
+    public func session(playlist: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
+                        first: Data? = nil) -> ReaderSession {
+        ReaderSession { [self] deliver in
+            if let end = await run(playlist: playlist, fetchedAt: fetchedAt, start: start, first: first, deliver: deliver) {
+                await deliver(.ended(end))
+            }
+        }
+    }
+
+    /// Hands one output over; returns once it is taken.
+    typealias Deliver = (ReaderOutput) async -> Void
+
+    /// The reading itself: until the end (returned) or cancellation (nil).
+    private func run(playlist initial: MediaPlaylist, fetchedAt: (sent: Int64, received: Int64), start: Int,
+                     first: Data?, deliver: Deliver) async -> ReaderEnd? {
         var tracker = PlaylistTracker(Fetched(playlist: initial, sent: fetchedAt.sent, received: fetchedAt.received))
         var cursor = Cursor(next: start, prefetched: first)
         while !Task.isCancelled {
-            await followSwitch(&tracker, &cursor, consumer: consumer)
-            catchUp(tracker.playlist, &cursor, consumer: consumer)
+            await followSwitch(&tracker, &cursor, deliver: deliver)
+            await catchUp(tracker.playlist, &cursor, deliver: deliver)
             if let segment = tracker.playlist.segments.first(where: { $0.sequence == cursor.next }) {
-                guard await readNext(segment, &tracker, &cursor, consumer: consumer) else { return nil }
+                guard await readNext(segment, &tracker, &cursor, deliver: deliver) else { return nil }
                 continue
             }
             if !tracker.playlist.isLive { return cursor.next >= tracker.playlist.endSequence ? .endList : nil }
             switch tracker.quiet(endAfter: options.endAfter) {
             case .ended: return .noNewMedia(options.endAfter)
-            case .overdue(let after): consumer.readerEvent(.waitingForMedia(after: after))
+            case .overdue(let after): await deliver(.event(.waitingForMedia(after: after)))
             case .waitingOn: break
             }
             try? await Task.sleep(for: tracker.reloadInterval(timingTheEdge: options.timeLiveEdge))
             guard !Task.isCancelled else { return nil }
-            guard await reload(&tracker, &cursor, start: start, consumer: consumer) else { return nil }
+            guard await reload(&tracker, &cursor, start: start, deliver: deliver) else { return nil }
         }
         return nil
     }
 
     /// A rendition switch asked for: the new media playlist from the next segment on.
-    private func followSwitch(_ tracker: inout PlaylistTracker, _ cursor: inout Cursor, consumer: some SegmentConsumer) async {
+    private func followSwitch(_ tracker: inout PlaylistTracker, _ cursor: inout Cursor, deliver: Deliver) async {
         guard let url = state.withLock({ state -> URL? in defer { state.pendingSwitch = nil }; return state.pendingSwitch }),
               let switched = try? await fetchPlaylist(url) else { return }
         state.withLock { $0.playlistURL = url }
         tracker.switched(to: switched)
         cursor.discontinuity = true
-        consumer.readerEvent(.switched(to: url))
+        await deliver(.event(.switched(to: url)))
     }
 
     /// An outage longer than the window: what fell out of it is gone; playing on from a player's start.
-    private func catchUp(_ playlist: MediaPlaylist, _ cursor: inout Cursor, consumer: some SegmentConsumer) {
+    private func catchUp(_ playlist: MediaPlaylist, _ cursor: inout Cursor, deliver: Deliver) async {
         guard cursor.next < playlist.mediaSequence, let oldest = playlist.segments.first else { return }
         let resume = Self.playerStart(in: playlist) ?? oldest.sequence
         let lost = Double(playlist.mediaSequence - cursor.next) * playlist.targetDuration
             + playlist.segments.prefix { $0.sequence < resume }.reduce(0) { $0 + $1.duration }
-        consumer.readerEvent(.lost(seconds: lost))
+        await deliver(.event(.lost(seconds: lost)))
         cursor.position += lost
         cursor.next = resume
         cursor.discontinuity = true
@@ -114,21 +128,20 @@ public final class SegmentReader: Sendable {
 
     /// Reads one segment and moves on, skips it, or waits to retry it; false once cancelled.
     private func readNext(_ segment: Segment, _ tracker: inout PlaylistTracker, _ cursor: inout Cursor,
-                          consumer: some SegmentConsumer) async -> Bool {
-        if cursor.prefetched == nil { await consumer.roomForSegment() }
+                          deliver: Deliver) async -> Bool {
         let outcome = await read(segment, position: cursor.position, prefetched: cursor.prefetched, discontinuity: cursor.discontinuity,
-                                 live: tracker.playlist.isLive, initSection: &cursor.initSection, consumer: consumer)
+                                 live: tracker.playlist.isLive, initSection: &cursor.initSection, deliver: deliver)
         cursor.prefetched = nil
         switch outcome {
         case .read:
             // Media came: `endAfter` counts from here, so time spent held back (a paused
             // pipeline) is not taken for a stream that stopped.
-            if tracker.mediaCame() { consumer.readerEvent(.mediaResumed) }
-            if cursor.failures > 0 { consumer.readerEvent(.reconnected(attempts: cursor.failures)) }
+            if tracker.mediaCame() { await deliver(.event(.mediaResumed)) }
+            if cursor.failures > 0 { await deliver(.event(.reconnected(attempts: cursor.failures))) }
             (cursor.failures, cursor.skips, cursor.discontinuity) = (0, 0, false)
             cursor.passed(segment)
         case .skip(let reason):
-            consumer.readerEvent(.skipped(sequence: segment.sequence, reason: reason))
+            await deliver(.event(.skipped(sequence: segment.sequence, reason: reason)))
             cursor.discontinuity = true
             cursor.passed(segment)
             cursor.skips += 1
@@ -136,12 +149,12 @@ public final class SegmentReader: Sendable {
             if cursor.skips >= Self.skipsBeforeTrouble {
                 cursor.failures += 1
                 cursor.playlistTrouble = false
-                return await wait(retry: cursor.failures, reason: reason, consumer: consumer)
+                return await wait(retry: cursor.failures, reason: reason, deliver: deliver)
             }
         case .retry(let reason):
             cursor.failures += 1
             cursor.playlistTrouble = false
-            guard await wait(retry: cursor.failures, reason: reason, consumer: consumer) else { return false }
+            guard await wait(retry: cursor.failures, reason: reason, deliver: deliver) else { return false }
             // Reload: the segment may have left the window meanwhile.
             if let again = try? await fetchPlaylist(currentURL) { tracker.refreshed(again) }
         case .cancelled:
@@ -152,18 +165,18 @@ public final class SegmentReader: Sendable {
 
     /// Reloads a live playlist, timing the live edge from `start`; false once cancelled.
     private func reload(_ tracker: inout PlaylistTracker, _ cursor: inout Cursor, start: Int,
-                        consumer: some SegmentConsumer) async -> Bool {
+                        deliver: Deliver) async -> Bool {
         do {
             let timed = tracker.reloaded(try await fetchPlaylist(currentURL))
             if cursor.failures > 0, cursor.playlistTrouble {
-                consumer.readerEvent(.reconnected(attempts: cursor.failures))
+                await deliver(.event(.reconnected(attempts: cursor.failures)))
                 cursor.failures = 0
             }
-            if timed, let edge = tracker.edge(from: start) { consumer.readerEvent(.liveEdge(edge, reference: start)) }
+            if timed, let edge = tracker.edge(from: start) { await deliver(.event(.liveEdge(edge, reference: start))) }
         } catch {
             cursor.failures += 1
             cursor.playlistTrouble = true
-            guard await wait(retry: cursor.failures, reason: "\(error)", consumer: consumer) else { return false }
+            guard await wait(retry: cursor.failures, reason: "\(error)", deliver: deliver) else { return false }
             // Trouble is not the stream ending: the clock for `endAfter` starts again when it is back.
             tracker.troublePassed()
         }
@@ -203,11 +216,13 @@ public final class SegmentReader: Sendable {
     /// One segment's clear bytes, whole (its init section first), as `run` would hand them over;
     /// for a look at its head before anything is built.
     public func fetchWhole(_ segment: Segment) async throws -> Data {
-        let collector = Collector()
+        var whole = Data()
         var initSection: InitSection?
-        switch await read(segment, position: 0, prefetched: nil, discontinuity: false, live: false, initSection: &initSection,
-                          consumer: collector) {
-        case .read: return collector.data
+        let outcome = await read(segment, position: 0, prefetched: nil, discontinuity: false, live: false, initSection: &initSection) {
+            if case .bytes(let bytes) = $0 { whole.append(bytes) }
+        }
+        switch outcome {
+        case .read: return whole
         case .skip(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason, isTransient: false)
         case .retry(let reason): throw ReadFailure(sequence: segment.sequence, reason: reason, isTransient: true)
         case .cancelled: throw CancellationError()
@@ -223,9 +238,9 @@ public final class SegmentReader: Sendable {
     }
 
     /// Reports trouble and waits out the backoff; false when cancelled meanwhile.
-    private func wait(retry attempt: Int, reason: String, consumer: some SegmentConsumer) async -> Bool {
+    private func wait(retry attempt: Int, reason: String, deliver: Deliver) async -> Bool {
         let delay = options.backoff.delay(attempt: attempt, random: Double.random(in: 0..<1))
-        consumer.readerEvent(.reconnecting(reason: reason, attempt: attempt, retryIn: delay))
+        await deliver(.event(.reconnecting(reason: reason, attempt: attempt, retryIn: delay)))
         try? await Task.sleep(for: delay)
         return !Task.isCancelled
     }
@@ -261,10 +276,10 @@ public final class SegmentReader: Sendable {
     /// How often a byte range a live server cannot serve yet (HTTP 416) is asked for again, 250 ms apart.
     static let unsatisfiedRetries = 8
 
-    /// One segment, streamed to the consumer. Nothing handed over yet: a transient failure is retried.
+    /// One segment, streamed to whoever takes it. Nothing handed over yet: a transient failure is retried.
     /// `live`: the playlist is live, so a range past the end of its file may be there in a moment.
     private func read(_ segment: Segment, position: Double, prefetched: Data?, discontinuity: Bool, live: Bool,
-                      initSection: inout InitSection?, consumer: some SegmentConsumer) async -> Outcome {
+                      initSection: inout InitSection?, deliver: Deliver) async -> Outcome {
         let began = ContinuousClock.now
         var decryptor: SegmentDecryptor?
         var delivered = 0
@@ -277,13 +292,13 @@ public final class SegmentReader: Sendable {
                 let keyBytes = try await keys.key(uri, fetcher: fetcher)
                 decryptor = try SegmentDecryptor(key: keyBytes, iv: key.iv ?? SegmentDecryptor.iv(sequence: segment.sequence))
             }
-            await consumer.segmentStarts(segment, position: position, discontinuity: discontinuity || segment.discontinuity)
+            await deliver(.segmentStarts(segment, position: position, discontinuity: discontinuity || segment.discontinuity))
             if prefetched != nil { initSection = segment.initSection }  // the prefetched bytes hold it
             if let map = segment.initSection, map != initSection {
                 let head = try await fetcher.data(map.uri, range: map.byteRange)
                 var clear = head
                 if var mapDecryptor = decryptor { clear = try mapDecryptor.update(head) + mapDecryptor.finish() }
-                await consumer.segmentBytes(clear)
+                await deliver(.bytes(clear))
                 initSection = map
             }
             var unsatisfied = 0
@@ -299,7 +314,7 @@ public final class SegmentReader: Sendable {
                         let clear = try decryptor?.update(chunk) ?? chunk
                         if delivered == 0, !clear.isEmpty, let refusal = Self.refusal(clear, segment: segment) { return .skip(refusal) }
                         delivered += clear.count
-                        if !clear.isEmpty { await consumer.segmentBytes(clear) }
+                        if !clear.isEmpty { await deliver(.bytes(clear)) }
                     }
                     break
                 } catch FetchError.http(status: 416, _) where live && delivered == 0 && unsatisfied < Self.unsatisfiedRetries {
@@ -309,7 +324,7 @@ public final class SegmentReader: Sendable {
                     try await Task.sleep(for: .milliseconds(250))
                 }
             }
-            if let tail = try decryptor?.finish(), !tail.isEmpty { await consumer.segmentBytes(tail) }
+            if let tail = try decryptor?.finish(), !tail.isEmpty { await deliver(.bytes(tail)) }
         } catch let error as FetchError {
             if error == .cancelled || Task.isCancelled { return .cancelled }
             if delivered > 0 { return .skip("cut off: \(error)") }
@@ -319,7 +334,7 @@ public final class SegmentReader: Sendable {
             return .skip("\(error)")
         }
         let seconds = (ContinuousClock.now - began) / .seconds(1)
-        await consumer.segmentEnds(segment, fetch: SegmentFetch(bytes: delivered, seconds: seconds))
+        await deliver(.segmentEnds(segment, fetch: SegmentFetch(bytes: delivered, seconds: seconds)))
         return .read
     }
 
@@ -330,16 +345,6 @@ public final class SegmentReader: Sendable {
         guard ![0x47, 0x49, 0xFF, 0x0B].contains(first) else { return nil }
         return "not MPEG-TS or packed audio (it starts with \(head.prefix(4).map { String(format: "%02x", $0) }.joined()))"
     }
-}
-
-/// Gathers one segment's bytes.
-final class Collector: SegmentConsumer {
-    private let bytes = Mutex(Data())
-    var data: Data { bytes.withLock { $0 } }
-    func segmentStarts(_ segment: Segment, position: Double, discontinuity: Bool) async {}
-    func segmentBytes(_ chunk: Data) async { bytes.withLock { $0.append(chunk) } }
-    func segmentEnds(_ segment: Segment, fetch: SegmentFetch) async {}
-    func readerEvent(_ event: ReaderEvent) {}
 }
 
 /// AES-128 keys, fetched once per URI.

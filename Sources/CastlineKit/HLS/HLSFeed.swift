@@ -8,7 +8,7 @@ import Synchronization
 /// on the time line, see `segmentBytes`; the reader waits while appsrc holds
 /// `queuedBytes`), the reader's trouble to the runner as `reconnecting`, and, on
 /// each stream's way out of the source, the timing events a time-shifting stage listens for (`SourceTimingEvents`).
-final class HLSFeed: SegmentConsumer {
+final class HLSFeed: Sendable {
     /// What appsrc may hold before the reader waits: a few segments of most streams.
     static let queuedBytes: UInt64 = 2 * 1024 * 1024
 
@@ -62,16 +62,28 @@ final class HLSFeed: SegmentConsumer {
         demand.need()
         guard started.trip() else { return }
         let task = Task.detached { [self] in
-            let end = await track.reader.run(playlist: track.playlist, fetchedAt: track.fetchedAt, start: track.sequence,
-                                             first: track.first, consumer: self)
-            switch end {
-            case .endList?:
-                appsrc.endOfStream()
-            case .noNewMedia(let after)?:
-                context.events.emit(.streamEnded(reason: "no new media for \(after.configText)"))
-                appsrc.endOfStream()
-            case nil:
-                break
+            let session = track.reader.session(playlist: track.playlist, fetchedAt: track.fetchedAt, start: track.sequence,
+                                               first: track.first)
+            defer { session.stop() }
+            for await output in session {
+                switch output {
+                case .segmentStarts(let segment, let position, let discontinuity):
+                    segmentStarts(segment, position: position, discontinuity: discontinuity)
+                case .bytes(let bytes):
+                    await segmentBytes(bytes)
+                case .segmentEnds(let segment, let fetch):
+                    segmentEnds(segment, fetch: fetch)
+                    // How far ahead of play-out a client reads (hls.js's `maxBufferLength`): the next
+                    // segment is not fetched before there is room for it.
+                    await readAhead.room()
+                case .event(let event):
+                    readerEvent(event)
+                case .ended(.endList):
+                    appsrc.endOfStream()
+                case .ended(.noNewMedia(let after)):
+                    context.events.emit(.streamEnded(reason: "no new media for \(after.configText)"))
+                    appsrc.endOfStream()
+                }
             }
         }
         reading.withLock { $0 = task }
@@ -91,9 +103,9 @@ final class HLSFeed: SegmentConsumer {
         appsrc.endOfStream()
     }
 
-    // MARK: SegmentConsumer
+    // MARK: What the reader hands over
 
-    func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) async {
+    private func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) {
         flow.withLock { flow in
             // The first segment keeps the stamp it starts with; later ones get one after a discontinuity.
             if discontinuity { flow.stamp = position }
@@ -107,7 +119,7 @@ final class HLSFeed: SegmentConsumer {
     /// segment's earliest timestamp a fixed interval after its stamp and times the
     /// rest by their own PTS. Segments that follow on carry no stamp, so their own
     /// timestamps run on without drift.
-    func segmentBytes(_ bytes: Data) async {
+    private func segmentBytes(_ bytes: Data) async {
         // Back-pressure: appsrc says when it holds enough (a VOD is not fetched whole).
         await demand.wait()
         guard !stopped.isTripped else { return }
@@ -147,16 +159,12 @@ final class HLSFeed: SegmentConsumer {
         }
     }
 
-    func roomForSegment() async {
-        await readAhead.room()
-    }
-
-    func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) async {
+    private func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) {
         stats.segmentEnds(segment, fetch: fetch)
         adapt()
     }
 
-    func readerEvent(_ event: ReaderEvent) {
+    private func readerEvent(_ event: ReaderEvent) {
         switch event {
         case .reconnecting(let reason, let attempt, let retryIn):
             context.connection(.reconnecting(reason: reason, attempt: attempt, delay: retryIn))

@@ -179,7 +179,7 @@ final class StreamPublisher: Sendable {
             }
             return (state.pipeline, draining)
         }
-        if let pipeline, !draining.isEmpty {
+        if pipeline != nil, !draining.isEmpty {
             for source in draining { _ = source.endOfStream() }
             await waitForDrain(within: drain)
         }
