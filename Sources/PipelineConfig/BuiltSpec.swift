@@ -32,12 +32,11 @@ extension PipelineSpec {
             errors.append(ConfigError(file: origin, keyPath: "\(path).\(name)", message: message))
         }
         for name in values.names where schema.field(name) == nil { problem(name, "unknown option") }
+        let (filled, missing) = schema.withDefaults(values)
+        for field in missing { problem(field.name, "required option is missing") }
         var done = OptionValues()
         for field in schema.fields {
-            guard let value = values[field.name] ?? field.defaultValue else {
-                if field.isRequired { problem(field.name, "required option is missing") }
-                continue
-            }
+            guard let value = filled[field.name] else { continue }
             switch (field.type, value) {
             case (.object(let nested), .object(let inner)):
                 done[field.name] = .object(complete(inner, schema: nested, at: "\(path).\(field.name)", origin: origin, errors: &errors))

@@ -111,43 +111,6 @@ public struct OptionValues: Sendable, Hashable, CustomStringConvertible {
     public var isEmpty: Bool { entries.isEmpty }
     public var count: Int { entries.count }
 
-    func string(_ name: String) -> String? {
-        if case .string(let v) = entries[name] { return v }
-        return nil
-    }
-    func int(_ name: String) -> Int? {
-        if case .int(let v) = entries[name] { return v }
-        return nil
-    }
-    /// Also accepts an `.int` value.
-    func double(_ name: String) -> Double? {
-        switch entries[name] {
-        case .double(let v): v
-        case .int(let v): Double(v)
-        default: nil
-        }
-    }
-    func bool(_ name: String) -> Bool? {
-        if case .bool(let v) = entries[name] { return v }
-        return nil
-    }
-    func duration(_ name: String) -> Duration? {
-        if case .duration(let v) = entries[name] { return v }
-        return nil
-    }
-    func bitrate(_ name: String) -> Bitrate? {
-        if case .bitrate(let v) = entries[name] { return v }
-        return nil
-    }
-    func secret(_ name: String) -> Secret? {
-        if case .secret(let v) = entries[name] { return v }
-        return nil
-    }
-    func object(_ name: String) -> OptionValues? {
-        if case .object(let v) = entries[name] { return v }
-        return nil
-    }
-
     public var description: String { OptionValue.object(self).description }
 
     /// Every secret in these values, nested objects included, in name order.

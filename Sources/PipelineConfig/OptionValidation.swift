@@ -50,24 +50,12 @@ extension Validator {
             }
         }
 
-        for field in schema.fields where values[field.name] == nil {
-            if let value = field.defaultValue {
-                values[field.name] = Validator.withNestedDefaults(value, type: field.type)
-            } else if field.isRequired && !rejected.contains(field.name) {
-                error(anchor, "\(path).\(field.name)",
-                      "required option is missing (add \(field.name): \(Validator.sample(field)))")
-            }
+        let missing: [OptionField]
+        (values, missing) = schema.withDefaults(values)
+        for field in missing where !rejected.contains(field.name) {
+            error(anchor, "\(path).\(field.name)", "required option is missing (add \(field.name): \(Validator.sample(field)))")
         }
         return (values, name)
-    }
-
-    /// An object default gets the defaults of its own fields filled in.
-    static func withNestedDefaults(_ value: OptionValue, type: OptionType) -> OptionValue {
-        guard case .object(let schema) = type, case .object(var values) = value else { return value }
-        for field in schema.fields where values[field.name] == nil {
-            if let d = field.defaultValue { values[field.name] = withNestedDefaults(d, type: field.type) }
-        }
-        return .object(values)
     }
 
     /// `delay: { initial: 0s }` — for "write e.g. ..." fixes.
@@ -218,7 +206,31 @@ extension Validator {
     }
 }
 
+extension OptionSchema {
+    /// `values` with every field they leave unset given its declared default (an object default
+    /// with its own fields' defaults), and the required fields that have none: how the loader
+    /// completes a file and `PipelineSpec.completed` a command's flags.
+    func withDefaults(_ values: OptionValues) -> (OptionValues, missing: [OptionField]) {
+        var values = values
+        var missing: [OptionField] = []
+        for field in fields where values[field.name] == nil {
+            if let value = field.filledDefault {
+                values[field.name] = value
+            } else if field.isRequired {
+                missing.append(field)
+            }
+        }
+        return (values, missing)
+    }
+}
+
 extension OptionField {
+    /// The declared default as a loaded file holds it: an object's with its own fields' defaults.
+    var filledDefault: OptionValue? {
+        guard case .object(let schema) = type, case .object(let values)? = defaultValue else { return defaultValue }
+        return .object(schema.withDefaults(values).0)
+    }
+
     /// What is wrong with a value of the right type for this option: outside its range, or not one
     /// of its choices (`shown`: the value as the user wrote it); nil when it fits. The loader's
     /// check of a file and `PipelineSpec.completed`'s of flags both ask here.

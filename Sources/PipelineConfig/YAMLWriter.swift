@@ -40,8 +40,7 @@ enum YAMLWriter {
         for name in names {
             guard let value = values[name] else { continue }
             let field = schema.field(name)
-            if let field, let d = field.defaultValue,
-               Validator.withNestedDefaults(d, type: field.type) == value { continue }
+            if let field, field.filledDefault == value { continue }
             let key = YAMLText.scalar(name, isKey: true)
             if case .object(let nested) = value {
                 let nestedSchema: OptionSchema

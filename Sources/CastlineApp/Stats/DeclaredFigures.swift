@@ -8,6 +8,9 @@ enum DeclaredFigures {
         if case .measuredLatency = $0.meaning { return true }
         return $0.meaning == .behindLive
     }
+    /// Figures that say where play-out sits behind live (a delay): when one moves, what was
+    /// measured before no longer holds.
+    static let playoutPlace = Set(all.filter { $0.meaning == .behindLive }.map(\.name))
     static let audioLatency = all.first(meaning: .measuredLatency(.audio))
     static let videoLatency = all.first(meaning: .measuredLatency(.video))
     static let avOffset = all.first(meaning: .avOffset)

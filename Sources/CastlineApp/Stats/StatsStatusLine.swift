@@ -59,10 +59,11 @@ struct StatsStatusLine {
             targets.merge(stageEvent.fields) { $1 }
             return false
         case .stage(let stageEvent):
-            // What plays moved (a delay set anew): the latency read before no longer holds, and is
-            // left out until the latency stage reads it again. A command's first figure is its value.
+            // What plays moved (a delay set anew, not a gain): the latency read before no longer holds,
+            // and is left out until the latency stage reads it again. A command's first figure is its value.
             let moved = playoutMoved && commands.contains { command in
-                guard let figure = command.figures.first, let value = stageEvent.figures[figure] else { return false }
+                guard let figure = command.figures.first, DeclaredFigures.playoutPlace.contains(figure),
+                      let value = stageEvent.figures[figure] else { return false }
                 return commandFigures[figure] != value
             }
             if moved { measured = nil }
