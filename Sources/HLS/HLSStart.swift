@@ -72,7 +72,7 @@ public struct HLSStart: Sendable {
 
     /// Throws `StartFailure` (or `CancellationError`). `historyWanted`: seconds of the live
     /// window to start back from, for a stage that holds history.
-    public static func prepare(url: URL, rendition: RenditionRequest, asked: String, wantVideo: Bool, historyWanted: Double?,
+    public static func prepare(url: URL, rendition: RenditionRequest, wantVideo: Bool, historyWanted: Double?,
                                waitForLive: Bool, endAfter: Duration, fetcher: HTTPFetcher, reports: Reports) async throws -> HLSStart {
         let waiting = WaitingOn("the playlist \(url.absoluteString) to answer")
         // A start that hangs says on what, once; the request timeout ends it later.
@@ -89,7 +89,7 @@ public struct HLSStart: Sendable {
                                                endAfter: endAfter, fetcher: fetcher)
             return HLSStart(tracks: [track], variants: [], variant: nil)
         }
-        let choice = try HLSRenditions.choose(rendition, asked: asked, from: multivariant, wantVideo: wantVideo)
+        let choice = try HLSRenditions.choose(rendition, from: multivariant, wantVideo: wantVideo)
         var tracks: [HLSTrack] = []
         if wantVideo || choice.audioRendition == nil {
             reports.renditionChosen(HLSRenditions.describe(choice.variant))

@@ -21,8 +21,7 @@ public enum HLSRenditions {
         public var adaptive: Bool
     }
 
-    /// `asked` is the request as the user wrote it, for the error that names it.
-    public static func choose(_ request: RenditionRequest, asked: String, from playlist: MultivariantPlaylist,
+    public static func choose(_ request: RenditionRequest, from playlist: MultivariantPlaylist,
                               wantVideo: Bool) throws(StartFailure) -> Choice {
         let byBandwidth = playlist.variants.sorted { $0.bandwidth < $1.bandwidth }
         let withVideo = byBandwidth.filter { $0.hasVideo != false }
@@ -67,7 +66,12 @@ public enum HLSRenditions {
             }
         }
         let known = byBandwidth.map(describe).joined(separator: "; ")
-        throw StartFailure("no rendition \"\(asked)\" in the playlist (it has: \(known))", option: .rendition, badInput: true)
+        let wanted = switch request {
+        case .bitrate(let bitsPerSecond): "at or under \(bitsPerSecond / 1000)k"
+        case .named(let name): "\"\(name)\""
+        case .auto, .best, .lowest: "\(request)"
+        }
+        throw StartFailure("no rendition \(wanted) in the playlist (it has: \(known))", option: .rendition, badInput: true)
     }
 
     public static func describe(_ variant: MultivariantPlaylist.Variant) -> String {

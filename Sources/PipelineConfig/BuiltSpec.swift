@@ -74,11 +74,21 @@ extension OptionValues {
     }
 }
 
-extension Secret {
-    /// A secret in an environment variable that `flag` named, read as a file's `${NAME}` reads it.
-    /// Unset, it is an error, or with `deferringUnset` (nothing runs) its own reference, noted in `needed`.
-    public static func environment(_ name: String, _ environment: [String: String], flag: String, deferringUnset: Bool,
-                                   needed: inout [String]) throws(ConfigError) -> Secret {
+/// The secrets a command's flags name, read from environment variables as a file's `${NAME}`
+/// reads them. An unset one is an error naming its flag, or, when nothing will run
+/// (`deferringUnset`), its own reference, noted in `needed` (a spec's `neededAtRunTime`).
+public struct FlagSecrets {
+    let environment: [String: String]
+    let deferringUnset: Bool
+    public private(set) var needed: [String] = []
+
+    public init(environment: [String: String], deferringUnset: Bool) {
+        self.environment = environment
+        self.deferringUnset = deferringUnset
+    }
+
+    /// The secret in the variable `flag` named.
+    public mutating func read(_ name: String, flag: String) throws(ConfigError) -> Secret {
         let reference = "${\(name)}"
         switch Interpolation.expand(reference, environment: environment) {
         case .success(let result):

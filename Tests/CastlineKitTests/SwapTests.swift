@@ -78,15 +78,24 @@ struct SwapTests {
     func sourceSwap() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).mkv").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let runner = try PipelineRunner(spec: try spec(pattern: "smpte", tone: 440, path: path), registry: .builtin)
+        // A stats stage says how far the media has got (position_s), for the waits.
+        let stats = "{ stats: { every: 100ms } }"
+        let runner = try PipelineRunner(spec: try spec(pattern: "smpte", tone: 440, path: path, extraStage: stats), registry: .builtin)
         let recorder = RunRecorder(runner)
         try await runner.start()
         #expect(await recorder.reached(.playing))
-        try await Task.sleep(for: .seconds(1))  // media recorded before the join
-        let report = try await runner.swap(to: try spec(pattern: "ball", tone: 880, path: path), registry: .builtin, origin: "new.yaml")
+        func reached(_ seconds: Double) async -> Bool {
+            await recorder.first { event in
+                guard case .stats(let sample) = event.kind, sample.stream == .video else { return false }
+                return (sample.playPosition ?? 0) >= seconds
+            } != nil
+        }
+        #expect(await reached(1), "no second of media before the join")
+        let report = try await runner.swap(to: try spec(pattern: "ball", tone: 880, path: path, extraStage: stats),
+                                           registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["source test changed"])
         #expect(report.took < .seconds(1))
-        try await Task.sleep(for: .milliseconds(1500))  // media recorded after it
+        #expect(await reached(2.6), "media after the join")
         await runner.stop()
         #expect(await runner.wait() == .stopped)
         let seen = await recorder.all()

@@ -110,7 +110,7 @@ public struct BroadcastShortcut: Sendable {
     }
 
     /// The pipeline these flags stand for, before `PipelineSpec.completed` checks it and fills its defaults.
-    /// Keys and the passphrase are read from the environment variables named (see `Secret.environment`).
+    /// Keys and the passphrase are read from the environment variables named (see `FlagSecrets`).
     public func spec(environment: [String: String], deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec {
         let (width, height) = parsedSize ?? (TestSource.Video.width.defaultValue, TestSource.Video.height.defaultValue)
         var testAudio = OptionValues(), testVideo: OptionValues?
@@ -138,24 +138,21 @@ public struct BroadcastShortcut: Sendable {
             testVideo = values
             encodeVideo = video
         }
-        var needed: [String] = []
-        func secret(_ variable: String, flag: String) throws(ConfigError) -> Secret {
-            try Secret.environment(variable, environment, flag: flag, deferringUnset: deferringUnsetSecrets, needed: &needed)
-        }
+        var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)
         var rtmpIndex = 0
         var destinations: [ComponentSpec] = []
         for url in urls {
             var options = OptionValues()
             guard Self.protocolOf(url) == "rtmp" else {
                 options.set(SRTSink.url, url)
-                if let passphraseEnv { options.set(Credentials.passphrase, try secret(passphraseEnv, flag: "--passphrase-env")) }
+                if let passphraseEnv { options.set(Credentials.passphrase, try secrets.read(passphraseEnv, flag: "--passphrase-env")) }
                 if let maxReconnects { options.set(PublishOptions.maxReconnects, maxReconnects) }
                 destinations.append(ComponentSpec(kind: SRTSink.kind, options: options, keyPath: SRTSink.kind))
                 continue
             }
             defer { rtmpIndex += 1 }
             options.set(RTMPSink.url, url)
-            if !keyEnvs.isEmpty { options.set(Credentials.key, try secret(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex], flag: "--key-env")) }
+            if !keyEnvs.isEmpty { options.set(Credentials.key, try secrets.read(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex], flag: "--key-env")) }
             if !keyFiles.isEmpty { options.set(Credentials.keyFile, keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex]) }
             // TLS options are for the rtmps:// destinations among several; with none, the sink says they apply to rtmps only.
             if url.lowercased().hasPrefix("rtmps://") || !urls.contains(where: { $0.lowercased().hasPrefix("rtmps://") }) {
@@ -180,7 +177,7 @@ public struct BroadcastShortcut: Sendable {
         let recording = record.map { path in ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, path) } }
         var spec = PipelineSpec(name: name, source: origin, stages: [encode] + stats.stages,
                                 sinks: destinations + (recording.map { [$0] } ?? []))
-        spec.neededAtRunTime = needed
+        spec.neededAtRunTime = secrets.needed
         return spec
     }
 }

@@ -63,7 +63,7 @@ public struct ListenShortcut: Sendable {
     }
 
     /// The pipeline these flags stand for, before `PipelineSpec.completed` checks it and fills its defaults.
-    /// A key or passphrase is read from the environment variable named (see `Secret.environment`).
+    /// A key or passphrase is read from the environment variable named (see `FlagSecrets`).
     public func spec(environment: [String: String], deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec {
         // Headless monitoring costs what playing does: every stream is decoded, then dropped.
         var sinks: [ComponentSpec] = switch output {
@@ -75,9 +75,9 @@ public struct ListenShortcut: Sendable {
         if let record {
             sinks.append(ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, record); $0.set(FileSink.sync, true) })
         }
-        var needed: [String] = []
+        var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)
         let source = isIngestInput
-            ? try ingestInput(environment: environment, deferringUnset: deferringUnsetSecrets, needed: &needed)
+            ? try ingestInput(&secrets)
             : ComponentSpec(kind: HLSSource.kind) { options in
                 options.set(HLSSource.url, url)
                 options.set(HLSSource.rendition, rendition)
@@ -90,24 +90,20 @@ public struct ListenShortcut: Sendable {
         let stages = (audioOnly ? [ComponentSpec(kind: AudioOnlyStage.kind)] : []) + delayStages + statsStages
             + (measureLatency ? [ComponentSpec(kind: LatencyStage.kind)] : [])
         var spec = PipelineSpec(name: name, source: source, stages: stages, sinks: sinks)
-        spec.neededAtRunTime = needed
+        spec.neededAtRunTime = secrets.needed
         return spec
     }
 
     /// The uri source of an RTMP or SRT stream, its key or passphrase read where the user said.
-    private func ingestInput(environment: [String: String], deferringUnset: Bool,
-                             needed: inout [String]) throws(ConfigError) -> ComponentSpec {
+    private func ingestInput(_ secrets: inout FlagSecrets) throws(ConfigError) -> ComponentSpec {
         var options = OptionValues()
         options.set(URISource.uri, url)
         if let keyEnv {
-            options.set(Credentials.key, try Secret.environment(keyEnv, environment, flag: "--key-env",
-                                                                deferringUnset: deferringUnset, needed: &needed))
+            options.set(Credentials.key, try secrets.read(keyEnv, flag: "--key-env"))
         }
         if let keyFile { options.set(Credentials.keyFile, keyFile) }
         if let passphraseEnv {
-            options.set(Credentials.passphrase,
-                        try Secret.environment(passphraseEnv, environment, flag: "--passphrase-env",
-                                               deferringUnset: deferringUnset, needed: &needed))
+            options.set(Credentials.passphrase, try secrets.read(passphraseEnv, flag: "--passphrase-env"))
         }
         return ComponentSpec(kind: URISource.kind, options: options, keyPath: URISource.kind)
     }

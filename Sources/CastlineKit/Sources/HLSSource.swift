@@ -72,7 +72,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         let reports = HLSStart.Reports(notice: { events.emit(.notice($0)) }, renditionChosen: { events.emit(.renditionChanged($0)) })
         do {
             start = try await HLSStart.prepare(
-                url: playlistURL, rendition: Self.request(rendition), asked: rendition, wantVideo: wanted.contains(.video),
+                url: playlistURL, rendition: Self.request(rendition), wantVideo: wanted.contains(.video),
                 historyWanted: historyWanted, waitForLive: waitForLive, endAfter: endAfter, fetcher: fetcher, reports: reports)
         } catch let failure as StartFailure {
             throw BuildError(failure.message, at: "\(keyPath).\(failure.option.rawValue)", badInput: failure.badInput)
