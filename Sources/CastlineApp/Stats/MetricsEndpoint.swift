@@ -31,6 +31,7 @@ final class MetricsRecorder: Sendable {
         "silences": "castline_silences_total",
         "reconnects": "castline_reconnects_total",
         "acked_bytes": "castline_acked_bytes_total",
+        "acks_received": "castline_acks_received_total",
         "sent_bytes": "castline_sent_bytes_total",
     ]
 
