@@ -57,8 +57,10 @@ struct TerminalTests {
     func statusLineAndKeys() async throws {
         let (scratch, server) = try await Self.vod(seconds: 40)
         defer { withExtendedLifetime(scratch) { Task { await server.stop() } } }
+        // What castline said besides the screen, to tell a status line not drawn from figures not reported.
+        let events = scratch.file("events.jsonl")
         let pane = try await Pane([Castline.executable, "listen", server.url("long.m3u8"), "--output", "null",
-                                   "--delay", "1s", "--max-delay", "1m"])
+                                   "--delay", "1s", "--max-delay", "1m", "--stats-json", events])
         defer { Task { await pane.close() } }
         // The status line, not the delay-changed line before it.
         var shown = try await pane.waitFor("playing  ")
@@ -90,6 +92,10 @@ struct TerminalTests {
         try await pane.keys(" ")
         shown = try await pane.waitUntil("playing again, the pause kept in the delay", timeout: .seconds(10)) { text in
             last(text).map { $0.state == "playing" && $0.delay >= 2.5 } ?? false
+        }
+        if last(shown).map({ $0.state == "playing" && $0.delay >= 2.5 }) != true {
+            let said = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
+            Issue.record("castline's last events (--stats-json):\n\(said.split(separator: "\n").suffix(25).joined(separator: "\n"))")
         }
         try await pane.keys("q")
         shown = try await pane.waitFor("stopped")
