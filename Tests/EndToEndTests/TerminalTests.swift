@@ -90,10 +90,9 @@ struct TerminalTests {
             last(text).map { $0.state == "paused" && $0.delay >= 2.5 } ?? false
         }
         try await pane.keys(" ")
-        shown = try await pane.waitUntil("playing again, the pause kept in the delay", timeout: .seconds(10)) { text in
-            last(text).map { $0.state == "playing" && $0.delay >= 2.5 } ?? false
-        }
-        if last(shown).map({ $0.state == "playing" && $0.delay >= 2.5 }) != true {
+        func playingAgain(_ text: String) -> Bool { last(text).map { $0.state == "playing" && $0.delay >= 2.5 } ?? false }
+        shown = try await pane.waitUntil("playing again, the pause kept in the delay", timeout: .seconds(10), playingAgain)
+        if !playingAgain(shown) {
             let said = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
             Issue.record("castline's last events (--stats-json):\n\(said.split(separator: "\n").suffix(25).joined(separator: "\n"))")
         }

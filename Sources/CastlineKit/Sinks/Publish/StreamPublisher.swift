@@ -1,3 +1,6 @@
+// Over 400 lines: the publish's one phase machine (start, retries, finish) and the counters it
+// keeps across connections share one private State under one lock, and read best whole; building
+// the pipeline is in `PublishingPipeline`, what the far end says in `PublishOutput`.
 import Timing
 import Foundation
 import GstKit
@@ -8,9 +11,6 @@ import Synchronization
 /// sink's errors would stop the live sources if it sat in the main pipeline; here a failure
 /// tears down only this pipeline, and a new one is built after a backoff, resuming on a
 /// keyframe with the main pipeline's (monotonic) timestamps.
-/// (Over 400 lines: the publish's one phase machine, from start through retries to finish,
-/// with the readings of the far end's connection it moves on, reads best whole; building the
-/// pipeline itself is in `PublishingPipeline`, what the far end says in `PublishOutput`.)
 final class StreamPublisher: Sendable {
     struct Settings: Sendable {
         let output: any PublishOutput
