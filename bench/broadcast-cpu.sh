@@ -13,7 +13,8 @@
 #                started together with castline-beside, a one-destination castline, and
 #                compared with it: the machine's speed drifts between runs (the same castline
 #                run read 5.85 to 7.43 CPU-s within minutes), two runs side by side drift alike
-#   gst-launch   the equivalent hand-written gst-launch-1.0 line (SIGINT + -e after N s)
+#   gst-launch   the equivalent hand-written gst-launch-1.0 line (SIGINT + -e after N s), with the
+#                encode castline's test broadcast asks for (one x264 thread, a quantizer floor of 20)
 #   ffmpeg       ffmpeg -re lavfi testsrc2 + sine, libx264 veryfast zerolatency 2500k CBR
 #                (-minrate/-maxrate/-bufsize 2500k, -x264-params nal-hrd=cbr), aac 128k
 # All three encode constant bitrate (castline's default: x264 NAL HRD CBR with filler).
@@ -34,7 +35,8 @@
 #   ROUNDS     rounds of the publishers (default 2)
 #   castline-plain  castline run with the picture gst-launch can draw: the caption
 #              still, no beep and flash (test: {video: {caption: still}, audio:
-#              {beep: 0s}}): castline's own overhead over raw GStreamer, like for like
+#              {beep: 0s}}) and the encode the test broadcast asks for (threads: 1, qp-min: 20):
+#              castline's own overhead over raw GStreamer, like for like
 #   EXTRA=1    also run two diagnostic gst-launch variants: without the caption,
 #              and with the scrolling SD bars castline used to send (the x264
 #              cost of the content), then an encode-only check: x264enc and
@@ -84,7 +86,7 @@ gst_line() {
         videotestsrc is-live=true $pattern
         ! video/x-raw,width=1280,height=720,framerate=30/1,format=I420
         ! "${overlay[@]}"
-        x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500 vbv-buf-capacity=1000 option-string=nal-hrd=cbr:filler=1
+        x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500 vbv-buf-capacity=1000 threads=1 option-string=nal-hrd=cbr:filler=1:qpmin=20
         ! video/x-h264,profile=high ! h264parse ! queue
         ! flvmux name=mux streamable=true ! rtmp2sink "location=$url"
         audiotestsrc is-live=true ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample
@@ -108,7 +110,7 @@ source:
     video: {caption: still}
     audio: {beep: 0s}
 stages:
-  - encode: {video: {}, audio: {}}
+  - encode: {video: {threads: 1, qp-min: 20}, audio: {}}
 sinks:
   - rtmp: {url: "$rtmp_base", key: "\${BENCH_STREAM_KEY}"}
 EOF

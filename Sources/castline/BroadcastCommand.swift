@@ -12,7 +12,7 @@ struct BroadcastCommand: AsyncParsableCommand {
             Several URLs publish one encode to each: a key source for all, or one per URL in order;
             a destination that fails or goes away never stops the others (the run then exits 1).
             The test signal: a moving pattern with the wall-clock time and frame count burnt in,
-            and a tone with a beep on every wall-clock second, flashing the picture on the same frame.
+            and a tone with a beep on every wall-clock second, a white square flashing on the same frame.
             --print-pipeline prints the pipeline file these flags make.
             """)
 

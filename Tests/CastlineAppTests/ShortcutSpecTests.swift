@@ -58,6 +58,25 @@ struct ShortcutSpecTests {
         #expect(try roundTrip(tone.spec).built.source.options[TestSource.videoOptions] == nil)
     }
 
+    @Test("the test picture is encoded by one x264 thread up to 720p30 at a fast preset, never finer than QP 20; a file's picture as x264 likes")
+    func testPictureEncode() throws {
+        func encode(_ configure: (inout BroadcastShortcut) -> Void) throws -> VideoEncoding? {
+            var shortcut = BroadcastShortcut(url: "rtmp://example.com/app")
+            shortcut.keyEnvs = ["KEY"]
+            configure(&shortcut)
+            let encode = try roundTrip(shortcut.spec).loaded.stages.first { $0.kind == EncodeStage.kind }
+            return encode?.options[EncodeStage.videoOptions].map(VideoEncoding.init)
+        }
+        let standard = try #require(try encode { _ in })
+        #expect(standard.threads == 1 && standard.qpMin == VideoEncoding.testPictureQPMin)
+        #expect(try encode { $0.size = "1920x1080" }?.threads == 0)
+        #expect(try encode { $0.fps = 60 }?.threads == 0)
+        let medium = try #require(try encode { $0.preset = "medium" })
+        #expect(medium.threads == 0 && medium.qpMin == VideoEncoding.testPictureQPMin)
+        let file = try #require(try encode { $0.source = "/etc/hostname" })
+        #expect(file.threads == 0 && file.qpMin == 0)
+    }
+
     @Test func aValueOutOfItsRangeIsRefusedAsAFileWouldBe() throws {
         var shortcut = BroadcastShortcut(url: "rtmp://example.com/app")
         (shortcut.keyEnvs, shortcut.fps) = (["KEY"], 500)

@@ -5,7 +5,7 @@ import Testing
 /// The test source is an A/V sync check: the beep and the flash mark the same instant.
 @Suite("test signal", .timeLimit(.minutes(2)))
 struct TestSignalTests {
-    @Test("every second the beep and the white flash land together (within two frames)")
+    @Test("every second the beep and the white square's flash land together (within two frames)")
     func beepAndFlashTogether() async throws {
         let scratch = try Scratch()
         let recording = scratch.file("av.mkv")
@@ -39,12 +39,14 @@ struct TestSignalTests {
         }
     }
 
-    @Test("caption: still stays top left; the default caption moves away from there")
+    @Test("caption: still stays top left; the default caption moves across the top")
     func stillCaptionStays() async throws {
         let scratch = try Scratch()
-        // Rows (of 240) that differ between frame 3 and frame 87 (2.9 s): a still caption
-        // changes only its own text, 12-26 px down; a moving one is 39-53 px down by then.
-        func changedRows(caption: String) async throws -> ClosedRange<Int>? {
+        // Pixels (of 320x240) that differ between frame 3 and frame 87 (2.9 s), above the clock
+        // stripe: a still caption changes only its own text, from the first character that
+        // differs on (the date and the time before it stay); a moving one has moved right by
+        // then, so the bars come back from its left edge on.
+        func changed(caption: String) async throws -> (rows: ClosedRange<Int>, columns: ClosedRange<Int>)? {
             let recording = scratch.file("\(caption).mkv")
             let pipeline = try scratch.write("\(caption).yaml", """
                 version: 1
@@ -66,23 +68,26 @@ struct TestSignalTests {
             let pixels = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
             let size = 320 * 240
             try #require(pixels.count == 2 * size, "\(pixels.count) bytes of frames")
-            let changed = (0..<size).filter { abs(Int(pixels[$0]) - Int(pixels[size + $0])) > 40 }.map { $0 / 320 }
-            // The clock stripe along the bottom (a sixteenth of the picture) changes every frame by design.
-            #expect(changed.contains { $0 >= 240 - 240 / 16 }, "the picture clock did not change")
-            let rows = changed.filter { $0 < 240 - 240 / 16 }
-            guard let first = rows.min(), let last = rows.max() else { return nil }
-            return first...last
+            let changed = (0..<size).filter { abs(Int(pixels[$0]) - Int(pixels[size + $0])) > 40 }
+            // The clock stripe along the bottom (a fifteenth of the picture) changes every frame by design.
+            #expect(changed.contains { $0 / 320 >= 240 - 240 / 15 }, "the picture clock did not change")
+            let caption = changed.filter { $0 / 320 < 240 - 240 / 15 }
+            guard let first = caption.first, let last = caption.last,
+                  let left = caption.map({ $0 % 320 }).min(), let right = caption.map({ $0 % 320 }).max() else { return nil }
+            return (first / 320...last / 320, left...right)
         }
-        let still = try #require(try await changedRows(caption: "still"), "the still caption's text did not change")
-        #expect(still.upperBound < 36, "a still caption changed rows \(still)")
-        let moving = try #require(try await changedRows(caption: "moving"))
-        #expect(moving.upperBound > 40, "a moving caption changed only rows \(moving)")
+        let still = try #require(try await changed(caption: "still"), "the still caption's text did not change")
+        #expect(still.rows.upperBound < 36, "a still caption changed rows \(still.rows)")
+        let moving = try #require(try await changed(caption: "moving"))
+        #expect(moving.rows.upperBound < 36, "a moving caption changed rows \(moving.rows): it moves across, not down")
+        #expect(moving.columns.lowerBound + 20 < still.columns.lowerBound,
+                "a moving caption changed columns \(moving.columns), a still one \(still.columns)")
     }
 
-    /// Times of the first frame of each run of white frames.
+    /// Times of the first frame of each run of frames whose middle (inside the flashed square) is white.
     func flashTimes(_ file: String) async throws -> [Double] {
         let result = try await ChildProcess.run("/usr/bin/ffprobe", [
-            "-v", "error", "-f", "lavfi", "-i", "movie=\(file),signalstats",
+            "-v", "error", "-f", "lavfi", "-i", "movie=\(file),crop=w=ih/6:h=ih/6,signalstats",
             "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG", "-of", "csv=p=0",
         ])
         var times: [Double] = []

@@ -136,6 +136,12 @@ public struct BroadcastShortcut: Sendable {
             (values.set(TestSource.Video.width, width), values.set(TestSource.Video.height, height))
             values.set(TestSource.Video.fps, fps)
             testVideo = values
+            // The test picture is mostly still: one x264 thread encodes it with room to spare,
+            // and finer than a floor it only looks the same.
+            if VideoEncoding.oneThreadKeepsUp(width: width, height: height, fps: fps, preset: preset) {
+                video.set(VideoEncoding.threads, 1)
+            }
+            video.set(VideoEncoding.qpMin, VideoEncoding.testPictureQPMin)
             encodeVideo = video
         }
         var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)

@@ -11,13 +11,19 @@ public struct VideoEncoding: Sendable, Hashable {
                                               default: "veryfast", help: "x264 speed preset: faster costs less CPU")
     public static let rateControl = ConfigOption<RateControl>("rate-control", default: .cbr,
         help: "cbr: the bitrate on the wire every second (filler when the picture needs less); vbr: up to it; crf: constant quality")
-    public static let schema = OptionSchema(codec, bitrate, keyframeInterval, preset, rateControl)
+    public static let threads = ConfigOption<Int>("threads", .int(0...64), default: 0,
+        help: "x264's threads: 0 lets x264 choose (slices over every core), 1 costs the least CPU where one core keeps up")
+    public static let qpMin = ConfigOption<Int>("qp-min", .int(0...51), default: 0,
+        help: "x264's lowest quantizer, 0 for none: a simple picture stops taking every bit of the rate at this quality (filler makes up the rest in cbr)")
+    public static let schema = OptionSchema(codec, bitrate, keyframeInterval, preset, rateControl, threads, qpMin)
 
     public var codec: Codec
     public var bitrate: Bitrate
     public var keyframeInterval: Duration
     public var preset: String
     public var rateControl: RateControl
+    public var threads: Int
+    public var qpMin: Int
 
     /// As `values` (an `encode` stage's `video:`) set it; the rest as declared above.
     public init(_ values: OptionValues = OptionValues()) {
@@ -26,6 +32,21 @@ public struct VideoEncoding: Sendable, Hashable {
         keyframeInterval = values[Self.keyframeInterval]
         preset = values[Self.preset]
         rateControl = values[Self.rateControl]
+        threads = values[Self.threads]
+        qpMin = values[Self.qpMin]
+    }
+
+    /// The quantizer floor for castline's test picture: still bars, a caption and a clock stripe
+    /// look the same at 20 as below it, where x264 spends the whole rate (QP 3-5 at 2500k 720p)
+    /// and 5-7 % more CPU on coding them finer.
+    public static let testPictureQPMin = 20
+
+    /// Whether one x264 thread keeps up with `width`x`height` at `fps` with room to spare: up to
+    /// 720p30 at `faster` or a faster preset (x264 takes 7-10 ms of one core here for a 720p
+    /// frame at veryfast, of the 33 ms it has), where slices over two threads cost 6-7 % more CPU.
+    public static func oneThreadKeepsUp(width: Int, height: Int, fps: Double, preset: String) -> Bool {
+        let fastPresets: Set = ["ultrafast", "superfast", "veryfast", "faster"]
+        return fastPresets.contains(preset) && Double(width * height) * fps <= 1280 * 720 * 30
     }
 }
 
@@ -81,6 +102,7 @@ public enum Encoders {
         try encoder.set("pass", text: settings.rateControl == .crf ? "qual" : "cbr")
         if settings.rateControl == .crf { try encoder.set("quantizer", UInt32(23)) }
         try encoder.set("vbv-buf-capacity", UInt32(1000))
+        try encoder.set("threads", UInt32(settings.threads))
         let parser = try ElementCatalog.make("h264parse")
         try parser.set("config-interval", Int32(-1))
         let bin = try BinChain.make(name, [
@@ -93,7 +115,10 @@ public enum Encoders {
         ])
         // A fixed GOP, as ingests want: no scene-cut keyframes (the test source's flash would
         // trigger them), x264's own interval only as a backstop; the clock below sets the rhythm.
-        try encoder.set("option-string", text: settings.rateControl == .cbr ? "scenecut=0:nal-hrd=cbr:filler=1" : "scenecut=0")
+        // x264enc's own qp-min property does not reach x264 in its cbr pass; the option string does.
+        var options = settings.rateControl == .cbr ? ["scenecut=0", "nal-hrd=cbr", "filler=1"] : ["scenecut=0"]
+        if settings.qpMin > 0 { options.append("qpmin=\(settings.qpMin)") }
+        try encoder.set("option-string", text: options.joined(separator: ":"))
         try encoder.set("key-int-max", UInt32(clamping: Int(settings.keyframeInterval.seconds * 240)))
         forceKeyframes(into: encoder, every: settings.keyframeInterval)
         return bin

@@ -4,7 +4,9 @@ import Foundation
 /// each frame of large black and white blocks that carries the wall-clock time the frame was
 /// made (UTC, ms) and its number, with a checksum. Blocks are a fixed part of the frame's width
 /// and the stripe a fixed part of its height, so the code reads back from decoded pixels after
-/// lossy compression and scaling (74 blocks: 8.6 px each at 640 wide).
+/// lossy compression and scaling (8 px a block at 640 wide). At 720p each block is one
+/// macroblock wide and the stripe three macroblocks high: a block that changes is a flat
+/// change to x264, where blocks astride macroblocks made the clock 11 % of a broadcast's CPU.
 ///
 /// Block order: a white and a black guard (the reader's levels), 44 bits of milliseconds since
 /// 1970, 20 bits of frame number, an 8-bit CRC of the 64 bits; most significant bit first.
@@ -13,8 +15,16 @@ public enum PictureClock {
     static let frameBits = 20
     static let checkBits = 8
     public static let blockCount = 2 + millisecondBits + frameBits + checkBits
-    /// The stripe's height: a sixteenth of the frame (45 rows at 720p, 22 at 360p).
-    public static func stripeRows(height: Int) -> Int { max(4, height / 16) & ~1 }
+    /// The stripe is cut into this many equal slots (16 px at 1280 wide), the code in the
+    /// first `blockCount`, black after.
+    static let slots = 80
+    /// The stripe's height: a fifteenth of the frame (48 rows at 720p, from row 672; 24 at 360p).
+    public static func stripeRows(height: Int) -> Int { max(4, height / 15) & ~1 }
+
+    /// Where slot `index` starts and ends along a line `width` wide.
+    static func slot(_ index: Int, width: Int) -> (left: Int, right: Int) {
+        (index * width / slots, (index + 1) * width / slots)
+    }
 
     /// The code's blocks, guards first: true is white.
     public static func blocks(milliseconds: UInt64, frame: UInt64) -> [Bool] {
@@ -30,15 +40,17 @@ public enum PictureClock {
     public static func stamp(milliseconds: UInt64, frame: UInt64, into luma: UnsafeMutableRawBufferPointer,
                              offset: Int, stride: Int, width: Int, height: Int) {
         let rows = stripeRows(height: height)
-        guard width >= blockCount, height > rows, offset + stride * height <= luma.count, let base = luma.baseAddress
+        guard width >= slots, height > rows, offset + stride * height <= luma.count, let base = luma.baseAddress
         else { return }
         let blocks = blocks(milliseconds: milliseconds, frame: frame)
+        let codeEnd = slot(blockCount - 1, width: width).right
         for row in (height - rows)..<height {
             let line = base + offset + row * stride
             for (index, white) in blocks.enumerated() {
-                let left = index * width / blockCount, right = (index + 1) * width / blockCount
+                let (left, right) = slot(index, width: width)
                 memset(line + left, white ? 235 : 16, right - left)
             }
+            memset(line + codeEnd, 16, width - codeEnd)
         }
     }
 
@@ -47,12 +59,12 @@ public enum PictureClock {
     public static func read(_ luma: UnsafeRawBufferPointer, offset: Int, stride: Int, width: Int, height: Int)
         -> (milliseconds: UInt64, frame: UInt64)? {
         let rows = stripeRows(height: height)
-        guard width >= blockCount, height > rows, offset + stride * height <= luma.count, let base = luma.baseAddress
+        guard width >= slots, height > rows, offset + stride * height <= luma.count, let base = luma.baseAddress
         else { return nil }
         // The middle half of each block, both ways: edges blur in compression and scaling.
         let top = height - rows + rows / 4, bottom = height - rows / 4
         func level(_ index: Int) -> Int {
-            let left = index * width / blockCount, right = (index + 1) * width / blockCount
+            let (left, right) = slot(index, width: width)
             let from = left + (right - left) / 4, to = max(from + 1, right - (right - left) / 4)
             var sum = 0
             for row in Swift.stride(from: top, to: bottom, by: max(1, (bottom - top) / 4)) {
@@ -108,10 +120,15 @@ public enum SoundClock {
     /// What to play `phase` seconds into mark `number` (nil: the tone): the beep or a code slot,
     /// as a frequency multiple of the tone.
     public static func multiple(at phase: Double, of number: Int64) -> Double? {
+        multiple(at: phase, bits: bits(number))
+    }
+
+    /// As above, for a mark whose `bits` are already known (a writer asks for every sample).
+    static func multiple(at phase: Double, bits: [Bool]) -> Double? {
         if phase < beep { return 2 }
         guard phase >= codeStart, phase < codeEnd else { return nil }
         let index = Int((phase - codeStart) / slot)
-        return bits(number)[index] ? 4 : 3
+        return bits.indices.contains(index) && bits[index] ? 4 : 3
     }
 
     /// The mark number a reader's bits carry (low 10 bits), or nil when the parity fails.

@@ -4,7 +4,7 @@ import PipelineConfig
 /// A live test signal, an A/V sync check a person can see and hear: a pattern
 /// with the wall-clock time and frame count burnt into a caption box that
 /// moves across it, and a tone with a beep on every wall-clock second that
-/// flashes the picture on the same frame.
+/// flashes a white square in the picture on the same frame.
 ///
 /// The default pattern is the HD colour bars (SMPTE RP 219), still, with the
 /// motion in the caption: a picture x264 encodes at about a third of the CPU of
@@ -31,7 +31,7 @@ public final class TestSource: SourceComponent {
         public static let pattern = ConfigOption<String>("pattern", .choice(["smpte-rp-219", "smpte", "ball", "snow", "black", "bar", "circular"]),
                                             default: "smpte-rp-219", help: "videotestsrc pattern (smpte-rp-219: HD colour bars)")
         public static let caption = ConfigOption<String>("caption", .choice(["moving", "still"]), default: "moving",
-            help: "the clock and frame caption bounces across the picture (a frozen stream shows), or stays top left")
+            help: "the clock and frame caption bounces across the top of the picture (a frozen stream shows), or stays top left")
         static let schema = OptionSchema(width, height, fps, pattern, caption)
 
         var width: Int, height: Int, fps: Double, pattern: String, movingCaption: Bool
@@ -46,7 +46,7 @@ public final class TestSource: SourceComponent {
         public static let tone = ConfigOption<Double>("tone", .double(20...10_000), default: 1000, help: "tone frequency in Hz")
         public static let volume = ConfigOption<Double>("volume", .double(0...1), default: 0.3, help: "tone volume, 0 to 1")
         public static let beep = ConfigOption<Duration>("beep", default: .seconds(1),
-            help: "a 100 ms beep at twice the tone's pitch (and a flash) every this often on the wall clock; 0s for none")
+            help: "a 100 ms beep at twice the tone's pitch (and a white square flashed) every this often on the wall clock; 0s for none")
         static let schema = OptionSchema(tone, volume, beep)
 
         var tone: Double, volume: Double, beep: Duration
@@ -115,9 +115,7 @@ public final class TestSource: SourceComponent {
             if let pts = info.buffer?.pts, let element = info.pad?.parentElement {
                 try? element.set("text", marks.caption(pts))
                 guard moving else { return .ok }
-                let (x, y) = SyncMarks.captionPlace(pts)
-                try? element.set("xpos", x)
-                try? element.set("ypos", y)
+                try? element.set("xpos", SyncMarks.captionX(pts))
             }
             return .ok
         }
