@@ -6,7 +6,8 @@ import Foundation
 /// and the stripe a fixed part of its height, so the code reads back from decoded pixels after
 /// lossy compression and scaling (8 px a block at 640 wide). At 720p each block is one
 /// macroblock wide and the stripe three macroblocks high: a block that changes is a flat
-/// change to x264, where blocks astride macroblocks made the clock 11 % of a broadcast's CPU.
+/// change to x264 (blocks astride macroblocks made the stripe add 11 % to a broadcast's CPU;
+/// on them, 7 %).
 ///
 /// Block order: a white and a black guard (the reader's levels), 44 bits of milliseconds since
 /// 1970, 20 bits of frame number, an 8-bit CRC of the 64 bits; most significant bit first.

@@ -9,6 +9,8 @@ import Synchronization
 /// `SoundClock`): the latency stage reads both back.
 final class SyncMarks: Sendable {
     let interval: Duration
+    /// `interval` in seconds, as the per-sample arithmetic wants it.
+    private let period: Double
     let length: Duration = .milliseconds(100)
     let beepFrequency: Double
     /// The sound's marks come this much after the picture's (`av-offset`), in seconds.
@@ -21,6 +23,7 @@ final class SyncMarks: Sendable {
 
     init(interval: Duration, beepFrequency: Double, audioLate: Double = 0, clock: Bool = true) {
         self.interval = interval
+        period = interval.seconds
         self.beepFrequency = beepFrequency
         self.audioLate = audioLate
         self.clock = clock
@@ -39,7 +42,7 @@ final class SyncMarks: Sendable {
 
     /// Seconds since the last mark began, at wall time `wall`.
     private func sinceMark(_ wall: Double) -> Double {
-        wall.truncatingRemainder(dividingBy: interval.seconds)
+        wall.truncatingRemainder(dividingBy: period)
     }
 
     func isMarked(_ pts: ClockTime) -> Bool {
@@ -58,10 +61,9 @@ final class SyncMarks: Sendable {
         // Quick reject: no mark's beep or code starts or lasts within this buffer.
         let phase = sinceMark(start)
         let lasts = clock ? SoundClock.codeEnd : SoundClock.beep
-        guard phase < lasts || phase + (end - start) >= interval.seconds else { return }
+        guard phase < lasts || phase + (end - start) >= period else { return }
         let startTime = pts.seconds
         let tone = beepFrequency / 2
-        let period = interval.seconds
         var mark: (number: Int64, bits: [Bool])?
         _ = info.withWritableBuffer { writable in
             writable.withUnsafeMutableBytes { raw in
@@ -71,7 +73,7 @@ final class SyncMarks: Sendable {
                     let wall = start + (t - startTime)
                     let number = Int64((wall / period).rounded(.down))
                     if mark?.number != number { mark = (number, SoundClock.bits(number)) }
-                    guard let bits = mark?.bits, let multiple = SoundClock.multiple(at: wall.truncatingRemainder(dividingBy: period), bits: bits),
+                    guard let bits = mark?.bits, let multiple = SoundClock.multiple(at: sinceMark(wall), bits: bits),
                           clock || multiple == 2 else { continue }
                     // The beep loud (a person hears the mark), the code at the tone's level.
                     let value = Float((multiple == 2 ? 0.8 : volume) * sin(2 * Double.pi * tone * multiple * t))
@@ -104,7 +106,7 @@ final class SyncMarks: Sendable {
     /// Where the caption box is at `pts`, as textoverlay's relative xpos: it bounces
     /// across the picture (8 s a sweep), so a frozen or juddering stream shows at a glance.
     /// Across only: a box moving down as well changes a whole row of macroblocks along its top
-    /// and bottom edges every frame, which cost x264 more than the rest of the signal together.
+    /// and bottom edges every frame, for x264 to code.
     static func captionX(_ pts: ClockTime) -> Double {
         let phase = pts.seconds.truncatingRemainder(dividingBy: 16) / 8
         return stillCaptionPlace.x + 0.5 * (phase <= 1 ? phase : 2 - phase)
