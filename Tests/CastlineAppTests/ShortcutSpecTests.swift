@@ -68,11 +68,11 @@ struct ShortcutSpecTests {
             return encode?.options[EncodeStage.videoOptions].map(VideoEncoding.init)
         }
         let standard = try #require(try encode { _ in })
-        #expect(standard.threads == 1 && standard.qpMin == VideoEncoding.testPictureQPMin)
+        #expect(standard.threads == 1 && standard.qpMin == TestSource.encoderQPMin)
         #expect(try encode { $0.size = "1920x1080" }?.threads == 0)
         #expect(try encode { $0.fps = 60 }?.threads == 0)
         let medium = try #require(try encode { $0.preset = "medium" })
-        #expect(medium.threads == 0 && medium.qpMin == VideoEncoding.testPictureQPMin)
+        #expect(medium.threads == 0 && medium.qpMin == TestSource.encoderQPMin)
         let file = try #require(try encode { $0.source = "/etc/hostname" })
         #expect(file.threads == 0 && file.qpMin == 0)
     }

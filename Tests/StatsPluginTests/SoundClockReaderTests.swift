@@ -15,7 +15,7 @@ struct SoundClockReaderTests {
         (0..<Int((to - from) * Double(rate))).map { index in
             let wall = from + Double(index) / Double(rate)
             let number = Int64(wall.rounded(.down))
-            let multiple = SoundClock.multiple(at: wall - Double(number), of: number)
+            let multiple = SoundClock.multiple(at: wall - Double(number), bits: SoundClock.bits(number))
             return Float((multiple == 2 ? 0.8 : 0.5) * sin(2 * Double.pi * tone * (multiple ?? 1) * wall))
         }
     }

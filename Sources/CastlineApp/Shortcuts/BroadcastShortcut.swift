@@ -141,7 +141,7 @@ public struct BroadcastShortcut: Sendable {
             if VideoEncoding.oneThreadKeepsUp(width: width, height: height, fps: fps, preset: preset) {
                 video.set(VideoEncoding.threads, 1)
             }
-            video.set(VideoEncoding.qpMin, VideoEncoding.testPictureQPMin)
+            video.set(VideoEncoding.qpMin, TestSource.encoderQPMin)
             encodeVideo = video
         }
         var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)

@@ -36,11 +36,6 @@ public struct VideoEncoding: Sendable, Hashable {
         qpMin = values[Self.qpMin]
     }
 
-    /// The quantizer floor for castline's test picture: still bars, a caption and a clock stripe
-    /// look the same at 20 as below it, where x264 spends the whole rate (QP 3-5 at 2500k 720p)
-    /// and 5-7 % more CPU on coding them finer.
-    public static let testPictureQPMin = 20
-
     /// Whether one x264 thread keeps up with `width`x`height` at `fps` with room to spare: up to
     /// 720p30 at `faster` or a faster preset (x264 takes 7-10 ms of one core here for a 720p
     /// frame at veryfast, of the 33 ms it has), where slices over two threads cost 6-7 % more CPU.

@@ -120,12 +120,8 @@ public enum SoundClock {
 
     /// What to play `phase` seconds into mark `number` (nil: the tone): the beep or a code slot,
     /// as a frequency multiple of the tone.
-    public static func multiple(at phase: Double, of number: Int64) -> Double? {
-        multiple(at: phase, bits: bits(number))
-    }
-
-    /// As above, for a mark whose `bits` are already known (a writer asks for every sample).
-    static func multiple(at phase: Double, bits: [Bool]) -> Double? {
+    /// `bits` are the mark's (`bits(number)`), made once per mark: a writer asks for every sample.
+    public static func multiple(at phase: Double, bits: [Bool]) -> Double? {
         if phase < beep { return 2 }
         guard phase >= codeStart, phase < codeEnd else { return nil }
         let index = Int((phase - codeStart) / slot)

@@ -64,7 +64,8 @@ final class SyncMarks: Sendable {
         guard phase < lasts || phase + (end - start) >= period else { return }
         let startTime = pts.seconds
         let tone = beepFrequency / 2
-        var mark: (number: Int64, bits: [Bool])?
+        // The mark's code bits, made once per mark, not per sample.
+        var (markNumber, bits) = (Int64.min, [Bool]())
         _ = info.withWritableBuffer { writable in
             writable.withUnsafeMutableBytes { raw in
                 let samples = raw.bindMemory(to: Float.self)
@@ -72,9 +73,8 @@ final class SyncMarks: Sendable {
                     let t = startTime + Double(frame) / Double(rate)
                     let wall = start + (t - startTime)
                     let number = Int64((wall / period).rounded(.down))
-                    if mark?.number != number { mark = (number, SoundClock.bits(number)) }
-                    guard let bits = mark?.bits, let multiple = SoundClock.multiple(at: sinceMark(wall), bits: bits),
-                          clock || multiple == 2 else { continue }
+                    if number != markNumber { (markNumber, bits) = (number, SoundClock.bits(number)) }
+                    guard let multiple = SoundClock.multiple(at: sinceMark(wall), bits: bits), clock || multiple == 2 else { continue }
                     // The beep loud (a person hears the mark), the code at the tone's level.
                     let value = Float((multiple == 2 ? 0.8 : volume) * sin(2 * Double.pi * tone * multiple * t))
                     for channel in 0..<channels where frame * channels + channel < samples.count {
