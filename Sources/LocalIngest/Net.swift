@@ -77,13 +77,28 @@ public enum FreePort {
     }
 
     /// Waits until something has bound the UDP port (a listener that takes no connection to check).
-    public static func waitUntilTaken(host: String = "127.0.0.1", datagram port: Int, timeout: Duration) async -> Bool {
+    /// Read from the kernel's socket tables, not by binding the port to see: a probe holding it
+    /// for an instant made the very listener it waited for fail to bind, now and then.
+    public static func waitUntilTaken(datagram port: Int, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while isFree(host: host, port: port, datagram: true) {
+        while !isBound(datagram: port) {
             guard ContinuousClock.now < deadline else { return false }
             try? await Task.sleep(for: .milliseconds(20))
         }
         return true
+    }
+
+    /// Whether a UDP socket of this machine is bound to `port` (any address), from /proc/net/udp
+    /// and udp6: the local address's port is the hex after the colon of the second column.
+    static func isBound(datagram port: Int) -> Bool {
+        ["/proc/net/udp", "/proc/net/udp6"].contains { table in
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { return false }
+            return text.split(separator: "\n").dropFirst().contains { line in
+                let columns = line.split(separator: " ")
+                guard columns.count > 1, let local = columns[1].split(separator: ":").last else { return false }
+                return Int(local, radix: 16) == port
+            }
+        }
     }
 }
 

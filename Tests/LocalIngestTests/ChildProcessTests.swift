@@ -89,6 +89,24 @@ struct ChildProcessTests {
         #expect(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .milliseconds(200)) == false)
     }
 
+    @Test("a UDP port bound on any address is seen as taken, without binding it to look; closed, it is free again")
+    func boundDatagramPortIsSeen() async throws {
+        let port = try FreePort.find(datagram: true)
+        #expect(!FreePort.isBound(datagram: port))
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0)
+        #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(1)))
+        close(fd)
+        #expect(!FreePort.isBound(datagram: port))
+    }
+
     @Test func parsesStatXML() {
         let xml = """
         <rtmp><server><application><name>live</name><live>
