@@ -62,8 +62,13 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Control/Page"],
+            plugins: ["EmbedPage"]
         ),
+        // The control page's files (Sources/CastlineApp/Control/Page) compiled into the binary.
+        .executableTarget(name: "EmbedFiles", path: "BuildTools/EmbedFiles"),
+        .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["EmbedFiles"], path: "BuildTools/EmbedPage"),
         .executableTarget(
             name: "castline",
             dependencies: [

@@ -96,3 +96,26 @@ extension LatestFigures.Entry: Encodable {
         }
     }
 }
+
+/// A stage command as `GET /commands` lists it: what the page needs to draw its control.
+struct CommandDeclaration: Encodable {
+    let name: String
+    let summary: String
+    /// `{"<field>": value}` sets it; `{"step": N}` moves it.
+    let field: String
+    let min: Double
+    let max: Double
+    /// The figures it moves, first the one it sets.
+    let figures: [String]
+    let pipelines: [String]
+
+    init(_ command: StageCommand, pipelines: [String]) {
+        name = command.name
+        summary = command.summary
+        field = command.valueField
+        min = command.range.lowerBound
+        max = command.range.upperBound
+        figures = command.figures
+        self.pipelines = pipelines
+    }
+}

@@ -12,13 +12,14 @@ struct ControlRoutes: Sendable {
     /// Stats figures as Prometheus metrics, fed from every pipeline's events.
     let metrics: MetricsRecorder
     let commands: [StageCommand]
+    let plots: LivePlots
 
     /// The largest request body taken (a pipeline file is a few kB).
     static let bodyLimit = 1 << 20
 
     /// Each fixed route and its method; the stage commands come on top (`POST /NAME`).
     static let fixed: [(path: String, method: HTTPRequest.Method)] = [
-        ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get),
+        ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get),
         ("/pause", .post), ("/resume", .post), ("/swap", .post),
     ]
 
@@ -31,6 +32,8 @@ struct ControlRoutes: Sendable {
         router.get("events") { request, _ in try events(selected(request)) }
         router.get("pipeline") { request, _ in try await pipelineFile(selected(request)) }
         router.get("metrics") { request, _ in try await metricsText(selected(request)) }
+        router.get("commands") { request, _ in try await commandList(selected(request)) }
+        router.get("plot.svg") { request, _ in try plot(request) }
         router.post("pause") { request, _ in
             try await change(selected(request), to: .paused, otherwise: "only a playing pipeline pauses") {
                 await $0.pause()
@@ -159,6 +162,27 @@ struct ControlRoutes: Sendable {
                 """)
         }
         return ControlReply.text(metrics.exposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    /// The stage commands the chosen pipelines take, as the page draws their controls.
+    func commandList(_ chosen: [ControlledPipeline]) async -> Response {
+        var list: [CommandDeclaration] = []
+        for command in commands {
+            var takers: [String] = []
+            for pipeline in chosen where await pipeline.hasStage(taking: command.name) { takers.append(pipeline.name) }
+            if !takers.isEmpty { list.append(CommandDeclaration(command, pipelines: takers)) }
+        }
+        return ControlReply.json(["commands": list])
+    }
+
+    /// One pipeline's plot (`?pipeline=` needed with several), `?last=SECONDS` for the latest part.
+    func plot(_ request: Request) throws -> Response {
+        let chosen = try selected(request)
+        guard chosen.count == 1, let pipeline = chosen.first else {
+            throw ControlRefusal(status: .badRequest, message: "name one pipeline: /plot.svg?pipeline=NAME")
+        }
+        let last = request.uri.queryParameters["last"].flatMap { Double(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
+        return ControlReply.text(plots.svg(of: pipeline.name, last: last), contentType: "image/svg+xml")
     }
 
     // MARK: Commands

@@ -1,29 +1,53 @@
 import CastlineKit
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// The control API over HTTP for the length of a run (`--control HOST:PORT`):
 /// status, live events, stage commands (delay, gain), pause and resume, swap,
 /// the running pipeline and metrics (see `ControlRoutes`).
 struct ControlServer: Sendable {
     let server: HTTPServer
+    let endpoint: Endpoint
     private let metrics: MetricsRecorder
+    private let plots: LivePlots
 
     init(endpoint: Endpoint, token: String?, pipelines: [ControlledPipeline]) {
         let metrics = MetricsRecorder()
-        let routes = ControlRoutes(pipelines: pipelines, metrics: metrics, commands: PipelineFiles.registry.commands)
+        let plots = LivePlots()
+        let routes = ControlRoutes(pipelines: pipelines, metrics: metrics, commands: PipelineFiles.registry.commands, plots: plots)
         let router = Router()
         // Outermost: every refusal, a missing route or token included, is the API's JSON error.
         router.add(middleware: ControlErrors(routes: routes))
+        router.add(middleware: SameOrigin(loopback: endpoint.isLoopback))
+        // The page itself needs no token (it asks for one); everything it calls does.
+        ControlPage.add(to: router)
         if let token { router.add(middleware: BearerToken(token: token)) }
         routes.add(to: router)
         server = HTTPServer(router.buildResponder(), endpoint: endpoint, flag: "--control", label: "castline.control")
+        self.endpoint = endpoint
         self.metrics = metrics
+        self.plots = plots
     }
 
-    /// Feeds `/metrics` (every event passes here; only stats samples count).
+    /// Feeds `/metrics` and `/plot.svg` (every event passes here).
     func record(_ event: RunEvent) {
         if case .stats(let sample) = event.kind { metrics.record(sample, pipeline: event.pipeline) }
+        plots.add(event)
+    }
+}
+
+/// Each pipeline's plot so far, as `--stats-plot` draws it at the end: `GET /plot.svg`.
+final class LivePlots: Sendable {
+    private let plots = Mutex<[String: PlotData]>([:])
+
+    func add(_ event: RunEvent) {
+        plots.withLock { $0[event.pipeline, default: PlotData()].add(event) }
+    }
+
+    func svg(of pipeline: String, last seconds: Double?) -> String {
+        let data = plots.withLock { $0[pipeline] } ?? PlotData()
+        return StatsPlot.svg(data, title: "castline: \(pipeline)", last: seconds)
     }
 }
 

@@ -5,10 +5,10 @@ import Synchronization
 
 /// A Hummingbird server for the length of a run (`--metrics`, `--control`): the
 /// one way castline serves HTTP. A Service in the run's group; `listening()`
-/// returns once it listens and throws when it cannot (port taken, bad host).
+/// returns the port once it listens and throws when it cannot (port taken, bad host).
 struct HTTPServer: Service {
     private let application: any Service
-    private let started: OneShot
+    private let started: OneShot<Int>
     /// What a failure to listen says: `--control: cannot listen on 127.0.0.1:7070`.
     private let cannotListen: String
 
@@ -16,14 +16,15 @@ struct HTTPServer: Service {
         // Hummingbird's own log lines would land on stdout, which may be carrying JSON lines.
         var logger = Logger(label: label, factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical  // stopping it at the end of a run logs harmless errors
-        let started = OneShot()
+        let started = OneShot<Int>()
         application = Application(
             responder: responder,
             // A connection that sends no request part for 10 s is closed: a half-sent head
             // (a slow client) or a body that stops coming. A response being written (/events) is not idle.
             server: .http1(configuration: .init(idleTimeout: .seconds(10))),
             configuration: .init(address: .hostname(endpoint.host, port: endpoint.port), serverName: nil),
-            onServerRunning: { _ in started.resume(with: .success(())) },
+            // Port 0 (`--ui`) listens on a port the system picks: the one to print.
+            onServerRunning: { channel in started.resume(with: .success(channel.localAddress?.port ?? endpoint.port)) },
             logger: logger)
         self.started = started
         cannotListen = "\(flag): cannot listen on \(endpoint.host):\(endpoint.port)"
@@ -57,17 +58,18 @@ struct HTTPServer: Service {
     }
 
     /// Returns once the server listens; throws a printable line when it cannot.
-    func listening() async throws {
+    @discardableResult
+    func listening() async throws -> Int {
         try await started.wait()
     }
 }
 
 /// A result delivered once, to one waiter, whichever comes first.
-final class OneShot: Sendable {
-    private let state = Mutex<(result: Result<Void, any Error>?, waiter: CheckedContinuation<Void, any Error>?)>((nil, nil))
+final class OneShot<Value: Sendable>: Sendable {
+    private let state = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
 
-    func resume(with result: Result<Void, any Error>) {
-        let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
+    func resume(with result: Result<Value, any Error>) {
+        let waiter: CheckedContinuation<Value, any Error>? = state.withLock { state in
             guard state.result == nil else { return nil }
             state.result = result
             defer { state.waiter = nil }
@@ -76,9 +78,9 @@ final class OneShot: Sendable {
         waiter?.resume(with: result)
     }
 
-    func wait() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ready: Result<Void, any Error>? = state.withLock { state in
+    func wait() async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            let ready: Result<Value, any Error>? = state.withLock { state in
                 if let result = state.result { return result }
                 state.waiter = continuation
                 return nil

@@ -62,6 +62,11 @@ public struct Endpoint: Sendable, Equatable {
     public let host: String
     public let port: Int
 
+    init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
     public init?(_ text: String) {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
@@ -85,15 +90,19 @@ public struct Endpoint: Sendable, Equatable {
 public struct ControlSettings: Sendable {
     public var address: String?
     public var token: TokenSource?
+    /// `--ui`: the page at `/`, on a free loopback port unless `--control` names one, its URL printed.
+    public var ui: Bool
 
-    public init(address: String? = nil, token: TokenSource? = nil) {
+    public init(address: String? = nil, token: TokenSource? = nil, ui: Bool = false) {
         self.address = address
         self.token = token
+        self.ui = ui
     }
 
     public func validate() throws(SettingsError) {
         guard let address else {
-            if let token { throw SettingsError("\(token.flags.env)/\(token.flags.file) go with --control HOST:PORT") }
+            if let token, !ui { throw SettingsError("\(token.flags.env)/\(token.flags.file) go with --control HOST:PORT or --ui") }
+            _ = try token?.read()
             return
         }
         guard let endpoint = Endpoint(address) else {
@@ -106,7 +115,10 @@ public struct ControlSettings: Sendable {
         _ = try token?.read()
     }
 
-    var endpoint: Endpoint? { address.flatMap(Endpoint.init) }
+    var endpoint: Endpoint? {
+        guard let address else { return ui ? Endpoint(host: "127.0.0.1", port: 0) : nil }
+        return Endpoint(address)
+    }
 }
 
 /// A secret token from an environment variable or a file, as the stream key

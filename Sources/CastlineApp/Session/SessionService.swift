@@ -33,6 +33,11 @@ final class SessionService: Service, Sendable {
 
     func run() async throws {
         for server in servers { try await server.listening() }
+        if options.control.ui, let control {
+            let port = try await control.server.listening()
+            let host = control.endpoint.host.contains(":") ? "[\(control.endpoint.host)]" : control.endpoint.host
+            Terminal.status("control page: http://\(host):\(port)/")
+        }
         let pipelines = pipelines
         try await withGracefulShutdownHandler {
             try await runPipelines()

@@ -64,9 +64,9 @@ final class StatsOutputs {
             summary.add(event)
             summaries.append((event.pipeline, summary))
         }
+        plot.add(event)
         if case .stats(let sample) = event.kind {
             metrics?.record(sample, pipeline: event.pipeline)
-            plot.add(sample, at: event.time)
             // Written at once, not when a buffer fills: someone is watching these as they come.
             if latencyLines, let line = Self.latencyLine(sample, at: event.time) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         }

@@ -11,12 +11,51 @@ struct PlotData {
     private(set) var level: [(name: String, points: [Point])] = []
     /// Seconds behind live: a delay stage's delay and available delay, a source's latency.
     private(set) var behind: [(name: String, points: [Point])] = []
+    /// What happened to the run (paused, reconnecting, a swap), drawn across every panel.
+    private(set) var marks: [(time: Double, label: String)] = []
+
+    /// A run's event: its stats samples are points, its changes of state and swaps are marks.
+    mutating func add(_ event: RunEvent) {
+        switch event.kind {
+        case .stats(let sample): add(sample, at: event.time)
+        case .stateChanged(let from, let to) where Self.marked(from: from, to: to):
+            marks.append((seconds(at: event.time), to.rawValue))
+        case .reloaded: marks.append((seconds(at: event.time), "swapped"))
+        default: break
+        }
+    }
+
+    /// Changes a viewer of the plot wants to see: a pause, a reconnect, and the play that ends them.
+    private static func marked(from: RunState, to: RunState) -> Bool {
+        switch to {
+        case .paused, .reconnecting: true
+        case .playing: from == .paused || from == .reconnecting
+        default: false
+        }
+    }
+
+    private mutating func seconds(at time: Date) -> Double {
+        if start == nil { start = time }
+        return time.timeIntervalSince(start ?? time)
+    }
+
+    /// Only the points and marks at or after `time` (seconds from the first sample).
+    func since(_ time: Double) -> PlotData {
+        var data = self
+        for keyPath in [\PlotData.bitrate, \PlotData.level, \PlotData.behind] {
+            data[keyPath: keyPath] = data[keyPath: keyPath].compactMap { entry in
+                let points = entry.points.filter { $0.time >= time }
+                return points.isEmpty ? nil : (entry.name, points)
+            }
+        }
+        data.marks = marks.filter { $0.time >= time }
+        return data
+    }
 
     mutating func add(_ sample: StatsSample, at time: Date) {
         // Pipeline-wide samples of a stats stage carry no bitrate; the publisher's does.
         let name = sample.stream.map { "\(sample.stage) \($0)" } ?? sample.stage
-        if start == nil { start = time }
-        let seconds = time.timeIntervalSince(start ?? time)
+        let seconds = seconds(at: time)
         if let value = sample.figures[StatsFigure.bitrate] {
             Self.append(Point(time: seconds, value: value), to: name, in: &bitrate)
         }
@@ -47,10 +86,13 @@ enum StatsPlot {
     static let left = 80.0, right = 200.0
     static let colors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"]
 
-    static func svg(_ data: PlotData, title: String) -> String {
-        let allPoints = (data.bitrate + data.level + data.behind).flatMap(\.points)
-        let duration = max(allPoints.map(\.time).max() ?? 0, 1)
-        let time = Axis(low: 0, high: duration)
+    /// `last`: only that many seconds up to the latest point (the live page's view).
+    static func svg(_ whole: PlotData, title: String, last window: Double? = nil) -> String {
+        let everyPoint = (whole.bitrate + whole.level + whole.behind).flatMap(\.points).map(\.time) + whole.marks.map(\.time)
+        let duration = max(everyPoint.max() ?? 0, 1)
+        let first = window.map { max(0, duration - $0) } ?? 0
+        let data = whole.since(first)
+        let time = Axis(low: first, high: max(duration, first + 1))
         let rates = data.bitrate.flatMap(\.points).map(\.value)
         let bitrateHigh = max(rates.max() ?? 0, 1) * 1.1
         // Raw video next to compressed audio spans 1000×: then a log scale keeps both readable.
@@ -77,6 +119,7 @@ enum StatsPlot {
             svg += panel(id: "behind", label: "behind live (s)", series: data.behind, top: 610, height: 230,
                          time: time, values: Axis(low: 0, high: most), showTime: true)
         }
+        svg += marks(data.marks, time: time, top: 50, bottom: Double(height) - 60)
         svg += "</svg>\n"
         return svg
     }
@@ -157,6 +200,18 @@ enum StatsPlot {
         }
         out += "</g>\n"
         return out
+    }
+
+    /// A dashed line across the panels at each mark, its label at the top.
+    private static func marks(_ marks: [(time: Double, label: String)], time: Axis, top: Double, bottom: Double) -> String {
+        var out = "<g id=\"marks\">\n"
+        for mark in marks {
+            let x = format(time.position(mark.time, from: left, length: width - left - right))
+            out += "<line class=\"mark\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(format(top))\" y2=\"\(format(bottom))\" "
+            out += "stroke=\"#888\" stroke-dasharray=\"4 3\"/>"
+            out += "<text x=\"\(x)\" y=\"\(format(top - 4))\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555\">\(escape(mark.label))</text>\n"
+        }
+        return out + "</g>\n"
     }
 
     private static func format(_ value: Double) -> String { String(format: "%.1f", value) }

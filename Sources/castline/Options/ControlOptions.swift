@@ -14,11 +14,14 @@ struct ControlOptions: ParsableArguments {
     @Option(name: .customLong("control-token-file"),
             help: ArgumentHelp("The same, with TOKEN read from this file (its first line).", valueName: "path"))
     var tokenFile: String?
+    @Flag(name: .customLong("ui"),
+          help: "Serve the control page (and API) on a free loopback port and print its URL; with --control, at that address.")
+    var ui = false
 
     var settings: ControlSettings {
         get throws(SettingsError) {
             ControlSettings(address: address, token: try TokenSource(
-                env: tokenEnv, file: tokenFile, flags: ("--control-token-env", "--control-token-file")))
+                env: tokenEnv, file: tokenFile, flags: ("--control-token-env", "--control-token-file")), ui: ui)
         }
     }
 

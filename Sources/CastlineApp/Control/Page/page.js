@@ -1,0 +1,403 @@
+// The control page: steers a running castline through its own control API (/status,
+// /events, /commands, /delay, /pause, /resume, /swap, /pipeline, /plot.svg). Every figure
+// shown is one the API reported; the page computes none of its own.
+"use strict";
+
+// ---- Pure logic (unit-tested in the browser tests through window.CastlinePage) ----
+
+const Logic = {
+  // The bar spans what is held: oldest held at 0, the live edge at 1. Where the play-out point is.
+  handleFraction(delay, available) {
+    if (!(available > 0)) return 1;
+    return Math.min(1, Math.max(0, 1 - delay / available));
+  },
+  // The delay a point on the bar asks for, to a tenth of a second.
+  delayAt(fraction, available) {
+    if (!(available > 0)) return 0;
+    const f = Math.min(1, Math.max(0, fraction));
+    return Math.round((1 - f) * available * 10) / 10;
+  },
+  formatBehind(delay) {
+    if (delay === null || delay === undefined || !isFinite(delay)) return "";
+    if (delay < 0.05) return "live";
+    return `${delay.toFixed(1)} s behind live`;
+  },
+  // A figure as the status line writes it: kbit/s, dBFS, ms and seconds with their units.
+  formatFigure(name, value) {
+    if (typeof value !== "number" || !isFinite(value)) return String(value);
+    if (name.endsWith("_kbps")) return `${value.toFixed(0)} kbit/s`;
+    if (name.endsWith("_dbfs")) return `${value.toFixed(1)} dBFS`;
+    if (name.endsWith("_ms")) return `${value.toFixed(1)} ms`;
+    if (name.endsWith("_s")) return `${value.toFixed(1)} s`;
+    if (name.endsWith("_db")) return `${value >= 0 ? "+" : ""}${value.toFixed(1)} dB`;
+    return Number.isInteger(value) ? String(value) : value.toFixed(2);
+  },
+  // `ORIGIN:LINE:COL: message` as the API writes a file's errors; null for a line without a place.
+  parseErrorLine(text) {
+    const match = /^(.*?):(\d+):(\d+): ([\s\S]*)$/.exec(text);
+    if (!match) return null;
+    return { line: Number(match[2]), column: Number(match[3]), message: match[4] };
+  },
+  // One server-sent event block's data, or null (comments, keep-alives).
+  parseEventBlock(block) {
+    const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
+    if (data.length === 0) return null;
+    try { return JSON.parse(data.join("\n")); } catch { return null; }
+  },
+  // States a player shows a spinner for.
+  isWaiting(state) { return ["initialising", "connecting", "buffering", "reconnecting", "stopping"].includes(state); },
+};
+window.CastlinePage = Logic;
+
+// ---- Talking to the API: the token (asked once, kept for this tab only) as a bearer header ----
+
+const tokenKey = "castline-control-token";
+let tokenWanted = null;
+
+async function api(path, options = {}) {
+  const headers = Object.assign({}, options.headers || {});
+  const token = sessionStorage.getItem(tokenKey);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(path, Object.assign({}, options, { headers, cache: "no-store" }));
+  if (response.status === 401) {
+    askForToken(token ? "That token was refused." : "");
+    throw new Error("a control token is needed");
+  }
+  return response;
+}
+
+async function apiJSON(path, options) {
+  const response = await api(path, options);
+  const body = await response.json().catch(() => ({}));
+  return { ok: response.ok, status: response.status, body };
+}
+
+function askForToken(message) {
+  const form = document.getElementById("token-form");
+  form.hidden = false;
+  document.getElementById("token-error").textContent = message;
+  if (!tokenWanted) tokenWanted = new Promise((resolve) => {
+    form.onsubmit = (event) => {
+      event.preventDefault();
+      sessionStorage.setItem(tokenKey, document.getElementById("token").value);
+      document.getElementById("token").value = "";
+      form.hidden = true;
+      tokenWanted = null;
+      resolve();
+    };
+  });
+  return tokenWanted;
+}
+
+function setConnection(text, lost) {
+  const element = document.getElementById("connection");
+  element.textContent = text;
+  element.classList.toggle("lost", Boolean(lost));
+}
+
+// ---- One pipeline's part of the page ----
+
+const views = new Map();
+let commands = [];
+
+class PipelineView {
+  constructor(name) {
+    this.name = name;
+    this.query = `pipeline=${encodeURIComponent(name)}`;
+    this.root = document.getElementById("pipeline-template").content.firstElementChild.cloneNode(true);
+    this.root.dataset.pipeline = name;
+    this.$(".name").textContent = name;
+    this.status = null;
+    this.dragging = false;
+    this.figures = new Map();
+    this.plotDue = 0;
+    document.getElementById("pipelines").appendChild(this.root);
+    this.$(".play-pause").addEventListener("click", () => this.playPause());
+    for (const button of this.root.querySelectorAll(".skip")) {
+      button.addEventListener("click", () => this.command("delay", { step: Number(button.dataset.step) }));
+    }
+    this.wireBar();
+    this.$(".apply").addEventListener("click", () => this.apply());
+    this.$(".reload-file").addEventListener("click", () => this.loadFile());
+    const file = this.$(".file");
+    file.addEventListener("scroll", () => this.placeErrors());
+    file.addEventListener("input", () => this.showLines([]));
+    this.root.querySelector("details").addEventListener("toggle", (event) => {
+      if (event.target.open && !file.value) this.loadFile();
+    });
+  }
+
+  $(selector) { return this.root.querySelector(selector); }
+
+  takes(command) { return commands.some((c) => c.name === command && c.pipelines.includes(this.name)); }
+
+  show(status) {
+    this.status = status;
+    const state = status.state;
+    const text = this.$(".state-text");
+    text.textContent = state;
+    text.className = `state-text ${state}`;
+    this.$(".spinner").hidden = !Logic.isWaiting(state);
+    const playPause = this.$(".play-pause");
+    playPause.textContent = state === "paused" ? "Play" : "Pause";
+    playPause.disabled = !(state === "paused" || state === "playing");
+    const hasDelay = this.takes("delay");
+    for (const button of this.root.querySelectorAll(".skip")) button.hidden = !hasDelay;
+    this.$(".bar").hidden = !hasDelay;
+    const delay = status.delay_s, available = status.available_delay_s;
+    this.$(".time-label").textContent = hasDelay ? Logic.formatBehind(delay) : "";
+    if (hasDelay && !this.dragging) this.placeHandle(Logic.handleFraction(delay, available));
+    this.$(".bar-oldest").textContent = available > 0 ? `${available.toFixed(1)} s held` : "";
+    for (const input of this.root.querySelectorAll(".command")) {
+      const figure = input.dataset.figure;
+      const value = status[figure];
+      input.querySelector(".value").textContent = value === null || value === undefined ? "–" : Logic.formatFigure(figure, value);
+    }
+  }
+
+  drawCommands() {
+    const box = this.$(".commands");
+    box.textContent = "";
+    for (const command of commands) {
+      if (command.name === "delay" || !command.pipelines.includes(this.name)) continue;
+      const figure = command.figures[0];
+      const element = document.createElement("div");
+      element.className = "command";
+      element.dataset.command = command.name;
+      element.dataset.figure = figure;
+      element.title = command.summary;
+      element.innerHTML = `<strong></strong> <span class="value">–</span>
+        <button type="button" data-step="-1">−</button><button type="button" data-step="1">+</button>
+        <input type="number" step="any"><button type="button" class="set">Set</button>`;
+      element.querySelector("strong").textContent = command.name;
+      const input = element.querySelector("input");
+      input.min = command.min;
+      input.max = command.max;
+      for (const button of element.querySelectorAll("[data-step]")) {
+        button.addEventListener("click", () => this.command(command.name, { step: Number(button.dataset.step) }));
+      }
+      element.querySelector(".set").addEventListener("click", () => {
+        if (input.value !== "") this.command(command.name, { [command.field]: Number(input.value) });
+      });
+      box.appendChild(element);
+    }
+  }
+
+  async command(name, body) {
+    const reply = await apiJSON(`/${name}?${this.query}`, { method: "POST", headers: { "Content-Type": "application/json" },
+                                                            body: JSON.stringify(body) });
+    if (reply.ok) this.show(reply.body); else setConnection(reply.body.error || `${name}: ${reply.status}`, true);
+  }
+
+  async playPause() {
+    const path = this.status && this.status.state === "paused" ? "resume" : "pause";
+    const reply = await apiJSON(`/${path}?${this.query}`, { method: "POST" });
+    if (reply.ok) this.show(reply.body); else setConnection(reply.body.error || `${path}: ${reply.status}`, true);
+  }
+
+  placeHandle(fraction) {
+    this.$(".bar-handle").style.left = `${fraction * 100}%`;
+    this.$(".bar-played").style.width = `${fraction * 100}%`;
+  }
+
+  wireBar() {
+    const track = this.$(".bar-track");
+    const fractionOf = (event) => {
+      const box = track.getBoundingClientRect();
+      return box.width > 0 ? (event.clientX - box.left) / box.width : 1;
+    };
+    track.addEventListener("pointerdown", (event) => {
+      this.dragging = true;
+      track.setPointerCapture(event.pointerId);
+      this.placeHandle(Math.min(1, Math.max(0, fractionOf(event))));
+    });
+    track.addEventListener("pointermove", (event) => {
+      if (this.dragging) this.placeHandle(Math.min(1, Math.max(0, fractionOf(event))));
+    });
+    const release = async (event) => {
+      if (!this.dragging) return;
+      this.dragging = false;
+      const available = this.status ? this.status.available_delay_s : 0;
+      await this.command("delay", { seconds: Logic.delayAt(fractionOf(event), available) });
+    };
+    track.addEventListener("pointerup", release);
+    track.addEventListener("pointercancel", () => { this.dragging = false; });
+  }
+
+  // The latest figures of each stage and stream, as /events brings them.
+  addSample(event) {
+    const key = event.stream ? `${event.stage} ${event.stream}` : event.stage;
+    const figures = Object.entries(event).filter(([name, value]) =>
+      typeof value === "number" && !["ts", "event", "pipeline", "stage", "stream"].includes(name));
+    this.figures.set(key, figures);
+    const body = this.$(".numbers tbody");
+    body.textContent = "";
+    for (const [name, list] of this.figures) {
+      const row = body.insertRow();
+      const head = document.createElement("th");
+      head.textContent = name;
+      row.appendChild(head);
+      for (const [figure, value] of list) {
+        const cell = row.insertCell();
+        cell.dataset.figure = figure;
+        cell.textContent = `${figure.replace(/_[a-z]+$/, "").replace(/_/g, " ")} ${Logic.formatFigure(figure, value)}`;
+      }
+    }
+    this.refreshPlot();
+  }
+
+  // The same picture as --stats-plot, of the last five minutes, at most once a second.
+  async refreshPlot() {
+    const now = Date.now();
+    if (now < this.plotDue) return;
+    this.plotDue = now + 1000;
+    const response = await api(`/plot.svg?${this.query}&last=300`);
+    if (!response.ok) return;
+    const svg = new DOMParser().parseFromString(await response.text(), "image/svg+xml").documentElement;
+    this.$(".plot").replaceChildren(document.importNode(svg, true));
+  }
+
+  async loadFile() {
+    const response = await api(`/pipeline?${this.query}`);
+    this.$(".file").value = await response.text();
+    this.showLines([]);
+    this.$(".apply-result").textContent = "";
+  }
+
+  async apply() {
+    const result = this.$(".apply-result");
+    result.className = "apply-result";
+    result.textContent = "applying…";
+    const reply = await apiJSON(`/swap?${this.query}`, { method: "POST", headers: { "Content-Type": "application/yaml" },
+                                                         body: this.$(".file").value });
+    if (reply.ok) {
+      result.classList.add("ok");
+      result.textContent = "applied";
+      this.showLines([]);
+      return;
+    }
+    result.classList.add("refused");
+    result.textContent = reply.body.error || `refused (${reply.status})`;
+    this.showLines((reply.body.errors || []).map(Logic.parseErrorLine).filter(Boolean));
+  }
+
+  // Line numbers beside the text, the refused lines marked and their errors written on them.
+  showLines(errors) {
+    const lines = this.$(".file").value.split("\n").length;
+    const gutter = this.$(".gutter");
+    gutter.textContent = "";
+    const bad = new Set(errors.map((e) => e.line));
+    for (let line = 1; line <= lines; line++) {
+      const number = document.createElement("div");
+      number.textContent = line;
+      if (bad.has(line)) number.className = "error";
+      gutter.appendChild(number);
+    }
+    const box = this.$(".line-errors");
+    box.textContent = "";
+    for (const error of errors) {
+      const note = document.createElement("div");
+      note.className = "line-error";
+      note.dataset.line = error.line;
+      note.textContent = `${error.line}:${error.column} ${error.message}`;
+      box.appendChild(note);
+    }
+    this.placeErrors();
+  }
+
+  placeErrors() {
+    const file = this.$(".file");
+    const lineHeight = parseFloat(getComputedStyle(file).lineHeight) || 18;
+    const top = parseFloat(getComputedStyle(file).paddingTop) || 0;
+    this.$(".gutter").scrollTop = file.scrollTop;
+    for (const note of this.root.querySelectorAll(".line-error")) {
+      note.style.top = `${top + (Number(note.dataset.line) - 1) * lineHeight - file.scrollTop}px`;
+    }
+  }
+}
+
+// ---- Keeping every view in step: /status each second, /events as they come ----
+
+async function refreshStatus() {
+  const reply = await apiJSON("/status");
+  if (!reply.ok) throw new Error(reply.body.error || `status ${reply.status}`);
+  const list = reply.body.pipelines || [reply.body];
+  for (const status of list) {
+    let view = views.get(status.pipeline);
+    if (!view) {
+      view = new PipelineView(status.pipeline);
+      views.set(status.pipeline, view);
+      view.drawCommands();
+    }
+    view.show(status);
+  }
+}
+
+async function loadCommands() {
+  const reply = await apiJSON("/commands");
+  if (reply.ok) commands = reply.body.commands || [];
+  for (const view of views.values()) view.drawCommands();
+}
+
+async function pollStatus() {
+  for (;;) {
+    try {
+      if (tokenWanted) await tokenWanted;
+      await refreshStatus();
+      setConnection("connected");
+    } catch (error) {
+      setConnection(`castline is not answering (${error.message})`, true);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+async function followEvents() {
+  for (;;) {
+    try {
+      if (tokenWanted) await tokenWanted;
+      const response = await api("/events");
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let pending = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pending += decoder.decode(value, { stream: true });
+        const blocks = pending.split("\n\n");
+        pending = blocks.pop();
+        for (const block of blocks) handleEvent(Logic.parseEventBlock(block));
+      }
+    } catch (error) {
+      // Reconnects below; the status poll says what is wrong.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+function handleEvent(event) {
+  if (!event) return;
+  const view = views.get(event.pipeline);
+  if (!view) return;
+  if (event.event === "stats") view.addSample(event);
+  if (event.event === "state" || event.event === "reloaded") refreshStatus().catch(() => {});
+  if (event.event === "reloaded") loadCommands().catch(() => {});
+}
+
+async function start() {
+  for (;;) {
+    try {
+      if (tokenWanted) await tokenWanted;
+      await refreshStatus();
+      await loadCommands();
+      break;
+    } catch (error) {
+      setConnection(`castline is not answering (${error.message})`, true);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+  pollStatus();
+  followEvents();
+}
+
+start();
