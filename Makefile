@@ -10,10 +10,25 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
 	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 libcurl4-openssl-dev python3 time tmux
 
-.PHONY: deps build release demo test check bench fuzz clean
+# What the tests add: a headless Chromium and its driver for the control page's tests.
+TEST_APT_PACKAGES := chromium chromium-driver python3-venv
+# Python packages of the tests, from PyPI, in a venv of the checkout's own (.venv, ignored).
+VENV := .venv
+TEST_PYTHON_PACKAGES := selenium==4.51.0
+
+.PHONY: deps test-deps build release demo test check bench fuzz clean
 
 deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
+
+test-deps: deps
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(TEST_APT_PACKAGES)"
+	@$(VENV)/bin/python -c "import selenium" 2>/dev/null || \
+		{ python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check $(TEST_PYTHON_PACKAGES); }
+
+.PHONY: apt-install
+apt-install:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
@@ -35,7 +50,7 @@ demo: build
 
 # One test at a time: several suites time real media on the wall clock, and on
 # two cores, parallel suites starve each other (seen as timing flakes in CI).
-test: build
+test: build test-deps
 	$(SWIFT) test --no-parallel
 
 # The inner loop, under 2 minutes on a built tree: the unit tests (no end-to-end runs of the

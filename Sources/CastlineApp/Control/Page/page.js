@@ -218,7 +218,9 @@ class PipelineView {
       if (!this.dragging) return;
       this.dragging = false;
       const available = this.status ? this.status.available_delay_s : 0;
-      await this.command("delay", { seconds: Logic.delayAt(fractionOf(event), available) });
+      const asked = Logic.delayAt(fractionOf(event), available);
+      track.dataset.asked = asked;
+      await this.command("delay", { seconds: asked });
     };
     track.addEventListener("pointerup", release);
     track.addEventListener("pointercancel", () => { this.dragging = false; });
@@ -237,10 +239,12 @@ class PipelineView {
       const head = document.createElement("th");
       head.textContent = name;
       row.appendChild(head);
+      const cell = row.insertCell();
       for (const [figure, value] of list) {
-        const cell = row.insertCell();
-        cell.dataset.figure = figure;
-        cell.textContent = `${figure.replace(/_[a-z]+$/, "").replace(/_/g, " ")} ${Logic.formatFigure(figure, value)}`;
+        const item = document.createElement("span");
+        item.dataset.figure = figure;
+        item.textContent = `${figure.replace(/_[a-z]+$/, "").replace(/_/g, " ")} ${Logic.formatFigure(figure, value)}`;
+        cell.appendChild(item);
       }
     }
     this.refreshPlot();
