@@ -19,7 +19,7 @@ struct ControlRoutes: Sendable {
 
     /// Each fixed route and its method; the stage commands come on top (`POST /NAME`).
     static let fixed: [(path: String, method: HTTPRequest.Method)] = [
-        ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get),
+        ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get), ("/graph.svg", .get),
         ("/pause", .post), ("/resume", .post), ("/swap", .post),
     ]
 
@@ -34,6 +34,7 @@ struct ControlRoutes: Sendable {
         router.get("metrics") { request, _ in try await metricsText(selected(request)) }
         router.get("commands") { request, _ in try await commandList(selected(request)) }
         router.get("plot.svg") { request, _ in try plot(request) }
+        router.get("graph.svg") { request, _ in try await graph(request) }
         router.post("pause") { request, _ in
             try await change(selected(request), to: .paused, otherwise: "only a playing pipeline pauses") {
                 await $0.pause()
@@ -177,12 +178,30 @@ struct ControlRoutes: Sendable {
 
     /// One pipeline's plot (`?pipeline=` needed with several), `?last=SECONDS` for the latest part.
     func plot(_ request: Request) throws -> Response {
-        let chosen = try selected(request)
-        guard chosen.count == 1, let pipeline = chosen.first else {
-            throw ControlRefusal(status: .badRequest, message: "name one pipeline: /plot.svg?pipeline=NAME")
-        }
+        let pipeline = try one(request)
         let last = request.uri.queryParameters["last"].flatMap { Double(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
         return ControlReply.text(plots.svg(of: pipeline.name, last: last), contentType: "image/svg+xml")
+    }
+
+    /// `castline graph`'s picture of what one pipeline runs now.
+    func graph(_ request: Request) async throws -> Response {
+        guard let dot = try await one(request).runner.picture() else {
+            throw ControlRefusal(status: .conflict, message: "the pipeline is still starting: ask again once it plays")
+        }
+        do {
+            return ControlReply.text(try await GraphExport.svg(dot), contentType: "image/svg+xml")
+        } catch {
+            throw ControlRefusal(status: .serviceUnavailable, message: "\(error)")
+        }
+    }
+
+    /// The one pipeline a request names, or the only one there is.
+    private func one(_ request: Request) throws -> ControlledPipeline {
+        let chosen = try selected(request)
+        guard chosen.count == 1, let pipeline = chosen.first else {
+            throw ControlRefusal(status: .badRequest, message: "name one pipeline: \(request.uri.path)?pipeline=NAME")
+        }
+        return pipeline
     }
 
     // MARK: Commands

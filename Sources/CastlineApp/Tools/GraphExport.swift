@@ -53,18 +53,31 @@ public enum GraphExport {
 
     /// nil when written; else the exit status, its line printed.
     private static func writeSVG(_ dot: String, to output: String) async throws -> Int32? {
-        guard let program = ChildProcess.which("dot") else {
-            Terminal.status("svg needs Graphviz's dot, which is not installed (apt-get install graphviz, or use -o graph.dot)")
-            return ExitStatus.badInput
+        do {
+            try Data(try await svg(dot).utf8).write(to: URL(fileURLWithPath: output))
+            return nil
+        } catch let error as GraphvizError {
+            Terminal.status(error.description)
+            return error.missing ? ExitStatus.badInput : ExitStatus.failed
         }
-        let dotFile = output + ".dot.tmp"
+    }
+
+    struct GraphvizError: Error, CustomStringConvertible {
+        let description: String
+        var missing = false
+    }
+
+    /// The dot drawn as SVG by Graphviz's `dot` (the one way castline draws its picture).
+    static func svg(_ dot: String) async throws -> String {
+        guard let program = ChildProcess.which("dot") else {
+            throw GraphvizError(description: "svg needs Graphviz's dot, which is not installed (apt-get install graphviz, or use -o graph.dot)",
+                                missing: true)
+        }
+        let dotFile = FileManager.default.temporaryDirectory.appendingPathComponent("castline-graph-\(UUID().uuidString).dot").path
         try Data(dot.utf8).write(to: URL(fileURLWithPath: dotFile))
         defer { try? FileManager.default.removeItem(atPath: dotFile) }
-        let result = try await ChildProcess.run(program, ["-Tsvg", dotFile, "-o", output])
-        guard result.status == 0 else {
-            Terminal.status("dot failed: \(result.stderr)")
-            return ExitStatus.failed
-        }
-        return nil
+        let result = try await ChildProcess.run(program, ["-Tsvg", dotFile])
+        guard result.status == 0 else { throw GraphvizError(description: "dot failed: \(result.stderr)") }
+        return result.stdout
     }
 }

@@ -121,6 +121,9 @@ public actor PipelineRunner {
     /// stream is still taken in; else the whole pipeline pauses.
     public func pause() { send(.pause) }
 
+    /// castline's picture of what runs now (Graphviz dot, secrets masked); nil until it is built.
+    public func picture() -> String? { built.map { masker.mask(PipelinePicture.dot($0)) } }
+
     /// Returns what the stages that held their play-out now play at (a time-shift grown by the pause).
     @discardableResult
     public func resume() -> [StageEvent] { send(.resume) }

@@ -136,6 +136,7 @@ def steer(base, artefacts):
     section().find_element(By.CSS_SELECTOR, "details.pipeline-file summary").click()
     editor = section().find_element(By.CSS_SELECTOR, "textarea.file")
     until("the running file in the editor", lambda d: "version: 1" in (editor.get_attribute("value") or ""))
+    until("the picture of what runs", lambda d: any("gain" in t.text for t in section().find_elements(By.CSS_SELECTOR, ".graph svg text")))
     text = editor.get_attribute("value").rstrip("\n") + "\nbogus: 1\n"
     DRIVER.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));", editor, text)
     bad_line = text.split("\n").index("bogus: 1") + 1

@@ -123,7 +123,9 @@ class PipelineView {
     file.addEventListener("scroll", () => this.placeErrors());
     file.addEventListener("input", () => this.showLines([]));
     this.root.querySelector("details").addEventListener("toggle", (event) => {
-      if (event.target.open && !file.value) this.loadFile();
+      if (!event.target.open) return;
+      if (!file.value) this.loadFile();
+      this.drawGraph();
     });
   }
 
@@ -261,6 +263,18 @@ class PipelineView {
     this.$(".plot").replaceChildren(document.importNode(svg, true));
   }
 
+  // castline graph's picture of what runs now.
+  async drawGraph() {
+    const response = await api(`/graph.svg?${this.query}`);
+    const box = this.$(".graph");
+    if (!response.ok) {
+      box.textContent = (await response.json().catch(() => ({}))).error || `no picture (${response.status})`;
+      return;
+    }
+    const svg = new DOMParser().parseFromString(await response.text(), "image/svg+xml").documentElement;
+    box.replaceChildren(document.importNode(svg, true));
+  }
+
   async loadFile() {
     const response = await api(`/pipeline?${this.query}`);
     this.$(".file").value = await response.text();
@@ -385,7 +399,10 @@ function handleEvent(event) {
   if (!view) return;
   if (event.event === "stats") view.addSample(event);
   if (event.event === "state" || event.event === "reloaded") refreshStatus().catch(() => {});
-  if (event.event === "reloaded") loadCommands().catch(() => {});
+  if (event.event === "reloaded") {
+    loadCommands().catch(() => {});
+    if (view.root.querySelector("details").open) view.drawGraph().catch(() => {});
+  }
 }
 
 async function start() {
