@@ -19,7 +19,7 @@ struct ControlRoutes: Sendable {
 
     /// Each fixed route and its method; the stage commands come on top (`POST /NAME`).
     static let fixed: [(path: String, method: HTTPRequest.Method)] = [
-        ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get), ("/graph.svg", .get),
+        ("/", .get), ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get), ("/graph.svg", .get),
         ("/pause", .post), ("/resume", .post), ("/swap", .post),
     ]
 
@@ -63,7 +63,8 @@ struct ControlRoutes: Sendable {
             return ControlRefusal(status: .methodNotAllowed, message: "\(path) takes \(route.method.rawValue), not \(request.method.rawValue)",
                                   headers: [.allow: route.method.rawValue])
         }
-        let known = routes.sorted { $0.path < $1.path }.map { "\($0.method.rawValue) \($0.path)" }.joined(separator: ", ")
+        let known = routes.sorted { $0.path < $1.path }
+            .map { "\($0.method.rawValue) \($0.path)\($0.path == "/" ? " (the page)" : "")" }.joined(separator: ", ")
         return ControlRefusal(status: .notFound, message: "no route \(request.method.rawValue) \(path) (routes: \(known))")
     }
 

@@ -67,7 +67,7 @@ def big_body(port, megabytes):
     sent = 0
     status, body, error = None, b"", None
     with connect(port, 30) as s:
-        s.sendall(b"POST /swap HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml\r\n"
+        s.sendall(b"POST /swap HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/yaml\r\n"
                   b"Content-Length: %d\r\n\r\n" % size)
         block = b"a: " + b"x" * 65530 + b"\n"
         try:
@@ -92,21 +92,21 @@ def bad(port):
         bomb_lines.append(f"{cur}: &{cur} [" + ",".join(["*" + prev] * 9) + "]")
     bomb = "\n".join(bomb_lines).encode() + b"\n"
     cases = {
-        "delete-status": b"DELETE /status HTTP/1.1\r\nHost: x\r\n\r\n",
-        "get-swap": b"GET /swap HTTP/1.1\r\nHost: x\r\n\r\n",
-        "no-route": b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n",
+        "delete-status": b"DELETE /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "get-swap": b"GET /swap HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "no-route": b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         "not-http": b"HELLO THERE\r\n\r\n",
-        "long-path": b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
-        "huge-header": b"GET /status HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 200000 + b"\r\n\r\n",
-        "delay-not-json": b"POST /delay HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
-        "delay-nested-json": b"POST /delay HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(nested) + nested,
-        "swap-alias-bomb": b"POST /swap HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(bomb) + bomb,
+        "long-path": b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "huge-header": b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"b" * 200000 + b"\r\n\r\n",
+        "delay-not-json": b"POST /delay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello",
+        "delay-nested-json": b"POST /delay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(nested) + nested,
+        "swap-alias-bomb": b"POST /swap HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(bomb) + bomb,
     }
     return {name: one_request(port, raw) for name, raw in cases.items()}
 
 
 def slow(port, clients, seconds):
-    head = b"GET /status HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 1000
+    head = b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"s" * 1000
     stop = threading.Event()
     closed_after = []
     started = time.monotonic()
@@ -136,7 +136,7 @@ def slow(port, clients, seconds):
     statuses = []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        result = one_request(port, b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+        result = one_request(port, b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         timings.append(result["seconds"])
         statuses.append(result["status"])
         time.sleep(0.1)
@@ -147,7 +147,7 @@ def slow(port, clients, seconds):
 
 def half_open(port, seconds):
     s = connect(port)
-    s.sendall(b"POST /swap HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nversion: 1")
+    s.sendall(b"POST /swap HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nversion: 1")
     print(json.dumps({"open": True}), flush=True)
     time.sleep(seconds)
     s.close()
@@ -176,7 +176,7 @@ def load(port, rate, seconds, connections=8):
                 if s is None:
                     s = connect(port, 5)
                 began = time.monotonic()
-                s.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+                s.sendall(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 status, _ = read_response(s)
                 took = time.monotonic() - began
                 with lock:
