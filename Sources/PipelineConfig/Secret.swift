@@ -18,7 +18,12 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     /// True when the secret is the empty string.
     public var isEmpty: Bool { value.isEmpty }
 
-    public var description: String { "****" }
-    public var debugDescription: String { "****" }
-    public var customMirror: Mirror { Mirror(self, children: ["value": "****"], displayStyle: .struct) }
+    /// What a secret shows as, wherever it is shown.
+    public static let masked = "****"
+    /// True for a value that is the mask itself: text copied from where a secret was shown.
+    public var isMasked: Bool { value == Self.masked }
+
+    public var description: String { Self.masked }
+    public var debugDescription: String { Self.masked }
+    public var customMirror: Mirror { Mirror(self, children: ["value": Self.masked], displayStyle: .struct) }
 }

@@ -247,6 +247,9 @@ struct ControlAPITests {
                 #expect(pipeline.text.contains("key: '****'") || pipeline.text.contains("key: \"****\"") || pipeline.text.contains("key: ****"),
                         "\(pipeline.text)")
                 #expect(!pipeline.text.contains(key), "\(pipeline.text)")
+                // Sent back as shown (the page's Apply of an unedited file): refused, the publish goes on.
+                let back = try await api.request("POST", "/swap", body: pipeline.text, contentType: "application/yaml")
+                #expect(back.status == 422 && back.text.contains("a secret in it is ****"), "\(back.text)")
                 let metrics = try await api.get("/metrics")
                 #expect(metrics.status == 404, "\(metrics.text)")
                 #expect((metrics.json?["error"] as? String)?.contains("stats") == true, "\(metrics.text)")

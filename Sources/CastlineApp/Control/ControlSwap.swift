@@ -31,6 +31,11 @@ struct ControlSwap {
             loaded = PipelineFiles.spec(yaml: text, origin: origin)
         }
         let target = try target(request, loaded: loaded)
+        // The running file as GET /pipeline (and the page) shows it, sent back unchanged, would publish with "****".
+        if case .success(let spec) = loaded, spec.allSecrets.contains(where: \.isMasked) {
+            throw ControlRefusal(status: .unprocessableContent, message: "\(origin) not applied; pipeline \"\(target.name)\" runs on unchanged",
+                                 lines: ["\(origin): a secret in it is \(Secret.masked), as castline shows secrets: write the value, or ${VAR} to read it from the environment"])
+        }
         switch await target.apply(loaded, origin: origin) {
         case .success(let report):
             return ControlReply.json(SwapReply(pipeline: target.name, changes: report.changes,

@@ -127,7 +127,7 @@ public final class SecretMasker: Sendable {
     public func mask(_ text: String) -> String {
         let needles = needles.withLock { $0 }
         let used = needles.uses.reduce(text) { $0.replacingOccurrences(of: $1.text, with: $1.masked) }
-        return needles.secrets.reduce(used) { $0.replacingOccurrences(of: $1, with: "****") }
+        return needles.secrets.reduce(used) { $0.replacingOccurrences(of: $1, with: Secret.masked) }
     }
 
     func mask(_ kind: RunEvent.Kind) -> RunEvent.Kind {
