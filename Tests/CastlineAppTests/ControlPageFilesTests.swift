@@ -54,4 +54,16 @@ struct ControlPageFilesTests {
         let points = try? #require(last.firstMatch(of: /data-name="meter audio"[^>]*points="([^"]*)"/)).output.1
         #expect(points?.split(separator: " ").count == 11, "the points of seconds 10 to 20")
     }
+
+    @Test("an HLS source's buffer and the test signal's A/V offset get their own panels, when reported")
+    func panels() {
+        var data = PlotData()
+        data.add(Self.event(0, .stats(StatsSample(stage: "meter", stream: .audio, figures: [StatsFigure.bitrate: 128]))))
+        #expect(!StatsPlot.svg(data, title: "p").contains("id=\"buffered\""))
+        data.add(Self.event(1, .stats(StatsSample(stage: "hls0", stream: nil, figures: [StatsFigure.hlsBuffered: 6]))))
+        data.add(Self.event(1, .stats(StatsSample(stage: "latency0", stream: nil, figures: ["av_offset_ms": -40]))))
+        let svg = StatsPlot.svg(data, title: "p")
+        #expect(svg.contains("<g id=\"buffered\">") && svg.contains("<g id=\"av-offset\">"))
+        #expect(svg.contains("height=\"1180\""), "four panels: bitrate, level, buffer, offset")
+    }
 }

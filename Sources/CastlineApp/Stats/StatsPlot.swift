@@ -11,6 +11,10 @@ struct PlotData {
     private(set) var level: [(name: String, points: [Point])] = []
     /// Seconds behind live: a delay stage's delay and available delay, a source's latency.
     private(set) var behind: [(name: String, points: [Point])] = []
+    /// Media an HLS source fetched ahead of what left it (s), per stage.
+    private(set) var buffered: [(name: String, points: [Point])] = []
+    /// Sound minus picture (ms) as a latency stage read it.
+    private(set) var avOffset: [(name: String, points: [Point])] = []
     /// What happened to the run (paused, reconnecting, a swap), drawn across every panel.
     private(set) var marks: [(time: Double, label: String)] = []
 
@@ -42,7 +46,7 @@ struct PlotData {
     /// Only the points and marks at or after `time` (seconds from the first sample).
     func since(_ time: Double) -> PlotData {
         var data = self
-        for keyPath in [\PlotData.bitrate, \PlotData.level, \PlotData.behind] {
+        for keyPath in [\PlotData.bitrate, \PlotData.level, \PlotData.behind, \PlotData.buffered, \PlotData.avOffset] {
             data[keyPath: keyPath] = data[keyPath: keyPath].compactMap { entry in
                 let points = entry.points.filter { $0.time >= time }
                 return points.isEmpty ? nil : (entry.name, points)
@@ -62,6 +66,12 @@ struct PlotData {
         if let value = sample.figures[figure: DeclaredFigures.level] {
             Self.append(Point(time: seconds, value: value), to: name, in: &level)
         }
+        if let value = sample.figures[StatsFigure.hlsBuffered] {
+            Self.append(Point(time: seconds, value: value), to: name, in: &buffered)
+        }
+        if let value = sample.figures[figure: DeclaredFigures.avOffset] {
+            Self.append(Point(time: seconds, value: value), to: name, in: &avOffset)
+        }
         for figure in DeclaredFigures.behindLive {
             if let value = sample.figures[figure.name] {
                 Self.append(Point(time: seconds, value: value), to: "\(sample.stage) \(figure.label)", in: &behind)
@@ -78,9 +88,11 @@ struct PlotData {
     }
 }
 
-/// A hand-written SVG of a run: bitrate above, audio level below, and with a delay
-/// stage or a source that knows its latency the seconds behind live at the bottom, on
-/// one time axis, each panel with ticks, units and a legend.
+/// A hand-written SVG of a run: bitrate above, audio level below, then what the run
+/// reported of seconds behind live (a delay, a source's latency), an HLS source's buffer
+/// and the test signal's A/V offset, on one time axis, each panel with ticks, units and a
+/// legend; pauses, reconnects and swaps marked across them all. The end-of-run plot and the
+/// control page's are this one picture.
 enum StatsPlot {
     static let width = 960.0
     static let left = 80.0, right = 200.0
@@ -88,7 +100,7 @@ enum StatsPlot {
 
     /// `last`: only that many seconds up to the latest point (the live page's view).
     static func svg(_ whole: PlotData, title: String, last window: Double? = nil) -> String {
-        let everyPoint = (whole.bitrate + whole.level + whole.behind).flatMap(\.points).map(\.time) + whole.marks.map(\.time)
+        let everyPoint = (whole.bitrate + whole.level + whole.behind + whole.buffered + whole.avOffset).flatMap(\.points).map(\.time) + whole.marks.map(\.time)
         let duration = max(everyPoint.max() ?? 0, 1)
         let first = window.map { max(0, duration - $0) } ?? 0
         let data = whole.since(first)
@@ -101,7 +113,19 @@ enum StatsPlot {
             ? Axis(low: pow(10, floor(log10(lowestRate))), high: pow(10, ceil(log10(bitrateHigh))), logarithmic: true)
             : Axis(low: 0, high: bitrateHigh)
         let levelLow = min((data.level.flatMap(\.points).map(\.value).min() ?? -60) - 5, -60)
-        let height = data.behind.isEmpty ? 620 : 900
+        // Bitrate and level always; the others when the run reported them.
+        var panels: [(id: String, label: String, series: [(name: String, points: [PlotData.Point])], values: Axis)] = [
+            ("bitrate", "bitrate (kbit/s)", data.bitrate, bitrateAxis),
+            ("level", "audio RMS (dBFS)", data.level, Axis(low: levelLow, high: 0)),
+        ]
+        if !data.behind.isEmpty { panels.append(("behind", "behind live (s)", data.behind, Axis(low: 0, high: highest(data.behind)))) }
+        if !data.buffered.isEmpty { panels.append(("buffered", "buffered ahead (s)", data.buffered, Axis(low: 0, high: highest(data.buffered)))) }
+        if !data.avOffset.isEmpty {
+            let widest = max(data.avOffset.flatMap(\.points).map { abs($0.value) }.max() ?? 0, 10) * 1.1
+            panels.append(("av-offset", "a/v offset (ms)", data.avOffset, Axis(low: -widest, high: widest)))
+        }
+        // Each panel 230 high with 50 below it; the time axis's labels under the last.
+        let height = 280 * panels.count + 60
         var svg = """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(height)" viewBox="0 0 \(Int(width)) \(height)" \
@@ -110,18 +134,18 @@ enum StatsPlot {
             <text x="\(Int(width / 2))" y="28" text-anchor="middle" font-size="18">\(escape(title))</text>
 
             """
-        svg += panel(id: "bitrate", label: "bitrate (kbit/s)", series: data.bitrate, top: 50, height: 230,
-                     time: time, values: bitrateAxis, showTime: false)
-        svg += panel(id: "level", label: "audio RMS (dBFS)", series: data.level, top: 330, height: 230,
-                     time: time, values: Axis(low: levelLow, high: 0), showTime: data.behind.isEmpty)
-        if !data.behind.isEmpty {
-            let most = max(data.behind.flatMap(\.points).map(\.value).max() ?? 0, 1) * 1.1
-            svg += panel(id: "behind", label: "behind live (s)", series: data.behind, top: 610, height: 230,
-                         time: time, values: Axis(low: 0, high: most), showTime: true)
+        for (index, entry) in panels.enumerated() {
+            svg += panel(id: entry.id, label: entry.label, series: entry.series, top: 50 + 280 * Double(index), height: 230,
+                         time: time, values: entry.values, showTime: index == panels.count - 1)
         }
-        svg += marks(data.marks, time: time, top: 50, bottom: Double(height) - 60)
+        svg += marks(data.marks, time: time, top: 50, bottom: Double(280 * panels.count))
         svg += "</svg>\n"
         return svg
+    }
+
+    /// An axis top a tenth above the highest value (at least 1).
+    private static func highest(_ series: [(name: String, points: [PlotData.Point])]) -> Double {
+        max(series.flatMap(\.points).map(\.value).max() ?? 0, 1) * 1.1
     }
 
     /// A linear scale with "nice" ticks (1, 2 or 5 × 10ⁿ apart).

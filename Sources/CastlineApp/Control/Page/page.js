@@ -17,6 +17,17 @@ const Logic = {
     const f = Math.min(1, Math.max(0, fraction));
     return Math.round((1 - f) * available * 10) / 10;
   },
+  // The programme time heard now: the source's latency (wall clock minus the stream's
+  // EXT-X-PROGRAM-DATE-TIME as media leaves it) plus the delay after it, back from now.
+  programmeTime(nowMs, latency, delay) {
+    if (typeof latency !== "number" || !isFinite(latency)) return null;
+    return new Date(nowMs - (latency + (delay || 0)) * 1000);
+  },
+  // The latest value of `figure` among a status's stats entries, or null.
+  statsFigure(status, figure) {
+    const entry = (status.stats || []).find((e) => typeof e[figure] === "number");
+    return entry ? entry[figure] : null;
+  },
   formatBehind(delay) {
     if (delay === null || delay === undefined || !isFinite(delay)) return "";
     if (delay < 0.05) return "live";
@@ -148,6 +159,8 @@ class PipelineView {
     this.$(".bar").hidden = !hasDelay;
     const delay = status.delay_s, available = status.available_delay_s;
     this.$(".time-label").textContent = hasDelay ? Logic.formatBehind(delay) : "";
+    const programme = Logic.programmeTime(Date.now(), Logic.statsFigure(status, "latency_s"), hasDelay ? delay : 0);
+    this.$(".programme-time").textContent = programme ? `programme ${programme.toLocaleTimeString()}` : "";
     if (hasDelay && !this.dragging) this.placeHandle(Logic.handleFraction(delay, available));
     this.$(".bar-oldest").textContent = available > 0 ? `${available.toFixed(1)} s held` : "";
     for (const input of this.root.querySelectorAll(".command")) {
@@ -188,13 +201,20 @@ class PipelineView {
   async command(name, body) {
     const reply = await apiJSON(`/${name}?${this.query}`, { method: "POST", headers: { "Content-Type": "application/json" },
                                                             body: JSON.stringify(body) });
-    if (reply.ok) this.show(reply.body); else setConnection(reply.body.error || `${name}: ${reply.status}`, true);
+    if (reply.ok) this.show(reply.body); else this.refused(reply.body.error || `${name}: ${reply.status}`);
+  }
+
+  // What the API said no to, beside the controls, until the next thing is done.
+  refused(message) {
+    this.$(".refusal").textContent = message;
+    clearTimeout(this.refusalTimer);
+    this.refusalTimer = setTimeout(() => { this.$(".refusal").textContent = ""; }, 8000);
   }
 
   async playPause() {
     const path = this.status && this.status.state === "paused" ? "resume" : "pause";
     const reply = await apiJSON(`/${path}?${this.query}`, { method: "POST" });
-    if (reply.ok) this.show(reply.body); else setConnection(reply.body.error || `${path}: ${reply.status}`, true);
+    if (reply.ok) this.show(reply.body); else this.refused(reply.body.error || `${path}: ${reply.status}`);
   }
 
   placeHandle(fraction) {
