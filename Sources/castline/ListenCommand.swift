@@ -58,7 +58,8 @@ struct ListenCommand: AsyncParsableCommand {
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
         made.timeout = timeout
-        (made.name, made.stats, made.statusLine) = (name, stats.settings, Terminal.stderrIsTerminal)
+        (made.name, made.stats) = (name, stats.settings)
+        made.figuresWatched = Terminal.stderrIsTerminal || control.ui
         (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, keyEnv, keyFile, passphraseEnv)
         return made
     }

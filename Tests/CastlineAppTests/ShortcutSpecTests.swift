@@ -20,7 +20,7 @@ struct ShortcutSpecTests {
 
     @Test func listenFlagsMakeTheSpecAFileWould() throws {
         var hls = ListenShortcut(url: "https://example.com/live.m3u8")
-        (hls.delay, hls.maxDelay, hls.audioOnly, hls.statusLine) = (.seconds(10), .seconds(60), true, true)
+        (hls.delay, hls.maxDelay, hls.audioOnly, hls.figuresWatched) = (.seconds(10), .seconds(60), true, true)
         hls.timeout = .seconds(4)
         var rtmp = ListenShortcut(url: "rtmp://example.com/app")
         (rtmp.keyEnv, rtmp.output, rtmp.record) = ("KEY", .null, "/tmp/listen.mkv")

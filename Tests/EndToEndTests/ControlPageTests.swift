@@ -56,4 +56,14 @@ struct ControlPageTests {
         try await drive("token", ["--ui", "--control", "127.0.0.1:\(port)", "--control-token-env", "CONTROL_TOKEN"],
                         environment: ["CONTROL_TOKEN": token])
     }
+
+    @Test("listen --ui measures the stream for the page, as a status line would, with no stats output asked for")
+    func listenMeasuresForThePage() async throws {
+        let url = "http://127.0.0.1:9/live.m3u8"
+        let plain = try await Castline.run(["listen", url, "--print-pipeline"])
+        let watched = try await Castline.run(["listen", url, "--ui", "--print-pipeline"])
+        #expect(plain.status == 0 && watched.status == 0, "\(plain.stderr)\(watched.stderr)")
+        #expect(!plain.stdout.contains("- stats"), "\(plain.stdout)")
+        #expect(watched.stdout.contains("- stats"), "\(watched.stdout)")
+    }
 }

@@ -30,8 +30,9 @@ public struct ListenShortcut: Sendable {
     public var maxDelay: Duration?
     public var name = "listen"
     public var stats = StatsSettings()
-    /// A status line on a terminal: a stats stage for it even when no stats output is asked for.
-    public var statusLine = false
+    /// Someone watches the figures (a status line on a terminal, the `--ui` page): a stats
+    /// stage for them even when no stats output is asked for.
+    public var figuresWatched = false
     /// A latency stage after the delay: what plays is measured against the test signal's clock.
     public var measureLatency = false
 
@@ -111,7 +112,7 @@ public struct ListenShortcut: Sendable {
     /// The stats stage the stats outputs, or the status line, need.
     private var statsStages: [ComponentSpec] {
         let asked = stats.stages
-        return asked.isEmpty && statusLine ? [ComponentSpec(kind: StatsStage.kind)] : asked
+        return asked.isEmpty && figuresWatched ? [ComponentSpec(kind: StatsStage.kind)] : asked
     }
 
     /// The delay stage, when --delay or --max-delay asks for one.

@@ -69,6 +69,7 @@ def page_logic():
     assert logic("formatFigure('bitrate_kbps', 2999.6)") == "3000 kbit/s"
     assert logic("formatFigure('rms_dbfs', -11.26)") == "-11.3 dBFS"
     assert logic("formatFigure('gain_db', 2)") == "+2.0 dB"
+    assert logic("formatFigure('segment_fetch_s', 0.0123)") == "0.012 s" and logic("formatFigure('delay_s', 12.04)") == "12.0 s"
     parsed = logic("parseErrorLine('POST /swap:3:1: bogus: unknown key (known keys: a, b)')")
     assert parsed == {"line": 3, "column": 1, "message": "bogus: unknown key (known keys: a, b)"}, parsed
     assert logic("parseErrorLine('no place here')") is None
