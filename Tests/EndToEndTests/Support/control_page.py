@@ -85,6 +85,11 @@ def section():
     return DRIVER.find_element(By.CSS_SELECTOR, "section.pipeline")
 
 
+def button(title):
+    """A player button as a user finds it: by what it says it does."""
+    return section().find_element(By.XPATH, f".//button[starts-with(@title, '{title}')]")
+
+
 def text_of(selector):
     return section().find_element(By.CSS_SELECTOR, selector).text
 
@@ -106,13 +111,13 @@ def steer(base, artefacts):
     until("10 s more history", lambda d: status(base)["available_delay_s"] > status(base)["delay_s"] + 11, timeout=30)
     until("the page to know the history", lambda d: "held" in text_of(".bar-oldest"))
     delay = status(base)["delay_s"]
-    section().find_element(By.CSS_SELECTOR, ".skip[data-step='10']").click()
+    button("Back 10 s").click()
     until("the delay to move", lambda d: abs(status(base)["delay_s"] - delay) > 1)
     moved = status(base)["delay_s"] - delay
     assert abs(moved - 10) <= 0.1, f"back 10 s moved the delay by {moved:.3f} s"
     until("the time label to agree with /status",
           lambda d: text_of(".time-label") == f"{status(base)['delay_s']:.1f} s behind live")
-    section().find_element(By.CSS_SELECTOR, ".skip[data-step='-1']").click()
+    button("Forward 1 s").click()
     until("forward 1 s", lambda d: abs(status(base)["delay_s"] - (delay + 9)) <= 0.1)
 
     # Drag the bar to its middle: the delay asked is applied, and is half of what is held.
