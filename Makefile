@@ -8,7 +8,8 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 	gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-x gstreamer1.0-tools \
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
-	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 libcurl4-openssl-dev python3 time tmux
+	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 libcurl4-openssl-dev python3 time tmux \
+	libebur128-dev
 
 # What the tests add: a headless Chromium and its driver for the control page's tests.
 TEST_APT_PACKAGES := chromium chromium-driver python3-venv

@@ -30,6 +30,8 @@ let package = Package(
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+        // libebur128: EBU R128 loudness and true peak for the alarms stage (not a meter written here).
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         // GLib's strings, casts and a shared lock: what GstKit and GIONet both need.
         .target(name: "GLibSupport", dependencies: ["CGStreamer"]),
         .target(name: "GstKit", dependencies: ["CGStreamer", "CGStreamerShim", "GLibSupport"]),
@@ -49,7 +51,7 @@ let package = Package(
         .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS", "Timing"]),
         // Stage plugins: one folder each under Plugins/, depending on CastlineKit only, built as one
         // module so a new plugin is its folder and its line in Plugins/BuiltinStages.swift, nothing else.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit"], path: "Plugins"),
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "CEbur128"], path: "Plugins"),
         // What a run does around its pipelines: the session and its lifecycle, the control API,
         // stats outputs and the terminal. The executable parses flags and calls it.
         .target(

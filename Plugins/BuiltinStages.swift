@@ -3,6 +3,7 @@ import CastlineKit
 extension ComponentRegistry {
     /// Every stage castline ships, registered here and only here.
     public static let builtin = ComponentRegistry(stages: [
+        AlarmsStage.self,
         AudioOnlyStage.self,
         DelayStage.self,
         EncodeStage.self,

@@ -15,6 +15,23 @@ public struct PipelineLoader: Sendable {
 
     /// Loads the file at `path` (errors name the file as `path` is written).
     public func load(contentsOf path: String, overrides: [String] = []) throws(ConfigErrors) -> PipelineSpec {
+        try load(yaml: Self.text(at: path), file: path, overrides: overrides)
+    }
+
+    /// A file that holds one component's options alone (`monitor --alarms FILE`): the map is
+    /// checked as the same map under `owner:` in a pipeline file is, its errors at its lines.
+    public func loadOptions(contentsOf path: String, schema: OptionSchema, owner: String) throws(ConfigErrors) -> OptionValues {
+        let (parsed, syntaxErrors) = TreeBuilder.parse(try Self.text(at: path), file: path)
+        guard syntaxErrors.isEmpty else { throw ConfigErrors(syntaxErrors) }
+        guard let tree = parsed else { return schema.withDefaults(OptionValues()).0 }
+        var validator = Validator(catalog: catalog, environment: environment, deferringUnsetSecrets: defersUnsetSecrets)
+        let (values, _) = validator.options(tree, schema: schema, path: owner, anchor: tree.position, owner: owner, component: false)
+        guard validator.errors.isEmpty else { throw ConfigErrors(validator.errors) }
+        return values
+    }
+
+    /// A file's text; the error says why it cannot be read.
+    static func text(at path: String) throws(ConfigErrors) -> String {
         func fail(_ message: String) -> ConfigErrors {
             ConfigErrors([ConfigError(file: path, message: message)])
         }
@@ -32,7 +49,7 @@ public struct PipelineLoader: Sendable {
         guard let text = String(data: data, encoding: .utf8) else {
             throw fail("the file is not UTF-8 text (save it as UTF-8)")
         }
-        return try load(yaml: text, file: path, overrides: overrides)
+        return text
     }
 
     /// Loads YAML text; `file` is used in error messages and for the default pipeline name.

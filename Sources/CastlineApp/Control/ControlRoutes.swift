@@ -19,7 +19,7 @@ struct ControlRoutes: Sendable {
 
     /// Each fixed route and its method; the stage commands come on top (`POST /NAME`).
     static let fixed: [(path: String, method: HTTPRequest.Method)] = [
-        ("/", .get), ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get), ("/graph.svg", .get),
+        ("/", .get), ("/status", .get), ("/events", .get), ("/pipeline", .get), ("/metrics", .get), ("/commands", .get), ("/plot.svg", .get), ("/graph.svg", .get), ("/alarms", .get),
         ("/pause", .post), ("/resume", .post), ("/swap", .post),
     ]
 
@@ -33,6 +33,7 @@ struct ControlRoutes: Sendable {
         router.get("pipeline") { request, _ in try await pipelineFile(selected(request)) }
         router.get("metrics") { request, _ in try await metricsText(selected(request)) }
         router.get("commands") { request, _ in try await commandList(selected(request)) }
+        router.get("alarms") { request, _ in try alarmList(selected(request)) }
         router.get("plot.svg") { request, _ in try plot(request) }
         router.get("graph.svg") { request, _ in try await graph(request) }
         router.post("pause") { request, _ in
@@ -164,6 +165,18 @@ struct ControlRoutes: Sendable {
                 """)
         }
         return ControlReply.text(metrics.exposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    /// The alarms raised now on the chosen pipelines, each with its pipeline, and how many were raised in all.
+    func alarmList(_ chosen: [ControlledPipeline]) -> Response {
+        struct Reply: Encodable {
+            let alarms: [AlarmBook.Alarm]
+            let raisedTotal: Int
+            enum CodingKeys: String, CodingKey { case alarms, raisedTotal = "raised_total" }
+        }
+        let books = chosen.map { ($0.name, $0.hub.figures.alarms) }
+        return ControlReply.json(Reply(alarms: books.flatMap { name, book in book.active.map { $0.of(pipeline: name) } },
+                                       raisedTotal: books.reduce(0) { $0 + $1.1.raisedTotal }))
     }
 
     /// The stage commands the chosen pipelines take, as the page draws their controls.

@@ -32,7 +32,7 @@ struct ControlServer: Sendable {
 
     /// Feeds `/metrics` and `/plot.svg` (every event passes here).
     func record(_ event: RunEvent) {
-        if case .stats(let sample) = event.kind { metrics.record(sample, pipeline: event.pipeline) }
+        metrics.record(event)
         plots.add(event)
     }
 }

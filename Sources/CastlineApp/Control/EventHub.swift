@@ -1,5 +1,6 @@
 import CastlineKit
 import Foundation
+import StagePlugins
 import Synchronization
 
 /// One runner's events, fanned out: the runner's own stream has a single
@@ -78,6 +79,8 @@ struct LatestFigures: Sendable {
     private(set) var entries: [Entry] = []
     /// The latest value of each command figure.
     private(set) var commandFigures: [String: Double] = [:]
+    /// The alarms raised now, and how many were raised in all.
+    private(set) var alarms = AlarmBook()
 
     init(commands: [StageCommand]) {
         self.commands = commands
@@ -94,6 +97,7 @@ struct LatestFigures: Sendable {
             commandFigures.merge(commands.moved(in: sample.figures)) { $1 }
         case .stage(let stageEvent):
             commandFigures.merge(commands.moved(in: stageEvent.figures)) { $1 }
+            alarms.add(stageEvent)
         case .reloaded:
             // Stages may have gone or been renamed: only figures from the new pipeline count.
             entries.removeAll()
@@ -110,5 +114,50 @@ struct LatestFigures: Sendable {
             return entries.lazy.compactMap { $0.sample.stream == nil ? $0.sample.figures[StatsFigure.position] : nil }.first
         }
         return entries.filter { $0.sample.stage == stage }.compactMap(\.sample.playPosition).max()
+    }
+}
+
+/// The alarms an `alarms` stage raised and has not cleared, as `GET /alarms` lists them.
+struct AlarmBook: Sendable {
+    struct Alarm: Sendable, Encodable {
+        /// Set as it is listed, for one of several pipelines.
+        var pipeline: String?
+        let stage: String
+        let stream: String?
+        let kind: String
+        let value: Double?
+        let threshold: Double?
+        /// Where the fault began: on the wall clock (ISO 8601) and in the stream (s).
+        let since: String?
+        let sinceSeconds: Double?
+
+        func of(pipeline: String) -> Alarm {
+            var listed = self
+            listed.pipeline = pipeline
+            return listed
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case pipeline, stage, stream, kind, value, threshold, since
+            case sinceSeconds = "since_s"
+        }
+    }
+
+    private(set) var active: [Alarm] = []
+    private(set) var raisedTotal = 0
+
+    mutating func add(_ event: StageEvent) {
+        guard let kind = event.labels["kind"] else { return }
+        let stream = event.stream?.rawValue
+        switch event.name {
+        case AlarmsStage.raisedEvent:
+            raisedTotal += 1
+            active.append(Alarm(pipeline: nil, stage: event.stage, stream: stream, kind: kind, value: event.fields["value"],
+                                threshold: event.fields["threshold"], since: event.labels["since"], sinceSeconds: event.fields["since_s"]))
+        case AlarmsStage.clearedEvent:
+            active.removeAll { $0.stage == event.stage && $0.stream == stream && $0.kind == kind }
+        default:
+            break
+        }
     }
 }

@@ -68,6 +68,16 @@ public enum PipelineFiles {
         loaded { () throws(ConfigErrors) in try loader(checkOnly).load(yaml: yaml, file: origin) }
     }
 
+    /// An alarms stage's options from a file of their own (`monitor --alarms FILE`), checked as
+    /// the same map in a pipeline file is.
+    public static func alarmOptions(_ path: String) -> Result<OptionValues, LoadFailure> {
+        do {
+            return .success(try loader(false).loadOptions(contentsOf: path, schema: AlarmsStage.schema, owner: AlarmsStage.kind))
+        } catch {
+            return .failure(LoadFailure(lines: error.errors.map(\.description)))
+        }
+    }
+
     private static func loader(_ checkOnly: Bool) -> PipelineLoader {
         var loader = PipelineLoader(catalog: registry)
         loader.defersUnsetSecrets = checkOnly
@@ -101,11 +111,11 @@ public enum PipelineFiles {
 }
 
 extension Result where Failure == PipelineFiles.LoadFailure {
-    /// The plan, or the errors printed and the process ended with the bad-input status.
+    /// What was loaded, or the errors printed and the process ended with the bad-input status.
     public func orExit() -> Success {
         switch self {
-        case .success(let plan):
-            return plan
+        case .success(let loaded):
+            return loaded
         case .failure(let failure):
             failure.report()
             exit(ExitStatus.badInput)

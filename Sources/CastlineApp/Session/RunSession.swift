@@ -1,4 +1,5 @@
 import CastlineKit
+import StagePlugins
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -19,6 +20,8 @@ public enum RunSession {
         public var keys: Bool
         /// Apply each file again when it changes, and on SIGHUP: `run --watch`.
         public var watch: Bool
+        /// Stop every pipeline at the first of these alarms, exit status 3 (`monitor --fail-on`).
+        public var failOn: Set<AlarmKind> = []
 
         public init(stopAfter: Duration? = nil, stats: StatsSettings = .init(), control: ControlSettings = .init(),
                     keys: Bool = false, watch: Bool = false) {
@@ -44,13 +47,20 @@ public enum RunSession {
     }
 
     /// `listen` and `broadcast`: the pipeline their flags make, printed (`--print-pipeline`) or run.
-    public static func run(origin: String, printOnly: Bool, options: Options, _ build: PipelineFiles.BuildSpec) async -> Int32 {
-        let plan = PipelineFiles.load(origin: origin, checkOnly: printOnly, build).orExit()
+    public static func run(origin: String, printOnly: Bool, options: Options, _ build: @escaping PipelineFiles.BuildSpec) async -> Int32 {
+        await run(origin: origin, printOnly: printOnly, options: options, [build])
+    }
+
+    /// Several pipelines from flags (`monitor`), each checked as a file is: printed as YAML
+    /// documents, or run together.
+    public static func run(origin: String, printOnly: Bool, options: Options, _ builds: [PipelineFiles.BuildSpec]) async -> Int32 {
+        let plans = builds.map { PipelineFiles.load(origin: origin, checkOnly: printOnly, $0).orExit() }
         guard !printOnly else {
-            print(plan.spec.yaml(catalog: PipelineFiles.registry), terminator: "")
+            let documents = plans.map { $0.spec.yaml(catalog: PipelineFiles.registry) }
+            print(documents.count == 1 ? documents.joined() : documents.map { "---\n" + $0 }.joined(), terminator: "")
             return 0
         }
-        return await run(plan, options: options)
+        return await run(plans.map { Entry(plan: $0) }, options: options)
     }
 
     public static func run(_ plan: PipelinePlan, options: Options) async -> Int32 {

@@ -1,6 +1,7 @@
 import CastlineKit
 import Foundation
 import ServiceLifecycle
+import StagePlugins
 import Synchronization
 import UnixSignals
 
@@ -17,6 +18,8 @@ final class SessionService: Service, Sendable {
     private let control: ControlServer?
     private let servers: [HTTPServer]
     private let exitStatus = Mutex<Int32>(0)
+    /// The line of the first alarm `--fail-on` names, once one was raised.
+    private let failedOn = Mutex<String?>(nil)
 
     init(entries: [RunSession.Entry], pipelines: [ControlledPipeline], options: RunSession.Options,
          outputs: StatsOutputs, control: ControlServer?, servers: [HTTPServer]) {
@@ -51,7 +54,7 @@ final class SessionService: Service, Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Each runner's events go through its hub (for the control API) and into one stream for
             // the renderers and stats outputs, which are not shared between tasks.
-            group.addTask { [pipelines, control] in
+            group.addTask { [pipelines, control, failOn = options.failOn] in
                 await withTaskGroup(of: Void.self) { pumps in
                     for pipeline in pipelines {
                         pumps.addTask {
@@ -59,6 +62,7 @@ final class SessionService: Service, Sendable {
                                 pipeline.hub.publish(event)
                                 control?.record(event)
                                 allEvents.yield(event)
+                                if let line = Self.failing(event, on: failOn) { self.stopAll(failedOn: line) }
                             }
                             pipeline.hub.finish()
                         }
@@ -95,6 +99,10 @@ final class SessionService: Service, Sendable {
                 for line in summary { Terminal.status(line) }
                 if failed { exitStatus.withLock { $0 = ExitStatus.failed } }
             }
+            if let line = failedOn.withLock({ $0 }) {
+                Terminal.status(line)
+                exitStatus.withLock { $0 = ExitStatus.alarm }
+            }
             group.cancelAll()
         }
     }
@@ -116,6 +124,24 @@ final class SessionService: Service, Sendable {
         }
         for renderer in renderers.values { renderer.endStatus() }
         return outputs.finish()
+    }
+
+    /// The line for an alarm `--fail-on` names; nil for any other event.
+    static func failing(_ event: RunEvent, on kinds: Set<AlarmKind>) -> String? {
+        guard !kinds.isEmpty, case .stage(let raised) = event.kind, raised.name == AlarmsStage.raisedEvent,
+              let kind = raised.labels["kind"].flatMap(AlarmKind.init(rawValue:)), kinds.contains(kind) else { return nil }
+        return "\(event.pipeline): \(kind) alarm raised (--fail-on \(kind)): stopped"
+    }
+
+    /// The first alarm `--fail-on` names stops every pipeline (each drains, so recordings end whole).
+    private func stopAll(failedOn line: String) {
+        let first = failedOn.withLock { noted -> Bool in
+            guard noted == nil else { return false }
+            noted = line
+            return true
+        }
+        guard first else { return }
+        Task { [pipelines] in for pipeline in pipelines { await pipeline.runner.stop() } }
     }
 
     /// After the first stop signal (the group's graceful shutdown), a second one stops at once.

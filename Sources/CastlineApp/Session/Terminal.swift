@@ -26,4 +26,6 @@ public enum Terminal {
 public enum ExitStatus {
     public static let failed: Int32 = 1
     public static let badInput: Int32 = 2
+    /// An alarm `--fail-on` names was raised.
+    public static let alarm: Int32 = 3
 }

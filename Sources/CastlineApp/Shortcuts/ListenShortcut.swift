@@ -35,6 +35,9 @@ public struct ListenShortcut: Sendable {
     public var figuresWatched = false
     /// A latency stage after the delay: what plays is measured against the test signal's clock.
     public var measureLatency = false
+    /// An alarms stage with these options, last (`monitor`): with `--output null` it decodes only
+    /// what its checks read, where a plain headless listen decodes everything as playing would.
+    public var alarms: OptionValues?
 
     public init(url: String) {
         self.url = url
@@ -68,7 +71,7 @@ public struct ListenShortcut: Sendable {
     public func spec(environment: [String: String], deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec {
         // Headless monitoring costs what playing does: every stream is decoded, then dropped.
         var sinks: [ComponentSpec] = switch output {
-        case .null: [ComponentSpec(kind: NullSink.kind) { $0.set(NullSink.decode, true) }]
+        case .null: [ComponentSpec(kind: NullSink.kind) { $0.set(NullSink.decode, alarms == nil) }]
         // A window is for the picture: with no sound device it plays without sound, and says so.
         case .window: [ComponentSpec(kind: VideoSink.kind), ComponentSpec(kind: AudioSink.kind) { $0.set(AudioSink.required, false) }]
         case .audio: [ComponentSpec(kind: AudioSink.kind)]
@@ -90,6 +93,7 @@ public struct ListenShortcut: Sendable {
         // (encoded), and the decoding it needs is then the sink's too.
         let stages = (audioOnly ? [ComponentSpec(kind: AudioOnlyStage.kind)] : []) + delayStages + statsStages
             + (measureLatency ? [ComponentSpec(kind: LatencyStage.kind)] : [])
+            + (alarms.map { [ComponentSpec(kind: AlarmsStage.kind, options: $0, keyPath: AlarmsStage.kind)] } ?? [])
         var spec = PipelineSpec(name: name, source: source, stages: stages, sinks: sinks)
         spec.neededAtRunTime = secrets.needed
         return spec

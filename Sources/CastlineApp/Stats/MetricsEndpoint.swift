@@ -3,6 +3,7 @@ import CoreMetrics
 import Foundation
 import Hummingbird
 import Prometheus
+import StagePlugins
 import Synchronization
 
 /// Stats figures as Prometheus metrics: `castline_<figure>` with `pipeline`,
@@ -43,6 +44,45 @@ final class MetricsRecorder: Sendable {
         return "castline_" + String(sanitized)
     }
 
+    /// What a run's event says to Prometheus: a stats sample's figures; an alarm raised or cleared
+    /// as `castline_alarm_active{pipeline,kind}` (1 while raised) and `castline_alarm_raised_total`.
+    func record(_ event: RunEvent) {
+        switch event.kind {
+        case .stats(let sample):
+            record(sample, pipeline: event.pipeline)
+        case .stage(let stageEvent):
+            guard let kind = stageEvent.labels["kind"],
+                  stageEvent.name == AlarmsStage.raisedEvent || stageEvent.name == AlarmsStage.clearedEvent else { return }
+            let labels = [("pipeline", event.pipeline), ("kind", kind)]
+            let raised = stageEvent.name == AlarmsStage.raisedEvent
+            gauge("castline_alarm_active", labels).record(raised ? 1 : 0)
+            let counter = counter("castline_alarm_raised_total", labels)
+            if raised { counter.increment(by: 1) }
+        default:
+            break
+        }
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Gauge {
+        let key = name + "{" + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + "}"
+        return gauges.withLock { gauges in
+            if let existing = gauges[key] { return existing }
+            let made = CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
+            gauges[key] = made
+            return made
+        }
+    }
+
+    private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter {
+        let key = name + "{" + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + "}"
+        return counters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+            counters[key] = made
+            return made
+        }
+    }
+
     func record(_ sample: StatsSample, pipeline: String) {
         let labels = [("pipeline", pipeline), ("stage", sample.stage), ("stream", sample.stream?.rawValue ?? "")]
         let labelKey = labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
@@ -53,23 +93,10 @@ final class MetricsRecorder: Sendable {
                     defer { totals[key] = value }
                     return max(0, value - (totals[key] ?? 0))
                 }
-                let counter = counters.withLock { counters in
-                    if let existing = counters[key] { return existing }
-                    let made = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
-                    counters[key] = made
-                    return made
-                }
+                let counter = counter(name, labels)
                 if rise > 0 { counter.increment(by: Int64(rise.rounded())) }
             } else {
-                let name = Self.gaugeName(figure)
-                let key = name + "{" + labelKey + "}"
-                let gauge = gauges.withLock { gauges in
-                    if let existing = gauges[key] { return existing }
-                    let made = CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
-                    gauges[key] = made
-                    return made
-                }
-                gauge.record(value)
+                gauge(Self.gaugeName(figure), labels).record(value)
             }
         }
     }

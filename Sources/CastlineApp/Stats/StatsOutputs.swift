@@ -65,8 +65,8 @@ final class StatsOutputs {
             summaries.append((event.pipeline, summary))
         }
         plot.add(event)
+        metrics?.record(event)
         if case .stats(let sample) = event.kind {
-            metrics?.record(sample, pipeline: event.pipeline)
             // Written at once, not when a buffer fills: someone is watching these as they come.
             if latencyLines, let line = Self.latencyLine(sample, at: event.time) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         }

@@ -17,6 +17,12 @@ public struct Figure: Sendable, Hashable {
         case frameRate
         /// Bytes of a stream that passed so far.
         case bytes
+        /// Short-term loudness (EBU R128, 3 s), LUFS.
+        case loudness
+        /// Alarms raised on a stream now.
+        case alarmsActive
+        /// A figure nothing reads by its meaning (it is shown and exported as it is).
+        case other
     }
 
     public let name: String

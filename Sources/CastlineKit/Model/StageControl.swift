@@ -68,13 +68,16 @@ public struct StageEvent: Sendable {
     public var command: String?
     /// The event's own JSON fields.
     public var fields: [String: Double]
+    /// Its fields that are words, not numbers (an alarm's `kind`, a time as ISO 8601).
+    public var labels: [String: String] = [:]
     /// The stage's figures now (see `StageCommand.figures`).
     public var figures: [String: Double]
     /// A line for people; nil when it is for JSON only.
     public var line: String?
 
     public init(stage: String, stream: StreamKind? = nil, name: String, command: String? = nil, fields: [String: Double],
-                figures: [String: Double] = [:], line: String? = nil) {
+                labels: [String: String] = [:], figures: [String: Double] = [:], line: String? = nil) {
+        self.labels = labels
         self.stage = stage
         self.stream = stream
         self.name = name

@@ -66,6 +66,7 @@ public enum EventJSON {
             var fields: [String: Any] = ["stage": event.stage]
             if let stream = event.stream { fields["stream"] = stream.rawValue }
             for (key, value) in event.fields where value.isFinite && !reserved.contains(key) { fields[key] = value }
+            for (key, value) in event.labels where fields[key] == nil && !reserved.contains(key) { fields[key] = value }
             return fields
         case .reloaded(let changes, let took):
             return ["changes": changes.joined(separator: ", "), "took_s": took.seconds]

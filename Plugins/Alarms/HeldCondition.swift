@@ -1,0 +1,61 @@
+/// One alarm's raise and clear, in media time: raised once its fault has lasted the hold time
+/// (from when the fault began), cleared once the fault has been gone `clearAfter`. Each fault
+/// raises once and clears once.
+struct HeldCondition: Sendable {
+    let kind: AlarmKind
+    let check: AlarmCheck
+    /// When the fault now running began (media seconds), and the worst value seen in it.
+    private(set) var faultBegan: Double?
+    private(set) var worst: Double?
+    /// While raised: when the fault was last seen gone.
+    private var goneSince: Double?
+    private(set) var raised = false
+
+    init(kind: AlarmKind, check: AlarmCheck) {
+        self.kind = kind
+        self.check = check
+    }
+
+    /// What `[start, end)` of the media says: faulty or not, its value. `began`: where a fault
+    /// that shows only now began (a frozen picture began with the frame that stopped changing).
+    mutating func update(faulty: Bool, value: Double, from start: Double, to end: Double, began: Double? = nil,
+                         worse: (Double, Double) -> Bool) -> AlarmChange? {
+        if faulty {
+            goneSince = nil
+            if faultBegan == nil { faultBegan = began ?? start }
+            worst = worst.map { worse(value, $0) ? value : $0 } ?? value
+            guard !raised, let since = faultBegan, end - since >= check.hold else { return nil }
+            raised = true
+            return AlarmChange(kind: kind, edge: .raised, value: worst ?? value, threshold: check.threshold, since: since, at: end)
+        }
+        guard raised else {
+            faultBegan = nil
+            worst = nil
+            return nil
+        }
+        let gone = goneSince ?? start
+        goneSince = gone
+        guard end - gone >= check.clearAfter, let since = faultBegan else { return nil }
+        defer {
+            raised = false
+            faultBegan = nil
+            worst = nil
+            goneSince = nil
+        }
+        return AlarmChange(kind: kind, edge: .cleared, value: worst ?? value, threshold: check.threshold, since: since, at: gone)
+    }
+}
+
+/// An alarm raised or cleared, in media time (seconds of the stream).
+struct AlarmChange: Sendable, Equatable {
+    enum Edge: String, Sendable { case raised, cleared }
+    let kind: AlarmKind
+    let edge: Edge
+    /// The worst value of the fault so far (the lowest level, the highest loudness...).
+    let value: Double
+    let threshold: Double
+    /// Where the fault began.
+    let since: Double
+    /// Where the alarm was raised (the hold passed) or the fault ended.
+    let at: Double
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import CastlineApp
+import CastlineKit
+import StagePlugins
+
+struct MonitorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monitor",
+        abstract: "Watch streams for trouble: silence, loudness, clipping, a black or frozen picture, raised as alarms (nothing is played).",
+        discussion: """
+            Each URL is read as `listen --output null` reads it, through a stats stage and an alarms stage; only what a
+            check reads is decoded. Alarms are events (alarm-raised, alarm-cleared) on stderr, in --stats-json, at
+            GET /alarms of --control and as castline_alarm_active in --metrics.
+            --alarms FILE holds the alarms stage's options, e.g.
+              silence: { below: -50, for: 10s }
+              frozen: { on: false }
+            """)
+
+    @Argument(help: "The streams: HLS playlist URLs, rtmp:// or srt:// URLs.")
+    var urls: [String]
+    @Option(help: ArgumentHelp("The alarms stage's options, from this YAML file (see `castline stages`).", valueName: "path"))
+    var alarms: String?
+    @Flag(help: "Audio checks only: video is neither decoded nor, where the playlist allows, downloaded.")
+    var audioOnly = false
+    @Option(help: ArgumentHelp("Stop at the first of these alarms, exit status 3 (e.g. silence,black).", valueName: "kind,..."))
+    var failOn: AlarmKinds?
+    @Option(help: ArgumentHelp("A stream has ended when no new media came for this long.", valueName: "duration"))
+    var endAfter = Duration.seconds(30)
+    @OptionGroup
+    var printing: ShortcutOptions
+    @OptionGroup(title: "Stats")
+    var stats: StatsOptions
+    @OptionGroup(title: "Control")
+    var control: ControlOptions
+
+    var shortcut: MonitorShortcut {
+        var made = MonitorShortcut(urls: urls)
+        (made.audioOnly, made.endAfter, made.stats) = (audioOnly, endAfter, stats.settings)
+        return made
+    }
+
+    func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
+
+    func run() async throws {
+        var shortcut = shortcut
+        if let alarms { shortcut.alarms = PipelineFiles.alarmOptions(alarms).orExit() }
+        var options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings)
+        options.failOn = Set(failOn?.kinds ?? [])
+        let status = await RunSession.run(origin: "castline monitor", printOnly: printing.printPipeline, options: options,
+                                          shortcut.listens.map { $0.spec })
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// `silence,black`: alarm kinds, each one castline knows.
+struct AlarmKinds: ExpressibleByArgument {
+    let kinds: [AlarmKind]
+
+    init?(argument: String) {
+        let parsed = argument.split(separator: ",").map { AlarmKind(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+        guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else { return nil }
+        kinds = parsed.compactMap { $0 }
+    }
+
+    static var allValueStrings: [String] { AlarmKind.allCases.map(\.rawValue) }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// `castline monitor` on a stream made by ffmpeg with faults at known times, judged against
+/// ffmpeg's own detectors (`silencedetect`, `blackdetect`, `freezedetect`, `ebur128`) on the
+/// same stream with the same thresholds.
+@Suite("castline monitor: alarms against ffmpeg's detectors", .serialized, .timeLimit(.minutes(3)))
+struct MonitorTests {
+    /// 20 s at 25 fps: silence 3-6 s, black 8-10 s, a frozen picture 12-14 s, 10 dB louder from 16 s.
+    static func faultyStream(in folder: String) async throws {
+        try await HLSFixtures.ffmpeg([
+            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000",
+            "-t", "20",
+            "-vf", "drawbox=color=black:t=fill:enable='between(t,8,10-0.001)',freezeframes=first=300:last=349:replace=300",
+            "-af", "volume=enable='between(t,3,6-0.0001)':volume=0,volume=enable='gte(t,16)':volume=10dB",
+        ] + HLSFixtures.codecs(video: true) + [
+            "-muxdelay", "0", "-muxpreload", "0",
+            "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "faulty-%d.ts", "faulty.m3u8",
+        ], in: folder)
+    }
+
+    /// The holds ffmpeg's detectors are given too.
+    static let alarms = """
+        silence: { below: -60, for: 2s }
+        black: { for: 1s }
+        frozen: { for: 1s }
+        loud: { for: 1s }
+        """
+
+    /// What ffmpeg's detectors say of `url`: each `NAME_start`/`NAME_end` time, integrated loudness and true peak.
+    static func ffmpegVerdicts(_ url: String) async throws -> (times: [String: [Double]], integrated: Double?, truePeak: Double?) {
+        let result = try await ChildProcess.run("/usr/bin/ffmpeg", [
+            "-hide_banner", "-nostats", "-i", url,
+            "-af", "silencedetect=n=-60dB:d=2,ebur128=peak=true",
+            "-vf", "blackdetect=d=1:pix_th=0.10:pic_th=0.98,freezedetect=n=-60dB:d=1,metadata=mode=print:file=-",
+            "-f", "null", "-",
+        ], timeout: .seconds(60))
+        let text = result.stderr + result.stdout
+        var times: [String: [Double]] = [:]
+        for match in text.matches(of: /(silence_start|silence_end|black_start|black_end|freeze_start|freeze_end)[:=] ?(-?[0-9.]+)/) {
+            times[String(match.output.1), default: []].append(Double(match.output.2) ?? .nan)
+        }
+        let summary = text.range(of: "Summary:").map { String(text[$0.upperBound...]) } ?? ""
+        let integrated = summary.firstMatch(of: /I:\s+(-?[0-9.]+) LUFS/).flatMap { Double($0.output.1) }
+        let truePeak = summary.firstMatch(of: /True peak:\s+Peak:\s+(-?[0-9.]+) dBFS/).flatMap { Double($0.output.1) }
+        return (times, integrated, truePeak)
+    }
+
+    @Test("each fault raised within its hold + 1 s, starting and ending with ffmpeg's detectors; loudness and true peak as ffmpeg's ebur128; /alarms and metrics while raised")
+    func againstFFmpeg() async throws {
+        let scratch = try Scratch()
+        try await Self.faultyStream(in: scratch.path)
+        let alarmsFile = try scratch.write("alarms.yaml", Self.alarms)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let url = server.url("faulty.m3u8")
+        let reference = try await Self.ffmpegVerdicts(url)
+        let port = try FreePort.find()
+        let process = try Castline.start(["monitor", url, "--alarms", alarmsFile, "--stats-json", "-", "--control", "127.0.0.1:\(port)"])
+        // While the silence is raised: the API and the metrics say so.
+        try #require(await Castline.waitFor("alarm: silence", in: process, timeout: .seconds(30)), "\(process.standardError)")
+        let api = ControlHTTP(port: port)
+        let listed = try await api.get("/alarms").json
+        let active = listed?["alarms"] as? [[String: Any]] ?? []
+        #expect(active.contains { $0["kind"] as? String == "silence" && $0["stream"] as? String == "audio" }, "\(listed ?? [:])")
+        let metrics = try await api.get("/metrics").text
+        #expect(metrics.contains(#"castline_alarm_active{pipeline="faulty",kind="silence"} 1"#), "\(metrics)")
+        let status = await process.waitForExit(timeout: .seconds(60))
+        await process.waitForOutput()
+        #expect(status == 0, "\(process.standardError)")
+
+        let events = jsonLines(process.standardOutput)
+        func edges(_ kind: String, _ name: String) -> [[String: Any]] {
+            events.filter { $0["event"] as? String == name && $0["kind"] as? String == kind }
+        }
+        func started(_ kind: String) -> Double? { edges(kind, "alarm-raised").first?["since_s"] as? Double }
+        func ended(_ kind: String) -> Double? {
+            guard let cleared = edges(kind, "alarm-cleared").first, let since = cleared["since_s"] as? Double,
+                  let lasted = cleared["lasted_s"] as? Double else { return nil }
+            return since + lasted
+        }
+        let frame = 0.04
+        for (kind, name, tolerance) in [("silence", "silence", 0.1), ("black", "black", frame), ("frozen", "freeze", frame)] {
+            #expect(edges(kind, "alarm-raised").count == 1 && edges(kind, "alarm-cleared").count == 1, "\(kind): \(events)")
+            let ffmpegStart = reference.times["\(name)_start"]?.first, ffmpegEnd = reference.times["\(name)_end"]?.first
+            let start = try #require(started(kind), "\(kind) raised: \(process.standardError)")
+            let end = try #require(ended(kind), "\(kind) cleared: \(process.standardError)")
+            #expect(abs(start - (ffmpegStart ?? .nan)) <= tolerance, "\(kind) began at \(start), ffmpeg says \(ffmpegStart ?? .nan)")
+            #expect(abs(end - (ffmpegEnd ?? .nan)) <= tolerance, "\(kind) ended at \(end), ffmpeg says \(ffmpegEnd ?? .nan)")
+            let raisedAt = try #require(edges(kind, "alarm-raised").first?["hold_s"] as? Double)
+            #expect(raisedAt == (kind == "silence" ? 2 : 1))
+        }
+        // -21 LUFS, then 10 LU louder at 16 s: the 3 s window is 8 LU over -23 after 0.99 s of it.
+        let loud = try #require(started("loud"), "\(events)")
+        #expect(abs(loud - 16.99) <= 0.15, "loud began at \(loud)")
+        let others = events.filter { ($0["event"] as? String)?.hasPrefix("alarm-") == true }
+            .compactMap { $0["kind"] as? String }.filter { !["silence", "black", "frozen", "loud"].contains($0) }
+        #expect(others.isEmpty, "no other alarm on this stream: \(others)")
+
+        let audio = events.filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "alarms3" && $0["stream"] as? String == "audio" }
+        let integrated = try #require(audio.last?["loudness_i_lufs"] as? Double, "\(audio.last ?? [:])")
+        #expect(abs(integrated - (reference.integrated ?? .nan)) <= 0.5, "integrated \(integrated), ffmpeg \(reference.integrated ?? .nan)")
+        let peak = try #require(audio.compactMap { $0["true_peak_dbtp"] as? Double }.max())
+        #expect(abs(peak - (reference.truePeak ?? .nan)) <= 0.5, "true peak \(peak), ffmpeg \(reference.truePeak ?? .nan)")
+    }
+
+    @Test("--fail-on silence: the first silence stops every stream, exit status 3, the line says why")
+    func failOn() async throws {
+        let scratch = try Scratch()
+        try await Self.faultyStream(in: scratch.path)
+        let alarmsFile = try scratch.write("alarms.yaml", Self.alarms)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let result = try await Castline.run(["monitor", server.url("faulty.m3u8"), "--alarms", alarmsFile, "--fail-on", "silence,black"],
+                                            timeout: .seconds(40))
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("faulty: silence alarm raised (--fail-on silence): stopped"), "\(result.stderr)")
+        #expect(!result.stderr.contains("alarm: black"), "stopped at the silence, before the black: \(result.stderr)")
+    }
+
+    @Test("a bad --alarms file: its line and column, exit 2; an unknown --fail-on kind is refused with the kinds")
+    func badInput() async throws {
+        let scratch = try Scratch()
+        let alarmsFile = try scratch.write("alarms.yaml", "silence: { below: -60, for: 2s }\nblak: { for: 1s }\n")
+        let bad = try await Castline.run(["monitor", "http://127.0.0.1:9/x.m3u8", "--alarms", alarmsFile])
+        #expect(bad.status == 2, "\(bad.stderr)")
+        #expect(bad.stderr.contains("alarms.yaml:2:1") && bad.stderr.contains("blak"), "\(bad.stderr)")
+        let kind = try await Castline.run(["monitor", "http://127.0.0.1:9/x.m3u8", "--fail-on", "silence,noise"])
+        #expect(kind.status != 0 && kind.stderr.contains("silence, loud, quiet, clipping, black, frozen"), "\(kind.stderr)")
+    }
+}
