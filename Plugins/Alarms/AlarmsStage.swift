@@ -87,6 +87,9 @@ public final class AlarmsStage: Stage {
             }
         case .segment:
             if let segment = event.segment { checks.withLock { $0.segments[stream] = segment } }
+        case .eos:
+            // The figures up to the end (the integrated loudness of the whole), not of a second before it.
+            _ = report()
         default:
             break
         }

@@ -23,7 +23,7 @@ struct MonitorCommand: AsyncParsableCommand {
     @Flag(help: "Audio checks only: video is neither decoded nor, where the playlist allows, downloaded.")
     var audioOnly = false
     @Option(help: ArgumentHelp("Stop at the first of these alarms, exit status 3 (e.g. silence,black).", valueName: "kind,..."))
-    var failOn: AlarmKinds?
+    var failOn: String?
     @Option(help: ArgumentHelp("A stream has ended when no new media came for this long.", valueName: "duration"))
     var endAfter = Duration.seconds(30)
     @OptionGroup
@@ -39,28 +39,34 @@ struct MonitorCommand: AsyncParsableCommand {
         return made
     }
 
-    func validate() throws { try checked { () throws(SettingsError) in try shortcut.validate() } }
+    func validate() throws {
+        try checked { () throws(SettingsError) in
+            try shortcut.validate()
+            _ = try failOnKinds
+        }
+    }
+
+    /// `--fail-on silence,black`, each a kind castline knows.
+    var failOnKinds: Set<AlarmKind> {
+        get throws(SettingsError) {
+            var kinds: Set<AlarmKind> = []
+            for word in (failOn ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                guard let kind = AlarmKind(rawValue: word) else {
+                    throw SettingsError("--fail-on: \"\(word)\" is not an alarm (alarms: \(AlarmKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                }
+                kinds.insert(kind)
+            }
+            return kinds
+        }
+    }
 
     func run() async throws {
         var shortcut = shortcut
         if let alarms { shortcut.alarms = PipelineFiles.alarmOptions(alarms).orExit() }
         var options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings)
-        options.failOn = Set(failOn?.kinds ?? [])
+        options.failOn = try failOnKinds
         let status = await RunSession.run(origin: "castline monitor", printOnly: printing.printPipeline, options: options,
                                           shortcut.listens.map { $0.spec })
         if status != 0 { throw ExitCode(status) }
     }
-}
-
-/// `silence,black`: alarm kinds, each one castline knows.
-struct AlarmKinds: ExpressibleByArgument {
-    let kinds: [AlarmKind]
-
-    init?(argument: String) {
-        let parsed = argument.split(separator: ",").map { AlarmKind(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
-        guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil }) else { return nil }
-        kinds = parsed.compactMap { $0 }
-    }
-
-    static var allValueStrings: [String] { AlarmKind.allCases.map(\.rawValue) }
 }
