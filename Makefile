@@ -11,8 +11,8 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 libcurl4-openssl-dev python3 time tmux \
 	libebur128-dev
 
-# What the tests add: a headless Chromium and its driver for the control page's tests.
-TEST_APT_PACKAGES := chromium chromium-driver python3-venv
+# What the tests add: a headless Chromium and its driver (the control page), Prometheus and promtool (the alert rules).
+TEST_APT_PACKAGES := chromium chromium-driver python3-venv prometheus
 # Python packages of the tests, from PyPI, in a venv of the checkout's own (.venv, ignored).
 VENV := .venv
 TEST_PYTHON_PACKAGES := selenium==4.51.0

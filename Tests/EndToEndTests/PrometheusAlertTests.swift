@@ -1,0 +1,74 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// deploy/prometheus as a user runs it: promtool checks the config and the rules and runs their
+/// tests; a real Prometheus scrapes a castline monitoring a stream that goes silent, and its
+/// `/api/v1/alerts` shows the alarm's alert firing.
+@Suite("deploy/prometheus: the alert rules, checked and firing", .serialized, .timeLimit(.minutes(2)))
+struct PrometheusAlertTests {
+    static let folder = Castline.repositoryRoot + "/deploy/prometheus"
+
+    @Test("promtool: the config and rules are valid, and each alert fires after its minute, not before")
+    func promtool() async throws {
+        for arguments in [["check", "config", "prometheus.yml"], ["check", "rules", "castline-alerts.yml"],
+                          ["test", "rules", "castline-alerts.test.yml"]] {
+            let result = try await ChildProcess.run("/bin/sh", ["-c", "cd \"$0\" && exec promtool \"$@\"", Self.folder] + arguments)
+            #expect(result.status == 0, "promtool \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
+        }
+    }
+
+    @Test("castline monitors a stream that goes silent; Prometheus fires CastlineAlarm for it")
+    func firing() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "25",
+                                      "-af", "volume=enable='gte(t,2)':volume=0"] + HLSFixtures.codecs(video: false)
+                                     + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "quiet-%d.ts",
+                                        "quiet.m3u8"], in: scratch.path)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let metricsPort = try FreePort.find(), prometheusPort = try FreePort.find()
+        // The shipped rules, their minute made 0 s so that the test waits seconds (promtool's test checks the minute).
+        let rules = try String(contentsOfFile: Self.folder + "/castline-alerts.yml", encoding: .utf8)
+        #expect(rules.contains("for: 1m"))
+        _ = try scratch.write("castline-alerts.yml", rules.replacingOccurrences(of: "for: 1m", with: "for: 0s"))
+        let config = try scratch.write("prometheus.yml", """
+            global: { scrape_interval: 1s, evaluation_interval: 1s }
+            rule_files: [castline-alerts.yml]
+            scrape_configs:
+              - job_name: castline
+                static_configs: [{ targets: ["127.0.0.1:\(metricsPort)"] }]
+            """)
+        let prometheus = ChildProcess(executable: "/usr/bin/prometheus", arguments: [
+            "--config.file=\(config)", "--storage.tsdb.path=\(scratch.file("tsdb"))",
+            "--web.listen-address=127.0.0.1:\(prometheusPort)",
+        ])
+        try prometheus.start()
+        defer { Task { await prometheus.terminate() } }
+        try #require(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: prometheusPort, timeout: .seconds(20)), "\(prometheus.standardError)")
+        let alarms = try scratch.write("alarms.yaml", "silence: { for: 1s }\n")
+        let castline = try Castline.start(["monitor", server.url("quiet.m3u8"), "--alarms", alarms, "--metrics", "127.0.0.1:\(metricsPort)"])
+        defer { Task { await castline.terminate() } }
+
+        let deadline = ContinuousClock.now + .seconds(25)
+        var firing: [String: Any]?
+        var last = ""
+        while firing == nil, ContinuousClock.now < deadline, castline.exitStatus == nil {
+            let url = try #require(URL(string: "http://127.0.0.1:\(prometheusPort)/api/v1/alerts"))
+            let data = try await URLSession.shared.data(from: url).0
+            last = String(decoding: data, as: UTF8.self)
+            let alerts = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]).flatMap {
+                ($0["data"] as? [String: Any])?["alerts"] as? [[String: Any]]
+            } ?? []
+            firing = alerts.first { alert in
+                let labels = alert["labels"] as? [String: String] ?? [:]
+                return labels["alertname"] == "CastlineAlarm" && labels["kind"] == "silence" && labels["pipeline"] == "quiet"
+                    && alert["state"] as? String == "firing"
+            }
+            if firing == nil { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(firing != nil, "no CastlineAlarm firing: \(last)\n\(castline.standardError)")
+        let summary = (firing?["annotations"] as? [String: String])?["summary"]
+        #expect(summary == "quiet: silence for a minute", "\(firing ?? [:])")
+    }
+}
