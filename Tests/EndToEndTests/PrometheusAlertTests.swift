@@ -1,6 +1,9 @@
 import Foundation
 import LocalIngest
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// deploy/prometheus as a user runs it: promtool checks the config and the rules and runs their
 /// tests; a real Prometheus scrapes a castline monitoring a stream that goes silent, and its
