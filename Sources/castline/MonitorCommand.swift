@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import CastlineApp
 import CastlineKit
 import StagePlugins
@@ -24,6 +25,9 @@ struct MonitorCommand: AsyncParsableCommand {
     var audioOnly = false
     @Option(help: ArgumentHelp("Stop at the first of these alarms, exit status 3 (e.g. silence,black).", valueName: "kind,..."))
     var failOn: String?
+    @Option(help: ArgumentHelp("POST each alarm raised or cleared to this URL, as its JSON line (retried while it fails).",
+                               valueName: "url"))
+    var webhook: String?
     @Option(help: ArgumentHelp("A stream has ended when no new media came for this long.", valueName: "duration"))
     var endAfter = Duration.seconds(30)
     @OptionGroup
@@ -43,6 +47,18 @@ struct MonitorCommand: AsyncParsableCommand {
         try checked { () throws(SettingsError) in
             try shortcut.validate()
             _ = try failOnKinds
+            _ = try webhookURL
+        }
+    }
+
+    /// `--webhook`: an http(s) URL.
+    var webhookURL: URL? {
+        get throws(SettingsError) {
+            guard let webhook else { return nil }
+            guard let url = URL(string: webhook), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw SettingsError("--webhook: not an http:// or https:// URL (try https://hooks.example.com/castline)")
+            }
+            return url
         }
     }
 
@@ -65,6 +81,7 @@ struct MonitorCommand: AsyncParsableCommand {
         if let alarms { shortcut.alarms = PipelineFiles.alarmOptions(alarms).orExit() }
         var options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings)
         options.failOn = try failOnKinds
+        options.webhook = try webhookURL
         let status = await RunSession.run(origin: "castline monitor", printOnly: printing.printPipeline, options: options,
                                           shortcut.listens.map { $0.spec })
         if status != 0 { throw ExitCode(status) }

@@ -138,4 +138,36 @@ struct MonitorTests {
         #expect(kind.status != 0 && kind.stderr.contains(#"--fail-on: "noise" is not an alarm (alarms: silence, loud, quiet, clipping, black, frozen)"#),
                 "\(kind.stderr)")
     }
+
+    @Test("--webhook: each alarm POSTed as its JSON line, in order, retried after a 503; the URL's secret path never shown")
+    func webhook() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "8",
+                                      "-af", "volume=enable='between(t,2,4.9999)':volume=0"] + HLSFixtures.codecs(video: false)
+                                     + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "gap-%d.ts",
+                                        "gap.m3u8"], in: scratch.path)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let port = try FreePort.find()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/webhook_sink.py").path
+        let sink = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3", arguments: [script, "\(port)"])
+        try sink.start()
+        defer { Task { await sink.terminate() } }
+        try #require(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)), "\(sink.standardError)")
+        let secret = "T0-\(UUID().uuidString)"
+        let alarms = try scratch.write("alarms.yaml", "silence: { for: 1s }\n")
+        let result = try await Castline.run(["monitor", server.url("gap.m3u8"), "--alarms", alarms, "--audio-only",
+                                             "--webhook", "http://127.0.0.1:\(port)/hooks/\(secret)"], timeout: .seconds(40))
+        #expect(result.status == 0, "\(result.stderr)")
+        let received = sink.standardOutput.split(separator: "\n").map { line -> (String, [String: Any]) in
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            let body = (try? JSONSerialization.jsonObject(with: Data((parts.last ?? "").utf8))) as? [String: Any] ?? [:]
+            return (parts.first ?? "", body)
+        }
+        #expect(received.map { $0.1["event"] as? String ?? "?" } == ["alarm-raised", "alarm-cleared"], "\(sink.standardOutput)")
+        #expect(received.allSatisfy { $0.0 == "application/json" && $0.1["kind"] as? String == "silence" && $0.1["pipeline"] as? String == "gap" })
+        #expect(abs((received.first?.1["since_s"] as? Double ?? 0) - 2) < 0.1, "\(sink.standardOutput)")
+        #expect(result.stderr.contains("webhook http://127.0.0.1:\(port)/**** answered HTTP 503; retrying in"), "\(result.stderr)")
+        #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret), "\(result.stderr)")
+    }
 }

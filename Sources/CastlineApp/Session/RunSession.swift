@@ -22,6 +22,8 @@ public enum RunSession {
         public var watch: Bool
         /// Stop every pipeline at the first of these alarms, exit status 3 (`monitor --fail-on`).
         public var failOn: Set<AlarmKind> = []
+        /// POST each alarm event here (`monitor --webhook`).
+        public var webhook: URL?
 
         public init(stopAfter: Duration? = nil, stats: StatsSettings = .init(), control: ControlSettings = .init(),
                     keys: Bool = false, watch: Bool = false) {

@@ -54,6 +54,8 @@ final class SessionService: Service, Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Each runner's events go through its hub (for the control API) and into one stream for
             // the renderers and stats outputs, which are not shared between tasks.
+            let webhook = options.webhook.map(AlarmWebhook.init)
+            let delivering = webhook.map { webhook in Task { await webhook.run() } }
             group.addTask { [pipelines, control, failOn = options.failOn] in
                 await withTaskGroup(of: Void.self) { pumps in
                     for pipeline in pipelines {
@@ -62,6 +64,7 @@ final class SessionService: Service, Sendable {
                                 pipeline.hub.publish(event)
                                 control?.record(event)
                                 allEvents.yield(event)
+                                webhook?.offer(event)
                                 if let line = Self.failing(event, on: failOn) { self.stopAll(failedOn: line) }
                             }
                             pipeline.hub.finish()
@@ -102,6 +105,17 @@ final class SessionService: Service, Sendable {
             if let line = failedOn.withLock({ $0 }) {
                 Terminal.status(line)
                 exitStatus.withLock { $0 = ExitStatus.alarm }
+            }
+            if let webhook, let delivering {
+                // What still waits gets 5 s to go out: a webhook that is down does not hold the exit.
+                webhook.finish()
+                let cap = Task {
+                    try await Task.sleep(for: .seconds(5))
+                    delivering.cancel()
+                    Terminal.status("webhook \(webhook.shown): alarms not delivered at the exit")
+                }
+                await delivering.value
+                cap.cancel()
             }
             group.cancelAll()
         }
