@@ -12,7 +12,6 @@ public final class AlarmsStage: Stage {
     public static let kind = "alarms"
     public static let summary = "raise alarms for silence, loudness, clipping, a black or frozen picture; media passes on"
     public static let schema = AlarmSettings.schema
-    public static let measuresStreams = true
     public static let raisedEvent = "alarm-raised"
     public static let clearedEvent = "alarm-cleared"
     public static let momentary = Figure("loudness_m_lufs", label: "momentary loudness", meaning: .other)

@@ -18,6 +18,7 @@ enum DeclaredFigures {
     static let level = all.first(meaning: .level)
     static let frameRate = all.first(meaning: .frameRate)
     static let bytes = all.first(meaning: .bytes)
+    static let loudness = all.first(meaning: .loudness)
     /// What the summary and `castline latency` give of the test signal's clock, in this order.
     static let measured = [audioLatency, videoLatency, avOffset].compactMap { $0 }
 }

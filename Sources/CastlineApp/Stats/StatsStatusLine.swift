@@ -1,4 +1,5 @@
 import CastlineKit
+import StagePlugins
 import Foundation
 
 /// The compact status line stats samples drive: state, position, and per
@@ -28,6 +29,10 @@ struct StatsStatusLine {
     private var measured: (latency: Double, avOffset: Double?)?
     /// What encode stages aim each stream at (kbit/s), by field (`video_kbps`).
     private var targets: [String: Double] = [:]
+    /// Short-term loudness (LUFS), where an alarms stage measures it.
+    private var loudness: Double?
+    /// The alarms raised now, in the order they were raised.
+    private var alarms: [String] = []
 
     init(commands: [StageCommand], playoutMoved: Bool, statsStages: [String] = []) {
         self.commands = commands
@@ -55,6 +60,15 @@ struct StatsStatusLine {
             return stage != nil
         case .stats(let sample) where sample.stream == nil:
             return note(sample.figures)
+        case .stats(let sample) where sample.figures[figure: DeclaredFigures.loudness] != nil:
+            loudness = sample.figures[figure: DeclaredFigures.loudness]
+            return stage != nil
+        case .stage(let alarm) where alarm.name == AlarmsStage.raisedEvent || alarm.name == AlarmsStage.clearedEvent:
+            guard let kind = alarm.labels["kind"] else { return false }
+            let named = alarm.stream.map { "\(kind) (\($0))" } ?? kind
+            alarms.removeAll { $0 == named }
+            if alarm.name == AlarmsStage.raisedEvent { alarms.append(named) }
+            return stage != nil
         case .stage(let stageEvent) where stageEvent.name == StageEvent.targetBitrateName:
             targets.merge(stageEvent.fields) { $1 }
             return false
@@ -103,6 +117,7 @@ struct StatsStatusLine {
         } else if let state {
             parts.append(state.rawValue)
         }
+        if !alarms.isEmpty { parts.append("ALARM " + alarms.joined(separator: ", ")) }
         if let position = streams.values.compactMap(\.playPosition).max() {
             parts.append(String(format: "%.1f s", position))
         }
@@ -115,6 +130,7 @@ struct StatsStatusLine {
             if let fps = figures[figure: DeclaredFigures.frameRate] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
+        if let loudness { parts.append(String(format: "%.1f LUFS", loudness)) }
         if let measured {
             parts.append(String(format: "latency %.2f s", measured.latency)
                 + (measured.avOffset.map { String(format: " a/v %+.0f ms", $0) } ?? ""))
