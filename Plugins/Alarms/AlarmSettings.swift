@@ -3,7 +3,17 @@ import CastlineKit
 /// What an alarm is about, as its events, `GET /alarms` and Prometheus name it.
 public enum AlarmKind: String, Sendable, CaseIterable, Codable {
     case silence, loud, quiet, clipping, black, frozen
-    public var stream: StreamKind { self == .black || self == .frozen ? .video : .audio }
+    /// Judged from what other parts report (`FigureAlarms`), not from the media.
+    case stalled, behindLive = "behind-live", avDrift = "av-drift", bitrate, reconnecting
+
+    /// The stream a media check reads; nil for the checks judged from figures.
+    public var stream: StreamKind? {
+        switch self {
+        case .silence, .loud, .quiet, .clipping: .audio
+        case .black, .frozen: .video
+        case .stalled, .behindLive, .avDrift, .bitrate, .reconnecting: nil
+        }
+    }
 }
 
 /// One check's threshold and hold time: a fault raises the alarm once it has lasted `hold`,
@@ -54,6 +64,32 @@ public struct AlarmSettings: Sendable, Hashable {
         static let schema = OptionSchema(AlarmSettings.on, noise, hold)
     }
 
+    enum Stalled {
+        static let hold = ConfigOption<Duration>("for", default: .seconds(5),
+                                                 help: "no media from the source for this long (a live HLS playlist: as soon as its next segment is 1.5 target durations late)")
+        static let schema = OptionSchema(AlarmSettings.on, hold)
+    }
+    enum BehindLive {
+        static let over = ConfigOption<Duration>("over", default: .seconds(30), help: "latency behind live (the source's programme time, or the test signal's clock)")
+        static let hold = ConfigOption<Duration>("for", default: .seconds(10), help: "how long before the alarm is raised")
+        static let schema = OptionSchema(AlarmSettings.on, over, hold)
+    }
+    enum AVDrift {
+        static let over = ConfigOption<Double>("over", .double(0...10_000), default: 45, help: "A/V offset (ms, either way) as the latency stage reads it")
+        static let hold = ConfigOption<Duration>("for", default: .seconds(5), help: "how long before the alarm is raised")
+        static let schema = OptionSchema(AlarmSettings.on, over, hold)
+    }
+    enum Floor {
+        static let on = ConfigOption<Bool>("on", default: false, help: "true turns this check on (there is no floor that suits every stream)")
+        static let under = ConfigOption<Bitrate>("under", default: Bitrate(bitsPerSecond: 100_000), help: "a stream's bitrate under which it is starved")
+        static let hold = ConfigOption<Duration>("for", default: .seconds(10), help: "how long before the alarm is raised")
+        static let schema = OptionSchema(on, under, hold)
+    }
+    enum Reconnecting {
+        static let hold = ConfigOption<Duration>("for", default: .seconds(30), help: "reconnecting for this long")
+        static let schema = OptionSchema(AlarmSettings.on, hold)
+    }
+
     static let target = ConfigOption<Double>("target", .double(-70...0), default: -23, help: "the loudness target (LUFS) loud and quiet are measured from")
     static let every = ConfigOption<Duration>("every", default: .seconds(1), help: "how often to report loudness figures")
     static let silence = ConfigOption<OptionValues?>("silence", .object(Silence.schema), help: "sound under a level for a time")
@@ -62,7 +98,13 @@ public struct AlarmSettings: Sendable, Hashable {
     static let clipping = ConfigOption<OptionValues?>("clipping", .object(Clipping.schema), help: "true peak over a ceiling")
     static let black = ConfigOption<OptionValues?>("black", .object(Black.schema), help: "a black picture for a time")
     static let frozen = ConfigOption<OptionValues?>("frozen", .object(Frozen.schema), help: "an unchanging picture for a time")
-    static let schema = OptionSchema(target, every, silence, loud, quiet, clipping, black, frozen)
+    static let stalled = ConfigOption<OptionValues?>("stalled", .object(Stalled.schema), help: "the source brings no new media")
+    static let behindLive = ConfigOption<OptionValues?>("behind-live", .object(BehindLive.schema), help: "the stream plays too far behind live")
+    static let avDrift = ConfigOption<OptionValues?>("av-drift", .object(AVDrift.schema), help: "sound and picture out of step")
+    static let bitrate = ConfigOption<OptionValues?>("bitrate", .object(Floor.schema), help: "a stream's bitrate under a floor (off unless on: true)")
+    static let reconnecting = ConfigOption<OptionValues?>("reconnecting", .object(Reconnecting.schema), help: "the source reconnecting for a time")
+    static let schema = OptionSchema(target, every, silence, loud, quiet, clipping, black, frozen,
+                                     stalled, behindLive, avDrift, bitrate, reconnecting)
 
     public var target: Double
     public var every: Duration
@@ -89,6 +131,18 @@ public struct AlarmSettings: Sendable, Hashable {
             .frozen: AlarmCheck(on: frozen[Self.on], threshold: frozen[Frozen.noise], hold: frozen[Frozen.hold].seconds, clearAfter: 0),
         ]
         blackShare = black[Black.share]
+        let stalled = options[Self.stalled] ?? OptionValues()
+        let behind = options[Self.behindLive] ?? OptionValues()
+        let drift = options[Self.avDrift] ?? OptionValues()
+        let floor = options[Self.bitrate] ?? OptionValues()
+        let reconnecting = options[Self.reconnecting] ?? OptionValues()
+        checks[.stalled] = AlarmCheck(on: stalled[Self.on], threshold: 0, hold: stalled[Stalled.hold].seconds, clearAfter: 0)
+        checks[.behindLive] = AlarmCheck(on: behind[Self.on], threshold: behind[BehindLive.over].seconds,
+                                         hold: behind[BehindLive.hold].seconds, clearAfter: 0)
+        checks[.avDrift] = AlarmCheck(on: drift[Self.on], threshold: drift[AVDrift.over], hold: drift[AVDrift.hold].seconds, clearAfter: 0)
+        checks[.bitrate] = AlarmCheck(on: floor[Floor.on], threshold: Double(floor[Floor.under].bitsPerSecond) / 1000,
+                                      hold: floor[Floor.hold].seconds, clearAfter: 0)
+        checks[.reconnecting] = AlarmCheck(on: reconnecting[Self.on], threshold: 0, hold: reconnecting[Reconnecting.hold].seconds, clearAfter: 0)
     }
 
     /// The checks that are on for `stream`.

@@ -123,23 +123,31 @@ public final class AlarmsStage: Stage {
     }
 
     private func say(_ change: AlarmChange) {
-        let stage = context.componentName
-        let stream = change.kind.stream
         // Where the fault began on the wall clock: as far back from now as it is in the media.
         let since = Date().addingTimeInterval(change.since - change.at)
-        var fields = ["value": change.value, "threshold": change.threshold, "since_s": change.since]
+        context.events.emit(.stage(Self.event(change, stage: context.componentName, hold: settings.checks[change.kind]?.hold,
+                                              since: since, mediaSince: change.since)))
+    }
+
+    /// An alarm's event, as the stage and `FigureAlarms` both say it: `since` where the fault
+    /// began on the wall clock; `mediaSince` where in the stream (the media checks).
+    static func event(_ change: AlarmChange, stage: String, hold: Double?, since: Date, mediaSince: Double?) -> StageEvent {
+        let stream = change.kind.stream ?? change.stream
+        var fields = ["value": change.value, "threshold": change.threshold]
+        if let mediaSince { fields["since_s"] = mediaSince }
+        let on = stream.map { " on \($0)" } ?? ""
         let line: String
         switch change.edge {
         case .raised:
-            fields["hold_s"] = settings.checks[change.kind]?.hold
-            line = "alarm: \(change.kind) on \(stream) since \(Self.clock(change.since)) (\(Self.describe(change)))"
+            fields["hold_s"] = hold
+            let when = mediaSince.map(clock) ?? since.formatted(date: .omitted, time: .standard)
+            line = "alarm: \(change.kind.rawValue)\(on) since \(when) (\(describe(change)))"
         case .cleared:
             fields["lasted_s"] = change.at - change.since
-            line = "cleared: \(change.kind) on \(stream) after \(String(format: "%.1f", change.at - change.since)) s"
+            line = "cleared: \(change.kind.rawValue)\(on) after \(String(format: "%.1f", change.at - change.since)) s"
         }
-        context.events.emit(.stage(StageEvent(
-            stage: stage, stream: stream, name: change.edge == .raised ? Self.raisedEvent : Self.clearedEvent,
-            fields: fields.compactMapValues { $0 }, labels: ["kind": change.kind.rawValue, "since": Self.iso(since)], line: line)))
+        return StageEvent(stage: stage, stream: stream, name: change.edge == .raised ? raisedEvent : clearedEvent,
+                          fields: fields.compactMapValues { $0 }, labels: ["kind": change.kind.rawValue, "since": iso(since)], line: line)
     }
 
     static func clock(_ seconds: Double) -> String { String(format: "%.1f s", seconds) }
@@ -155,6 +163,11 @@ public final class AlarmsStage: Stage {
         case .clipping: String(format: "true peak %+.1f dBTP, over %+.1f", change.value, change.threshold)
         case .black: String(format: "%.0f %% of the picture black", change.value * 100)
         case .frozen: String(format: "unchanged for %.1f s", change.value)
+        case .stalled: String(format: "no new media for %.1f s", change.value)
+        case .behindLive: String(format: "%.1f s behind live, over %.0f s", change.value, change.threshold)
+        case .avDrift: String(format: "a/v %+.0f ms, over ±%.0f ms", change.value, change.threshold)
+        case .bitrate: String(format: "%.0f kbit/s, under %.0f kbit/s", change.value, change.threshold)
+        case .reconnecting: String(format: "reconnecting for %.0f s", change.value)
         }
     }
 

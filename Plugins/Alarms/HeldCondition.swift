@@ -1,9 +1,13 @@
+import CastlineKit
+
 /// One alarm's raise and clear, in media time: raised once its fault has lasted the hold time
 /// (from when the fault began), cleared once the fault has been gone `clearAfter`. Each fault
 /// raises once and clears once.
 struct HeldCondition: Sendable {
     let kind: AlarmKind
     let check: AlarmCheck
+    /// The stream it judges, when a figure check judges one.
+    var stream: StreamKind?
     /// When the fault now running began (media seconds), and the worst value seen in it.
     private(set) var faultBegan: Double?
     private(set) var worst: Double?
@@ -11,9 +15,10 @@ struct HeldCondition: Sendable {
     private var goneSince: Double?
     private(set) var raised = false
 
-    init(kind: AlarmKind, check: AlarmCheck) {
+    init(kind: AlarmKind, check: AlarmCheck, stream: StreamKind? = nil) {
         self.kind = kind
         self.check = check
+        self.stream = stream
     }
 
     /// What `[start, end)` of the media says: faulty or not, its value. `began`: where a fault
@@ -26,7 +31,7 @@ struct HeldCondition: Sendable {
             worst = worst.map { worse(value, $0) ? value : $0 } ?? value
             guard !raised, let since = faultBegan, end - since >= check.hold else { return nil }
             raised = true
-            return AlarmChange(kind: kind, edge: .raised, value: worst ?? value, threshold: check.threshold, since: since, at: end)
+            return AlarmChange(kind: kind, stream: stream, edge: .raised, value: worst ?? value, threshold: check.threshold, since: since, at: end)
         }
         guard raised else {
             faultBegan = nil
@@ -42,7 +47,7 @@ struct HeldCondition: Sendable {
             worst = nil
             goneSince = nil
         }
-        return AlarmChange(kind: kind, edge: .cleared, value: worst ?? value, threshold: check.threshold, since: since, at: gone)
+        return AlarmChange(kind: kind, stream: stream, edge: .cleared, value: worst ?? value, threshold: check.threshold, since: since, at: gone)
     }
 }
 
@@ -50,6 +55,8 @@ struct HeldCondition: Sendable {
 struct AlarmChange: Sendable, Equatable {
     enum Edge: String, Sendable { case raised, cleared }
     let kind: AlarmKind
+    /// The stream a figure check judged (a bitrate's); media checks have their kind's.
+    var stream: StreamKind? = nil
     let edge: Edge
     /// The worst value of the fault so far (the lowest level, the highest loudness...).
     let value: Double

@@ -67,7 +67,7 @@ struct ControlAbuseTests {
             let expected: [String: (Int, String)] = [
                 "delete-status": (405, "/status takes GET, not DELETE"),
                 "get-swap": (405, "/swap takes POST, not GET"),
-                "no-route": (404, "no route GET /nope (routes: GET / (the page), GET /commands, POST /delay"),
+                "no-route": (404, "no route GET /nope (routes: GET / (the page), GET /alarms, GET /commands, POST /delay"),
                 // Refused by NIO's HTTP parser, before any route: a bare 400.
                 "not-http": (400, ""), "long-path": (400, ""), "huge-header": (400, ""),
                 "delay-not-json": (400, "the body is not a JSON object of numbers"),

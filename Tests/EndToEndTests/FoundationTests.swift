@@ -296,6 +296,6 @@ struct FoundationTests {
         #expect(one.stdout.contains("keyframe-interval (duration), default 2s"), "\(one.stdout)")
         let unknown = try await Castline.run(["stages", "nope"])
         #expect(unknown.status == 64)
-        #expect(unknown.stderr.contains("no kind named \"nope\" (known: audio, audio-only, capture, delay, encode, file, gain,"), "\(unknown.stderr)")
+        #expect(unknown.stderr.contains("no kind named \"nope\" (known: alarms, audio, audio-only, capture, delay, encode, file, gain,"), "\(unknown.stderr)")
     }
 }

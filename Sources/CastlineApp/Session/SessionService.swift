@@ -58,14 +58,17 @@ final class SessionService: Service, Sendable {
             let delivering = webhook.map { webhook in Task { await webhook.run() } }
             group.addTask { [pipelines, control, failOn = options.failOn] in
                 await withTaskGroup(of: Void.self) { pumps in
-                    for pipeline in pipelines {
+                    for (pipeline, entry) in zip(pipelines, self.entries) {
+                        var figureAlarms = Self.figureAlarms(of: entry.plan)
                         pumps.addTask {
                             for await event in pipeline.runner.events {
-                                pipeline.hub.publish(event)
-                                control?.record(event)
-                                allEvents.yield(event)
-                                webhook?.offer(event)
-                                if let line = Self.failing(event, on: failOn) { self.stopAll(failedOn: line) }
+                                for event in [event] + (figureAlarms?.update(event) ?? []) {
+                                    pipeline.hub.publish(event)
+                                    control?.record(event)
+                                    allEvents.yield(event)
+                                    webhook?.offer(event)
+                                    if let line = Self.failing(event, on: failOn) { self.stopAll(failedOn: line) }
+                                }
                             }
                             pipeline.hub.finish()
                         }
@@ -138,6 +141,13 @@ final class SessionService: Service, Sendable {
         }
         for renderer in renderers.values { renderer.endStatus() }
         return outputs.finish()
+    }
+
+    /// The alarms judged from figures, for a pipeline with an alarms stage (its options, its name).
+    static func figureAlarms(of plan: PipelinePlan) -> FigureAlarms? {
+        guard let index = plan.spec.stages.firstIndex(where: { $0.kind == AlarmsStage.kind }) else { return nil }
+        let spec = plan.spec.stages[index]
+        return FigureAlarms(options: spec.options, stage: spec.name ?? "\(spec.kind)\(index)")
     }
 
     /// The line for an alarm `--fail-on` names; nil for any other event.

@@ -1,0 +1,97 @@
+import CastlineKit
+import Foundation
+
+/// The alarms judged from what other parts report rather than from the media, on the wall
+/// clock: the source brings nothing new (`stalled`: a live HLS playlist as soon as its next
+/// segment is 1.5 target durations late, any other source once no stream has brought a byte
+/// for the hold), the stream plays too far `behind-live`, sound and picture drift apart
+/// (`av-drift`, from the latency stage), a stream's `bitrate` under a floor, a source
+/// `reconnecting` for too long. The session feeds it every event of a pipeline that has an
+/// alarms stage; what it returns are that stage's alarm events.
+public struct FigureAlarms: Sendable {
+    let settings: AlarmSettings
+    let stage: String
+    private var conditions: [String: HeldCondition] = [:]
+    /// When each condition was last judged (wall seconds): the next judgement covers the time since.
+    private var judged: [String: Double] = [:]
+    private var readsPlaylist = false
+    private var quietStreams: [String: Bool] = [:]
+    private var reconnectingSince: Double?
+    /// The latest seconds behind live each part reported.
+    private var behindLive: [String: Double] = [:]
+
+    /// `options`: the alarms stage's; `stage`: its name in events.
+    public init(options: OptionValues, stage: String) {
+        settings = AlarmSettings(options)
+        self.stage = stage
+    }
+
+    public mutating func update(_ event: RunEvent) -> [RunEvent] {
+        let now = event.time.timeIntervalSince1970
+        var changes: [AlarmChange] = []
+        switch event.kind {
+        case .stats(let sample):
+            let figures = sample.figures
+            if sample.stream == nil, figures[StatsFigure.downloadBitrate] != nil {
+                readsPlaylist = true
+                let waiting = figures[StatsFigure.waitingForMedia]
+                changes += judge(.stalled, key: "stalled", faulty: waiting != nil, value: waiting ?? 0, at: now,
+                                 began: waiting.map { now - $0 }, hold: 0)
+            }
+            if let stream = sample.stream, let bitrate = figures[StatsFigure.bitrate] {
+                changes += judge(.bitrate, key: "bitrate \(sample.stage) \(stream)", faulty: bitrate < threshold(.bitrate), value: bitrate,
+                                 at: now, stream: stream, worse: (<))
+                if !readsPlaylist {
+                    quietStreams["\(sample.stage) \(stream)"] = bitrate == 0
+                    let quiet = quietStreams.values.allSatisfy { $0 }
+                    changes += judge(.stalled, key: "stalled", faulty: quiet, value: quiet ? now - (conditions["stalled"]?.faultBegan ?? now) : 0,
+                                     at: now)
+                }
+            }
+            // Several parts may know it (the source's programme time, the test signal's clock): the most counts.
+            if let own = [StatsFigure.latency, "latency_audio_s", "latency_video_s"].compactMap({ figures[$0] }).max() {
+                behindLive[sample.stage] = own
+                let behind = behindLive.values.max() ?? own
+                changes += judge(.behindLive, key: "behind-live", faulty: behind > threshold(.behindLive), value: behind, at: now)
+            }
+            if let offset = figures["av_offset_ms"] {
+                changes += judge(.avDrift, key: "av-drift", faulty: abs(offset) > threshold(.avDrift), value: offset, at: now,
+                                 worse: { abs($0) > abs($1) })
+            }
+        case .stateChanged(_, let to):
+            if to == .reconnecting {
+                reconnectingSince = reconnectingSince ?? now
+            } else {
+                changes += judge(.reconnecting, key: "reconnecting", faulty: false, value: 0, at: now)
+                reconnectingSince = nil
+            }
+        default:
+            break
+        }
+        // Any event is a tick for a reconnect that lasts (the source's samples come on meanwhile).
+        if let since = reconnectingSince {
+            changes += judge(.reconnecting, key: "reconnecting", faulty: true, value: now - since, at: now, began: since)
+        }
+        return changes.map { change in
+            RunEvent(time: event.time, pipeline: event.pipeline, kind: .stage(AlarmsStage.event(
+                change, stage: stage, hold: settings.checks[change.kind]?.hold,
+                since: Date(timeIntervalSince1970: change.since), mediaSince: nil)))
+        }
+    }
+
+    private func threshold(_ kind: AlarmKind) -> Double { settings.checks[kind]?.threshold ?? 0 }
+
+    /// One judgement of `key` over the time since its last, when its check is on.
+    private mutating func judge(_ kind: AlarmKind, key: String, faulty: Bool, value: Double, at now: Double, began: Double? = nil,
+                                hold: Double? = nil, stream: StreamKind? = nil, worse: (Double, Double) -> Bool = (>)) -> [AlarmChange] {
+        guard var check = settings.checks[kind], check.on else { return [] }
+        if let hold { check.hold = hold }
+        var condition = conditions[key] ?? HeldCondition(kind: kind, check: check, stream: stream)
+        let from = judged[key] ?? now
+        // A figure is what was so when it was reported: a fault is dated from the first report of it.
+        let change = condition.update(faulty: faulty, value: value, from: from, to: now, began: began ?? now, worse: worse)
+        conditions[key] = condition
+        judged[key] = now
+        return change.map { [$0] } ?? []
+    }
+}
