@@ -134,4 +134,43 @@ struct AlarmChecksTests {
         #expect(frozen.map(\.edge) == [.raised, .cleared], "the black frames move: only 6-9 s is frozen: \(changes)")
         #expect(abs((frozen.first?.since ?? 0) - 6) < 0.001 && abs((frozen.last?.at ?? 0) - 9) < 0.001, "\(frozen)")
     }
+
+    /// A deterministic noise source (SplitMix64), so the signal is the same every run.
+    struct Noise {
+        var state: UInt64
+        mutating func next() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double(z ^ (z >> 31)) / Double(UInt64.max) * 2 - 1
+        }
+    }
+
+    @Test("ten minutes of a noisy, music-like signal near the target (beats, phrases, quiet passages): no alarm at all")
+    func noFalseAlarms() {
+        let rate = 24_000
+        let checks = SoundChecks(rate: rate, channels: 2, settings: AlarmSettings())
+        var noise = Noise(state: 35)
+        var low = 0.0, changes: [AlarmChange] = []
+        var buffer = [Float](repeating: 0, count: rate / 50 * 2)
+        for chunk in 0..<(600 * 50) {
+            for frame in 0..<(rate / 50) {
+                let t = Double(chunk) / 50 + Double(frame) / Double(rate)
+                // Pink-ish: white noise through a one-pole low-pass, with a bass note.
+                low += 0.05 * (noise.next() - low)
+                let beat = 0.6 + 0.4 * exp(-8 * t.truncatingRemainder(dividingBy: 0.5))
+                // Phrases of 16 s, the last 4 s of each quieter by 10 dB.
+                let phrase = t.truncatingRemainder(dividingBy: 16) < 12 ? 1.0 : 0.32
+                let value = Float(2.5 * phrase * beat * (0.25 * low + 0.04 * sin(2 * Double.pi * 110 * t)))
+                buffer[frame * 2] = value
+                buffer[frame * 2 + 1] = value
+            }
+            changes += buffer.withUnsafeBufferPointer { checks.feed($0, start: Double(chunk) / 50) }
+        }
+        let figures = checks.figures()
+        #expect(changes.isEmpty, "\(changes.prefix(5)) (\(figures))")
+        let integrated = figures[AlarmsStage.integrated.name] ?? 0
+        #expect(integrated > -30 && integrated < -16, "a signal near the target, as the test means it: \(figures)")
+    }
 }
