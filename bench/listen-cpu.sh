@@ -67,14 +67,8 @@ ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=1280x720:rate=30" \
     -f hls -hls_time 2 -hls_playlist_type vod -hls_segment_filename "$media/seg-%03d.ts" "$media/stream.m3u8" ||
     die "ffmpeg could not make the stream"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$media" >"$out/http.log" 2>&1 &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true' EXIT
-trap 'exit 130' INT TERM
-for _ in $(seq 50); do curl -fsS "http://127.0.0.1:$port/stream.m3u8" >/dev/null 2>&1 && break; sleep 0.1; done
-url=http://127.0.0.1:$port/stream.m3u8
-curl -fsS "$url" >/dev/null || die "the HTTP server did not start"
+serve_folder "$media" "$out/http.log" stream.m3u8
+url=$served/stream.m3u8
 
 # Seconds from starting a command to the first byte on its stdout, or, when $1 is not
 # empty, to the line $1 on its stderr; the command is then stopped. The reader starts the

@@ -47,14 +47,8 @@ ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=1000:sample_rate=48000" 
     -f hls -hls_time 2 -hls_playlist_type vod -hls_segment_filename "$media/seg-%03d.ts" "$media/stream.m3u8" ||
     die "ffmpeg could not make the stream"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$media" >"$out/http.log" 2>&1 &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true' EXIT
-trap 'exit 130' INT TERM
-for _ in $(seq 50); do curl -fsS "http://127.0.0.1:$port/stream.m3u8" >/dev/null 2>&1 && break; sleep 0.1; done
-url=http://127.0.0.1:$port/stream.m3u8
-curl -fsS "$url" >/dev/null || die "the HTTP server did not start"
+serve_folder "$media" "$out/http.log" stream.m3u8
+url=$served/stream.m3u8
 
 cpu_of() { awk '{printf "%.2f", $1 + $2}' "$1"; }
 rss_of() { awk '{printf "%d", $3 / 1024}' "$1"; }

@@ -48,13 +48,7 @@ public final class AlarmsStage: Stage {
     public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
         let identity = try ElementCatalog.make("identity")
         try identity.set("silent", true)
-        let parts: [Element] = switch stream {
-        case .audio:
-            [try ElementCatalog.make("audioconvert"), try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved"), identity]
-        case .video:
-            [try ElementCatalog.make("videoconvert"),
-             try BinChain.capsFilter("video/x-raw,format={I420,YV12,NV12,NV21,Y42B,Y444,GRAY8}"), identity]
-        }
+        let parts = try BinChain.rawForReading(stream) + [identity]
         _ = checks.withLock { $0.streams.insert(stream) }
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] info in
             guard let self else { return .ok }

@@ -76,15 +76,7 @@ public final class LatencyStage: Stage {
     public func makeBin(for stream: StreamKind, input: StreamForm, name: String) throws -> Bin {
         let identity = try ElementCatalog.make("identity")
         try identity.set("silent", true)
-        let parts: [Element]
-        switch stream {
-        case .audio:
-            parts = [try ElementCatalog.make("audioconvert"),
-                     try BinChain.capsFilter("audio/x-raw,format=F32LE,layout=interleaved"), identity]
-        case .video:
-            parts = [try ElementCatalog.make("videoconvert"),
-                     try BinChain.capsFilter("video/x-raw,format={I420,YV12,NV12,NV21,Y42B,Y444,GRAY8}"), identity]
-        }
+        let parts = try BinChain.rawForReading(stream) + [identity]
         readings.withLock { readings in
             readings.element = readings.element ?? identity
             readings.streams.insert(stream)

@@ -64,22 +64,22 @@ final class MetricsRecorder: Sendable {
     }
 
     private func gauge(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Gauge {
-        let key = name + "{" + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + "}"
-        return gauges.withLock { gauges in
-            if let existing = gauges[key] { return existing }
-            let made = CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
-            gauges[key] = made
-            return made
-        }
+        Self.instrument(name, labels, in: gauges) { CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory) }
     }
 
     private func counter(_ name: String, _ labels: [(String, String)]) -> CoreMetrics.Counter {
+        Self.instrument(name, labels, in: counters) { CoreMetrics.Counter(label: name, dimensions: labels, factory: factory) }
+    }
+
+    /// The one instrument of `name` and `labels`, made the first time it is asked for.
+    private static func instrument<Instrument: Sendable>(_ name: String, _ labels: [(String, String)], in made: borrowing Mutex<[String: Instrument]>,
+                                                        make: () -> Instrument) -> Instrument {
         let key = name + "{" + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + "}"
-        return counters.withLock { counters in
-            if let existing = counters[key] { return existing }
-            let made = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
-            counters[key] = made
-            return made
+        return made.withLock { made in
+            if let existing = made[key] { return existing }
+            let instrument = make()
+            made[key] = instrument
+            return instrument
         }
     }
 

@@ -32,6 +32,17 @@ public enum BinChain {
         return filter
     }
 
+    /// A stage that reads raw samples itself: the converter and caps that give it audio as
+    /// interleaved F32 (one layout to read), or video in a layout whose first plane is luma.
+    public static func rawForReading(_ stream: StreamKind) throws -> [Element] {
+        switch stream {
+        case .audio:
+            [try ElementCatalog.make("audioconvert"), try capsFilter("audio/x-raw,format=F32LE,layout=interleaved")]
+        case .video:
+            [try ElementCatalog.make("videoconvert"), try capsFilter("video/x-raw,format={I420,YV12,NV12,NV21,Y42B,Y444,GRAY8}")]
+        }
+    }
+
     /// A queue that decouples threads and holds up to `time` of media.
     public static func queue(maxTime: Duration = .seconds(2)) throws -> Element {
         let queue = try ElementCatalog.make("queue")
