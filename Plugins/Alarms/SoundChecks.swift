@@ -11,6 +11,8 @@ final class SoundChecks: @unchecked Sendable {
     static let loudnessStep = 0.100
     /// No level is lower than this: digital silence reads as −150 dBFS, not −∞.
     static let floor = -150.0
+    /// Nor a loudness lower than EBU R128's absolute gate: near silence reads −70 LUFS.
+    static let loudnessFloor = -70.0
 
     let rate: Int
     let channels: Int
@@ -100,8 +102,8 @@ final class SoundChecks: @unchecked Sendable {
 
     private func loudness(_ read: (UnsafeMutablePointer<ebur128_state>?, UnsafeMutablePointer<Double>?) -> Int32) -> Double {
         var value = -Double.infinity
-        guard let meter, read(meter, &value) == 0, value.isFinite else { return Self.floor }
-        return value
+        guard let meter, read(meter, &value) == 0, value.isFinite else { return Self.loudnessFloor }
+        return max(value, Self.loudnessFloor)
     }
 
     static func decibels(_ linear: Double) -> Double { linear > 0 ? max(20 * log10(linear), floor) : floor }
@@ -112,9 +114,9 @@ final class SoundChecks: @unchecked Sendable {
         var figures: [String: Double] = [:]
         guard let meter else { return figures }
         var value = 0.0
-        if ebur128_loudness_momentary(meter, &value) == 0, value.isFinite { figures[AlarmsStage.momentary.name] = value }
-        if ebur128_loudness_shortterm(meter, &value) == 0, value.isFinite { figures[AlarmsStage.shortTerm.name] = value }
-        if ebur128_loudness_global(meter, &value) == 0, value.isFinite { figures[AlarmsStage.integrated.name] = value }
+        if ebur128_loudness_momentary(meter, &value) == 0, value.isFinite { figures[AlarmsStage.momentary.name] = max(value, Self.loudnessFloor) }
+        if ebur128_loudness_shortterm(meter, &value) == 0, value.isFinite { figures[AlarmsStage.shortTerm.name] = max(value, Self.loudnessFloor) }
+        if ebur128_loudness_global(meter, &value) == 0, value.isFinite { figures[AlarmsStage.integrated.name] = max(value, Self.loudnessFloor) }
         if peakSinceReport > 0 { figures[AlarmsStage.truePeak.name] = Self.decibels(peakSinceReport) }
         peakSinceReport = 0
         return figures

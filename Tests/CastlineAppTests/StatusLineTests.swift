@@ -18,20 +18,20 @@ struct StatusLineTests {
         #expect(line.text == "2.0 s  audio  video")
     }
 
-    @Test("an alarms stage: the short-term loudness beside the streams, and each alarm while it is raised, first")
+    @Test("an alarms stage: the short-term loudness with the audio, and each alarm while it is raised, first")
     func alarms() {
         var line = StatsStatusLine(commands: [], playoutMoved: false, statsStages: ["stats0"])
         _ = line.update(Self.stats("stats0", .audio, [StatsFigure.bitrate: 128]))
         _ = line.update(Self.stats("alarms1", .audio, [AlarmsStage.shortTerm.name: -21.04, AlarmsStage.active.name: 0]))
-        #expect(line.text == "audio 128 kbit/s  -21.0 LUFS")
+        #expect(line.text == "audio 128 kbit/s -21.0 LUFS")
         func alarm(_ name: String, _ kind: String, _ stream: StreamKind) -> RunEvent {
             RunEvent(pipeline: "p", kind: .stage(StageEvent(stage: "alarms1", stream: stream, name: name, fields: [:], labels: ["kind": kind])))
         }
         _ = line.update(alarm(AlarmsStage.raisedEvent, "silence", .audio))
         _ = line.update(alarm(AlarmsStage.raisedEvent, "frozen", .video))
-        #expect(line.text == "ALARM silence (audio), frozen (video)  audio 128 kbit/s  -21.0 LUFS")
+        #expect(line.text == "ALARM silence (audio), frozen (video)  audio 128 kbit/s -21.0 LUFS")
         _ = line.update(alarm(AlarmsStage.clearedEvent, "silence", .audio))
-        #expect(line.text == "ALARM frozen (video)  audio 128 kbit/s  -21.0 LUFS")
+        #expect(line.text == "ALARM frozen (video)  audio 128 kbit/s -21.0 LUFS")
     }
 
     @Test("with two stats stages the outermost speaks, and the line says which")

@@ -118,4 +118,29 @@ struct TerminalTests {
         try await pane.keys("q")
         _ = try await pane.waitFor("stopped")
     }
+
+    @Test("monitor of two streams: one status line each at the bottom, with the loudness; an alarm's line above them; each alarm on its stream's line while raised")
+    func monitorLines() async throws {
+        let scratch = try Scratch()
+        try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "30",
+                                      "-af", "volume=enable='gte(t,3)':volume=0"] + HLSFixtures.codecs(video: false)
+                                     + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "hush-%d.ts",
+                                        "hush.m3u8"], in: scratch.path)
+        try await HLSFixtures.vod("tone", in: scratch.path, seconds: 30, video: false)
+        let server = try await HTTPFolder(scratch.path)
+        defer { withExtendedLifetime(scratch) { Task { await server.stop() } } }
+        let alarms = try scratch.write("alarms.yaml", "silence: { for: 1s }\n")
+        let pane = try await Pane([Castline.executable, "monitor", server.url("hush.m3u8"), server.url("tone.m3u8"), "--alarms", alarms])
+        defer { Task { await pane.close() } }
+        let shown = try await pane.waitUntil("both lines, the silence raised") { text in
+            text.contains("[hush] playing  ALARM silence (audio)") && text.contains("[tone] playing  ")
+        }
+        let lines = shown.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        #expect(lines.suffix(2).map { $0.prefix(7) } == ["[hush] ", "[tone] "], "the two status lines last, in order:\n\(shown)")
+        #expect(lines.last?.contains("LUFS") == true, "\(shown)")
+        let alarm = try #require(lines.firstIndex { $0.hasPrefix("[hush] alarm: silence on audio since") }, "\(shown)")
+        #expect(alarm < lines.count - 2, "the alarm's own line above the status lines:\n\(shown)")
+        #expect(lines.filter { $0.hasPrefix("[tone] playing  ") }.count == 1, "one status line for the tone, redrawn in place:\n\(shown)")
+        for line in lines { #expect(line.count <= 80, "a line over 80 columns: \(line)") }
+    }
 }

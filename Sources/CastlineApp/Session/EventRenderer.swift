@@ -1,12 +1,14 @@
 import CastlineKit
 import Foundation
 
-/// Prints run events for people, on stderr. The status line is redrawn in
-/// place on a terminal; elsewhere it is printed every tenth time, so logs stay readable.
+/// Prints run events for people, on stderr. The status line is redrawn in place on a
+/// terminal (one line per pipeline, under the lines events print); elsewhere it is printed
+/// every tenth time, so logs stay readable.
 final class EventRenderer {
     let prefix: String
     private let inPlace = Terminal.stderrIsTerminal
-    private var statusShown = false
+    /// Where the in-place line goes: the session's block of one line per pipeline.
+    private let show: (String) -> Void
     private var lastBuffering: Int?
     /// The in-place line joins each publisher's status (by its sink's name, in the order they
     /// first spoke; with the count of lines each said) and the stats stage's figures.
@@ -15,8 +17,9 @@ final class EventRenderer {
 
     /// `playoutMoved`: a stage plays out on its own clock (a delay), so a source's latency is not what plays.
     /// `statsStages`: the pipeline's stats stages in order (the outermost speaks on the line).
-    init(pipeline: String, showName: Bool, playoutMoved: Bool, statsStages: [String]) {
+    init(pipeline: String, showName: Bool, playoutMoved: Bool, statsStages: [String], show: @escaping (String) -> Void) {
         prefix = showName ? "[\(pipeline)] " : ""
+        self.show = show
         statsStatus = StatsStatusLine(commands: PipelineFiles.registry.commands, playoutMoved: playoutMoved,
                                       statsStages: statsStages)
     }
@@ -39,10 +42,6 @@ final class EventRenderer {
             // Stats refresh the line on a terminal only; logs have the JSON lines for that.
             if inPlace, statsChanged { drawStatus() }
             return
-        }
-        if statusShown {
-            Terminal.write("\r\u{1B}[K")
-            statusShown = false
         }
         switch event.kind {
         case .stateChanged(_, .failed):
@@ -92,12 +91,6 @@ final class EventRenderer {
         parts + (statsStatus.target.map { [$0] } ?? [])
     }
 
-    /// Leaves the in-place line so what follows starts on a clean line.
-    func endStatus() {
-        if statusShown { Terminal.write("\n") }
-        statusShown = false
-    }
-
     /// Redraws the line in place, fitted to the terminal's width (the least important parts
     /// go first), so it never wraps into a new line at each update.
     private func drawStatus() {
@@ -108,7 +101,6 @@ final class EventRenderer {
             parts.insert(contentsOf: withTarget(publishers.indices.map(publisherPart)), at: min(2, parts.count))
         }
         let width = (Terminal.columns ?? 80) - prefix.count - 1
-        Terminal.write("\r\u{1B}[K\(prefix)\(StatsStatusLine.fit(parts, width: width))")
-        statusShown = true
+        show(prefix + StatsStatusLine.fit(parts, width: width))
     }
 }

@@ -127,19 +127,22 @@ final class SessionService: Service, Sendable {
     /// Renders events on stderr and feeds the stats outputs; returns the summary lines.
     private func render(_ events: AsyncStream<RunEvent>) async -> [String] {
         var renderers: [String: EventRenderer] = [:]
-        for entry in entries {
+        // One in-place line per pipeline, in the order of the files (or URLs).
+        let lines = StatusLines(count: entries.count)
+        for (index, entry) in entries.enumerated() {
             let stages = entry.plan.stages.enumerated()
             renderers[entry.plan.spec.name] = EventRenderer(
                 pipeline: entry.plan.spec.name, showName: entries.count > 1,
                 playoutMoved: entry.plan.stages.contains { $0.component.playsOutOnItsOwnClock },
                 statsStages: stages.filter { type(of: $0.element.component).measuresStreams }
-                    .map { $0.element.spec.name ?? "\($0.element.spec.kind)\($0.offset)" })
+                    .map { $0.element.spec.name ?? "\($0.element.spec.kind)\($0.offset)" },
+                show: { lines.set(index, $0) })
         }
         for await event in events {
             outputs.consume(event)
             renderers[event.pipeline]?.render(event)
         }
-        for renderer in renderers.values { renderer.endStatus() }
+        Terminal.endStatus()
         return outputs.finish()
     }
 
@@ -236,5 +239,21 @@ final class SessionService: Service, Sendable {
                 }
             }
         }
+    }
+}
+
+/// The in-place status lines of a run's pipelines, drawn as one block (used by the task that
+/// renders events only).
+private final class StatusLines {
+    private var lines: [String]
+
+    init(count: Int) {
+        lines = Array(repeating: "", count: count)
+    }
+
+    func set(_ index: Int, _ line: String) {
+        guard lines.indices.contains(index), lines[index] != line else { return }
+        lines[index] = line
+        Terminal.drawStatus(lines.filter { !$0.isEmpty })
     }
 }

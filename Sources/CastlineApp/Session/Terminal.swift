@@ -1,11 +1,39 @@
 import Foundation
+import Synchronization
 
 /// Status and errors go to stderr; stdout is for machine output only.
 public enum Terminal {
-    /// A line of its own: on a terminal, the status line drawn in place is cleared first (the
-    /// renderer draws it again below), so the line is not written onto its end.
+    /// The status lines drawn in place at the bottom (one per pipeline), on a terminal.
+    private static let block = Mutex<[String]>([])
+
+    /// A line of its own: on a terminal it goes above the status lines drawn in place, which
+    /// are drawn again below it (a line is never written onto their end).
     public static func status(_ line: String) {
-        write((stderrIsTerminal ? "\r\u{1B}[K" : "") + line + "\n")
+        guard stderrIsTerminal else { return write(line + "\n") }
+        block.withLock { shown in
+            write(erase(shown.count) + line + "\n" + shown.joined(separator: "\n"))
+        }
+    }
+
+    /// Draws `lines` in place of the status lines drawn before.
+    static func drawStatus(_ lines: [String]) {
+        block.withLock { shown in
+            write(erase(shown.count) + lines.joined(separator: "\n"))
+            shown = lines
+        }
+    }
+
+    /// Leaves the status lines where they are, so what follows starts on a line of its own.
+    static func endStatus() {
+        block.withLock { shown in
+            if !shown.isEmpty { write("\n") }
+            shown = []
+        }
+    }
+
+    /// Back to the first of `count` lines drawn in place, and everything from there cleared.
+    private static func erase(_ count: Int) -> String {
+        count > 1 ? "\r\u{1B}[\(count - 1)A\u{1B}[J" : "\r\u{1B}[K"
     }
 
     public static func write(_ text: String) {

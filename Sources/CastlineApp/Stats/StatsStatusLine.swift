@@ -127,10 +127,11 @@ struct StatsStatusLine {
             var part = "\(stream)"
             if let bitrate = figures[StatsFigure.bitrate] { part += String(format: " %.0f kbit/s", bitrate) }
             if let level = figures[figure: DeclaredFigures.level] { part += String(format: " %.0f dBFS", level) }
+            if stream == .audio, let loudness { part += String(format: " %.1f LUFS", loudness) }
             if let fps = figures[figure: DeclaredFigures.frameRate] { part += String(format: " %.0f fps", fps) }
             parts.append(part)
         }
-        if let loudness { parts.append(String(format: "%.1f LUFS", loudness)) }
+        if streams[.audio] == nil, let loudness { parts.append(String(format: "audio %.1f LUFS", loudness)) }
         if let measured {
             parts.append(String(format: "latency %.2f s", measured.latency)
                 + (measured.avOffset.map { String(format: " a/v %+.0f ms", $0) } ?? ""))
