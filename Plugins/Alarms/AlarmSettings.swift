@@ -4,14 +4,14 @@ import CastlineKit
 public enum AlarmKind: String, Sendable, CaseIterable, Codable {
     case silence, loud, quiet, clipping, black, frozen
     /// Judged from what other parts report (`FigureAlarms`), not from the media.
-    case stalled, behindLive = "behind-live", avDrift = "av-drift", bitrate, reconnecting
+    case stalled, slowDownload = "slow-download", behindLive = "behind-live", avDrift = "av-drift", bitrate, reconnecting
 
     /// The stream a media check reads; nil for the checks judged from figures.
     public var stream: StreamKind? {
         switch self {
         case .silence, .loud, .quiet, .clipping: .audio
         case .black, .frozen: .video
-        case .stalled, .behindLive, .avDrift, .bitrate, .reconnecting: nil
+        case .stalled, .slowDownload, .behindLive, .avDrift, .bitrate, .reconnecting: nil
         }
     }
 }
@@ -69,6 +69,12 @@ public struct AlarmSettings: Sendable, Hashable {
                                                  help: "no media from the source for this long (a live HLS playlist: as soon as its next segment is 1.5 target durations late)")
         static let schema = OptionSchema(AlarmSettings.on, hold)
     }
+    enum SlowDownload {
+        static let under = ConfigOption<Double>("under", .double(0...100), default: 1,
+                                                help: "seconds of media per second of fetching, a segment's (1: real time)")
+        static let hold = ConfigOption<Duration>("for", default: .seconds(10), help: "how long before the alarm is raised")
+        static let schema = OptionSchema(AlarmSettings.on, under, hold)
+    }
     enum BehindLive {
         static let over = ConfigOption<Duration>("over", default: .seconds(30), help: "latency behind live (the source's programme time, or the test signal's clock)")
         static let hold = ConfigOption<Duration>("for", default: .seconds(10), help: "how long before the alarm is raised")
@@ -99,12 +105,14 @@ public struct AlarmSettings: Sendable, Hashable {
     static let black = ConfigOption<OptionValues?>("black", .object(Black.schema), help: "a black picture for a time")
     static let frozen = ConfigOption<OptionValues?>("frozen", .object(Frozen.schema), help: "an unchanging picture for a time")
     static let stalled = ConfigOption<OptionValues?>("stalled", .object(Stalled.schema), help: "the source brings no new media")
+    static let slowDownload = ConfigOption<OptionValues?>("slow-download", .object(SlowDownload.schema),
+                                                          help: "an HLS source's segments fetched slower than they play")
     static let behindLive = ConfigOption<OptionValues?>("behind-live", .object(BehindLive.schema), help: "the stream plays too far behind live")
     static let avDrift = ConfigOption<OptionValues?>("av-drift", .object(AVDrift.schema), help: "sound and picture out of step")
     static let bitrate = ConfigOption<OptionValues?>("bitrate", .object(Floor.schema), help: "a stream's bitrate under a floor (off unless on: true)")
     static let reconnecting = ConfigOption<OptionValues?>("reconnecting", .object(Reconnecting.schema), help: "the source reconnecting for a time")
     static let schema = OptionSchema(target, every, silence, loud, quiet, clipping, black, frozen,
-                                     stalled, behindLive, avDrift, bitrate, reconnecting)
+                                     stalled, slowDownload, behindLive, avDrift, bitrate, reconnecting)
 
     public var target: Double
     public var every: Duration
@@ -132,11 +140,14 @@ public struct AlarmSettings: Sendable, Hashable {
         ]
         blackShare = black[Black.share]
         let stalled = options[Self.stalled] ?? OptionValues()
+        let slow = options[Self.slowDownload] ?? OptionValues()
         let behind = options[Self.behindLive] ?? OptionValues()
         let drift = options[Self.avDrift] ?? OptionValues()
         let floor = options[Self.bitrate] ?? OptionValues()
         let reconnecting = options[Self.reconnecting] ?? OptionValues()
         checks[.stalled] = AlarmCheck(on: stalled[Self.on], threshold: 0, hold: stalled[Stalled.hold].seconds, clearAfter: 0)
+        checks[.slowDownload] = AlarmCheck(on: slow[Self.on], threshold: slow[SlowDownload.under], hold: slow[SlowDownload.hold].seconds,
+                                           clearAfter: 0)
         checks[.behindLive] = AlarmCheck(on: behind[Self.on], threshold: behind[BehindLive.over].seconds,
                                          hold: behind[BehindLive.hold].seconds, clearAfter: 0)
         checks[.avDrift] = AlarmCheck(on: drift[Self.on], threshold: drift[AVDrift.over], hold: drift[AVDrift.hold].seconds, clearAfter: 0)

@@ -158,6 +158,7 @@ public final class AlarmsStage: Stage {
         case .black: String(format: "%.0f %% of the picture black", change.value * 100)
         case .frozen: String(format: "unchanged for %.1f s", change.value)
         case .stalled: String(format: "no new media for %.1f s", change.value)
+        case .slowDownload: String(format: "a segment fetched at %.2fx real time, under %.2fx", change.value, change.threshold)
         case .behindLive: String(format: "%.1f s behind live, over %.0f s", change.value, change.threshold)
         case .avDrift: String(format: "a/v %+.0f ms, over ±%.0f ms", change.value, change.threshold)
         case .bitrate: String(format: "%.0f kbit/s, under %.0f kbit/s", change.value, change.threshold)

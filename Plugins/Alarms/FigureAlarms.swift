@@ -4,7 +4,8 @@ import Foundation
 /// The alarms judged from what other parts report rather than from the media, on the wall
 /// clock: the source brings nothing new (`stalled`: a live HLS playlist as soon as its next
 /// segment is 1.5 target durations late, any other source once no stream has brought a byte
-/// for the hold), the stream plays too far `behind-live`, sound and picture drift apart
+/// for the hold), its segments come slower than they play (`slow-download`), the stream plays
+/// too far `behind-live`, sound and picture drift apart
 /// (`av-drift`, from the latency stage), a stream's `bitrate` under a floor, a source
 /// `reconnecting` for too long. The session feeds it every event of a pipeline that has an
 /// alarms stage; what it returns are that stage's alarm events.
@@ -37,6 +38,10 @@ public struct FigureAlarms: Sendable {
                 let waiting = figures[StatsFigure.waitingForMedia]
                 changes += judge(.stalled, key: "stalled", faulty: waiting != nil, value: waiting ?? 0, at: now,
                                  began: waiting.map { now - $0 }, hold: 0)
+                if let speed = figures[StatsFigure.fetchSpeed] {
+                    changes += judge(.slowDownload, key: "slow-download", faulty: speed < threshold(.slowDownload), value: speed, at: now,
+                                     worse: (<))
+                }
             }
             if let stream = sample.stream, let bitrate = figures[StatsFigure.bitrate] {
                 changes += judge(.bitrate, key: "bitrate \(sample.stage) \(stream)", faulty: bitrate < threshold(.bitrate), value: bitrate,

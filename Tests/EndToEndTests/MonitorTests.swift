@@ -135,7 +135,7 @@ struct MonitorTests {
         #expect(bad.status == 2, "\(bad.stderr)")
         #expect(bad.stderr.contains("alarms.yaml:2:1") && bad.stderr.contains("blak"), "\(bad.stderr)")
         let kind = try await Castline.run(["monitor", "http://127.0.0.1:9/x.m3u8", "--fail-on", "silence,noise"])
-        #expect(kind.status != 0 && kind.stderr.contains(#"--fail-on: "noise" is not an alarm (alarms: silence, loud, quiet, clipping, black, frozen, stalled, behind-live, av-drift, bitrate, reconnecting)"#),
+        #expect(kind.status != 0 && kind.stderr.contains(#"--fail-on: "noise" is not an alarm (alarms: silence, loud, quiet, clipping, black, frozen, stalled, slow-download, behind-live, av-drift, bitrate, reconnecting)"#),
                 "\(kind.stderr)")
     }
 

@@ -50,7 +50,7 @@ struct FigureAlarmsTests {
         #expect(seen.first?.second == 8 && seen.first?.since == 3 && seen.last?.second == 10, "\(seen)")
     }
 
-    @Test("behind live, a/v drift, a starved stream and a long reconnect, each after its hold; the floor is off unless asked")
+    @Test("behind live, a/v drift, a starved stream, slow segments and a long reconnect, each after its hold; the floor is off unless asked")
     func others() throws {
         var options = OptionValues()
         var floor = OptionValues()
@@ -62,7 +62,8 @@ struct FigureAlarmsTests {
         for second in 0..<40 {
             let time = Double(second)
             let events = [
-                Self.stats(time, [StatsFigure.downloadBitrate: 900, StatsFigure.latency: second >= 5 ? 35 : 8]),
+                Self.stats(time, [StatsFigure.downloadBitrate: 900, StatsFigure.latency: second >= 5 ? 35 : 8,
+                                  StatsFigure.fetchSpeed: (25..<38).contains(second) ? 0.8 : 6]),
                 Self.stats(time, ["latency_audio_s": 8, "av_offset_ms": second >= 10 ? -80 : 5], stage: "latency3"),
                 Self.stats(time, [StatsFigure.bitrate: second >= 20 ? 40 : 128], stage: "stats1", stream: .audio),
             ] + (second == 2 ? [RunEvent(time: Self.start.addingTimeInterval(time), pipeline: "p", kind: .stateChanged(from: .playing, to: .reconnecting))] : [])
@@ -77,6 +78,7 @@ struct FigureAlarmsTests {
         #expect(first("av-drift").map { $0 == (15, 10) } == true, "\(raised)")
         #expect(first("bitrate").map { $0 == (30, 20) } == true, "\(raised)")
         #expect(first("reconnecting").map { $0 == (32, 2) } == true, "\(raised)")
+        #expect(first("slow-download").map { $0 == (35, 25) } == true, "\(raised)")
         #expect(!Self.alarms(unasked).contains { $0.kind == "bitrate" })
     }
 }

@@ -18,6 +18,8 @@ final class HLSStats: Sendable {
         /// Bits per second, smoothed over segments (fetch time includes waiting for the server).
         var throughput: Double?
         var lastFetch: Double?
+        /// Seconds of media the last segment held per second its fetch took.
+        var lastSpeed: Double?
         var fetchedSeconds = 0.0
         /// The first PTS out of the source, and the newest with its running time, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
@@ -62,6 +64,7 @@ final class HLSStats: Sendable {
             state.fetchedSeconds += segment.duration
             state.lastFetch = fetch.seconds
             guard fetch.seconds > 0, fetch.bytes > 0 else { return }
+            state.lastSpeed = segment.duration / fetch.seconds
             let rate = Double(fetch.bytes) * 8 / fetch.seconds
             state.throughput = state.throughput.map { 0.7 * $0 + 0.3 * rate } ?? rate
         }
@@ -96,6 +99,7 @@ final class HLSStats: Sendable {
             var figures: [String: Double] = [:]
             if let throughput = state.throughput { figures[StatsFigure.downloadBitrate] = throughput / 1000 }
             if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
+            if let lastSpeed = state.lastSpeed { figures[StatsFigure.fetchSpeed] = lastSpeed }
             let played = Self.played(state) ?? 0
             figures[StatsFigure.hlsBuffered] = max(0, state.fetchedSeconds - played)
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }

@@ -116,6 +116,8 @@ public enum StatsFigure {
     /// `EXT-X-PROGRAM-DATE-TIME` of what leaves it now.
     public static let downloadBitrate = "download_kbps"
     public static let segmentFetch = "segment_fetch_s"
+    /// Seconds of media the last segment held per second its fetch took: under 1, slower than real time.
+    public static let fetchSpeed = "fetch_speed"
     public static let hlsBuffered = "hls_buffered_s"
     public static let latency = "latency_s"
     /// Seconds a live HLS playlist's next segment has been overdue (absent while media comes).
