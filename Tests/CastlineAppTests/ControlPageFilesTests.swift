@@ -14,7 +14,7 @@ struct ControlPageFilesTests {
         #expect(files["favicon.svg"]?.contentType == "image/svg+xml")
         let page = try #require(files["index.html"]).body.getString(at: 0, length: try #require(files["index.html"]).body.readableBytes) ?? ""
         let named = page.matches(of: /(?:src|href)="([^"]+)"/).map { String($0.output.1) }
-        #expect(named.sorted() == ["favicon.svg", "logic.js", "page.css", "page.js"], "\(named)")
+        #expect(named.sorted() == ["editor.js", "favicon.svg", "logic.js", "page.css", "page.js"], "\(named)")
         for name in named { #expect(files[name] != nil, "index.html names \(name), which is not served") }
     }
 

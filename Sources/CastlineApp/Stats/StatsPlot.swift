@@ -1,4 +1,5 @@
 import CastlineKit
+import StagePlugins
 import Foundation
 
 /// The series `--stats-plot` draws, in seconds from the first sample.
@@ -15,7 +16,7 @@ struct PlotData {
     private(set) var buffered: [(name: String, points: [Point])] = []
     /// Sound minus picture (ms) as a latency stage read it.
     private(set) var avOffset: [(name: String, points: [Point])] = []
-    /// What happened to the run (paused, reconnecting, a swap), drawn across every panel.
+    /// What happened to the run (paused, reconnecting, a swap, an alarm raised or cleared), drawn across every panel.
     private(set) var marks: [(time: Double, label: String)] = []
 
     /// A run's event: its stats samples are points, its changes of state and swaps are marks.
@@ -25,6 +26,10 @@ struct PlotData {
         case .stateChanged(let from, let to) where Self.marked(from: from, to: to):
             marks.append((seconds(at: event.time), to.rawValue))
         case .reloaded: marks.append((seconds(at: event.time), "swapped"))
+        case .stage(let alarm) where alarm.name == AlarmsStage.raisedEvent:
+            marks.append((seconds(at: event.time), "⚠ " + (alarm.labels["kind"] ?? "alarm")))
+        case .stage(let alarm) where alarm.name == AlarmsStage.clearedEvent:
+            marks.append((seconds(at: event.time), "✓ " + (alarm.labels["kind"] ?? "alarm")))
         default: break
         }
     }

@@ -76,6 +76,8 @@ def page_logic():
     assert logic("parseEventBlock(': keep-alive')") is None
     assert logic("parseEventBlock('data: {\"event\":\"stats\"}')") == {"event": "stats"}
     assert logic("isWaiting('buffering')") and not logic("isWaiting('playing')")
+    assert logic("alarmLabel({kind: 'silence', stream: 'audio'})") == "ALARM silence (audio)"
+    assert logic("alarmLabel({kind: 'stalled', stream: null})") == "ALARM stalled"
     assert logic("programmeTime(100000, 4, 6).getTime()") == 90000
     assert logic("programmeTime(100000, null, 6)") is None
     assert logic("statsFigure({stats: [{stage: 'a'}, {stage: 'hls', latency_s: 3.5}]}, 'latency_s')") == 3.5

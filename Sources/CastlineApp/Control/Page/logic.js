@@ -54,6 +54,10 @@ window.CastlinePage = {
     if (data.length === 0) return null;
     try { return JSON.parse(data.join("\n")); } catch { return null; }
   },
+  // An alarm as the page names it: "ALARM silence (audio)".
+  alarmLabel(alarm) {
+    return `ALARM ${alarm.kind}${alarm.stream ? ` (${alarm.stream})` : ""}`;
+  },
   // States a player shows a spinner for.
   isWaiting(state) { return ["initialising", "connecting", "buffering", "reconnecting", "stopping"].includes(state); },
 };

@@ -116,6 +116,13 @@ class PipelineView {
     }
   }
 
+  // The alarms raised now, as /alarms lists them: each its kind and stream.
+  showAlarms(alarms) {
+    const box = this.$(".alarms");
+    box.textContent = alarms.map((alarm) => Logic.alarmLabel(alarm)).join(", ");
+    box.hidden = alarms.length === 0;
+  }
+
   drawCommands() {
     const box = this.$(".commands");
     box.textContent = "";
@@ -265,39 +272,9 @@ class PipelineView {
     this.showLines((reply.body.errors || []).map(Logic.parseErrorLine).filter(Boolean));
   }
 
-  // Line numbers beside the text, the refused lines marked and their errors written on them.
-  showLines(errors) {
-    const lines = this.$(".file").value.split("\n").length;
-    const gutter = this.$(".gutter");
-    gutter.textContent = "";
-    const bad = new Set(errors.map((e) => e.line));
-    for (let line = 1; line <= lines; line++) {
-      const number = document.createElement("div");
-      number.textContent = line;
-      if (bad.has(line)) number.className = "error";
-      gutter.appendChild(number);
-    }
-    const box = this.$(".line-errors");
-    box.textContent = "";
-    for (const error of errors) {
-      const note = document.createElement("div");
-      note.className = "line-error";
-      note.dataset.line = error.line;
-      note.textContent = `${error.line}:${error.column} ${error.message}`;
-      box.appendChild(note);
-    }
-    this.placeErrors();
-  }
+  showLines(errors) { FileEditor.showLines(this.root, errors); }
 
-  placeErrors() {
-    const file = this.$(".file");
-    const lineHeight = parseFloat(getComputedStyle(file).lineHeight) || 18;
-    const top = parseFloat(getComputedStyle(file).paddingTop) || 0;
-    this.$(".gutter").scrollTop = file.scrollTop;
-    for (const note of this.root.querySelectorAll(".line-error")) {
-      note.style.top = `${top + (Number(note.dataset.line) - 1) * lineHeight - file.scrollTop}px`;
-    }
-  }
+  placeErrors() { FileEditor.placeErrors(this.root); }
 }
 
 // ---- Keeping every view in step: /status each second, /events as they come ----
@@ -305,6 +282,8 @@ class PipelineView {
 async function refreshStatus() {
   const reply = await apiJSON("/status");
   if (!reply.ok) throw new Error(reply.body.error || `status ${reply.status}`);
+  const raised = await apiJSON("/alarms");
+  const alarms = raised.ok ? raised.body.alarms || [] : [];
   const list = reply.body.pipelines || [reply.body];
   for (const status of list) {
     let view = views.get(status.pipeline);
@@ -314,6 +293,7 @@ async function refreshStatus() {
       view.drawCommands();
     }
     view.show(status);
+    view.showAlarms(alarms.filter((alarm) => alarm.pipeline === status.pipeline));
   }
 }
 
@@ -372,7 +352,7 @@ function handleEvent(event) {
   if (view.status && (typeof event.delay_s === "number" || typeof event.available_delay_s === "number")) {
     view.show(Object.assign({}, view.status, pick(event, ["delay_s", "available_delay_s"])));
   }
-  if (event.event === "state" || event.event === "reloaded") refreshStatus().catch(() => {});
+  if (["state", "reloaded", "alarm-raised", "alarm-cleared"].includes(event.event)) refreshStatus().catch(() => {});
   if (event.event === "reloaded") {
     loadCommands().catch(() => {});
     if (view.root.querySelector("details").open) view.drawGraph().catch(() => {});
