@@ -87,3 +87,13 @@ struct ShortcutSpecTests {
         #expect(deferred.neededAtRunTime == ["CASTLINE_NOT_SET"])
     }
 }
+
+@Suite("monitor's stream names")
+struct MonitorNameTests {
+    @Test("a playlist's file name, each name once; an RTMP or SRT stream's host, never its key")
+    func names() {
+        let shortcut = MonitorShortcut(urls: ["https://cdn.example.com/live/news.m3u8", "http://127.0.0.1:8080/b/news.m3u8",
+                                              "rtmp://ingest.example.com/live/sk-live-1234", "srt://10.0.0.5:9000?streamid=abc"])
+        #expect(shortcut.listens.map(\.name) == ["news", "news-2", "ingest-example-com", "10-0-0-5"])
+    }
+}

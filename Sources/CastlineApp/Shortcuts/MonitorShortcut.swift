@@ -36,10 +36,12 @@ public struct MonitorShortcut: Sendable {
         for listen in listens { try listen.validate() }
     }
 
-    /// A stream's name as the URL gives it: the last part of its path without the extension, else its host.
+    /// A stream's name as the URL gives it: an HLS playlist's file name without the extension;
+    /// an RTMP or SRT stream's host (the last part of its path may be the stream key).
     static func name(of url: String) -> String {
         let parsed = URL(string: url)
-        let last = parsed.map { ($0.lastPathComponent as NSString).deletingPathExtension } ?? ""
+        let web = ["http", "https"].contains(parsed?.scheme?.lowercased() ?? "")
+        let last = web ? parsed.map { ($0.lastPathComponent as NSString).deletingPathExtension } ?? "" : ""
         let name = last.isEmpty || last == "/" ? (parsed?.host ?? "stream") : last
         return String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })
     }
