@@ -1,13 +1,10 @@
 import Foundation
 import LocalIngest
 import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// deploy/prometheus as a user runs it: promtool checks the config and the rules and runs their
-/// tests; a real Prometheus scrapes a castline monitoring a stream that goes silent, and its
-/// `/api/v1/alerts` shows the alarm's alert firing.
+/// tests; a real Prometheus scrapes a castline monitoring a stream that goes silent, and sends
+/// the alarm's alert, firing, to its Alertmanager.
 @Suite("deploy/prometheus: the alert rules, checked and firing", .serialized, .timeLimit(.minutes(2)))
 struct PrometheusAlertTests {
     static let folder = Castline.repositoryRoot + "/deploy/prometheus"
@@ -30,7 +27,14 @@ struct PrometheusAlertTests {
                                         "quiet.m3u8"], in: scratch.path)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
-        let metricsPort = try FreePort.find(), prometheusPort = try FreePort.find()
+        let metricsPort = try FreePort.find(), prometheusPort = try FreePort.find(), alertmanagerPort = try FreePort.find()
+        // Prometheus sends each firing alert to its Alertmanager: here a sink that exits once it has CastlineAlarm.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/webhook_sink.py").path
+        let alertmanager = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
+                                        arguments: [script, "\(alertmanagerPort)", "--accept-first", "--until", "CastlineAlarm"])
+        try alertmanager.start()
+        defer { Task { await alertmanager.terminate() } }
+        try #require(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: alertmanagerPort, timeout: .seconds(10)), "\(alertmanager.standardError)")
         // The shipped rules, their minute made 0 s so that the test waits seconds (promtool's test checks the minute).
         let rules = try String(contentsOfFile: Self.folder + "/castline-alerts.yml", encoding: .utf8)
         #expect(rules.contains("for: 1m"))
@@ -38,6 +42,8 @@ struct PrometheusAlertTests {
         let config = try scratch.write("prometheus.yml", """
             global: { scrape_interval: 1s, evaluation_interval: 1s }
             rule_files: [castline-alerts.yml]
+            alerting:
+              alertmanagers: [{ api_version: v2, static_configs: [{ targets: ["127.0.0.1:\(alertmanagerPort)"] }] }]
             scrape_configs:
               - job_name: castline
                 static_configs: [{ targets: ["127.0.0.1:\(metricsPort)"] }]
@@ -53,24 +59,17 @@ struct PrometheusAlertTests {
         let castline = try Castline.start(["monitor", server.url("quiet.m3u8"), "--alarms", alarms, "--metrics", "127.0.0.1:\(metricsPort)"])
         defer { Task { await castline.terminate() } }
 
-        let deadline = ContinuousClock.now + .seconds(25)
-        var firing: [String: Any]?
-        var last = ""
-        while firing == nil, ContinuousClock.now < deadline, castline.exitStatus == nil {
-            let url = try #require(URL(string: "http://127.0.0.1:\(prometheusPort)/api/v1/alerts"))
-            let data = try await URLSession.shared.data(from: url).0
-            last = String(decoding: data, as: UTF8.self)
-            let alerts = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any]).flatMap {
-                ($0["data"] as? [String: Any])?["alerts"] as? [[String: Any]]
-            } ?? []
-            firing = alerts.first { alert in
-                let labels = alert["labels"] as? [String: String] ?? [:]
-                return labels["alertname"] == "CastlineAlarm" && labels["kind"] == "silence" && labels["pipeline"] == "quiet"
-                    && alert["state"] as? String == "firing"
-            }
-            if firing == nil { try await Task.sleep(for: .milliseconds(250)) }
+        let sent = await alertmanager.waitForExit(timeout: .seconds(25))
+        #expect(sent == 0, "no CastlineAlarm sent by Prometheus:\n\(prometheus.standardError)\n\(castline.standardError)")
+        let alerts = alertmanager.standardOutput.split(separator: "\n").flatMap { line -> [[String: Any]] in
+            let body = line.split(separator: " ", maxSplits: 1).last.map(String.init) ?? ""
+            return (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [[String: Any]] ?? []
         }
-        #expect(firing != nil, "no CastlineAlarm firing: \(last)\n\(castline.standardError)")
+        let firing = alerts.first { alert in
+            let labels = alert["labels"] as? [String: String] ?? [:]
+            return labels["alertname"] == "CastlineAlarm" && labels["kind"] == "silence" && labels["pipeline"] == "quiet"
+        }
+        #expect(firing != nil, "\(alertmanager.standardOutput)")
         let summary = (firing?["annotations"] as? [String: String])?["summary"]
         #expect(summary == "quiet: silence for a minute", "\(firing ?? [:])")
     }
