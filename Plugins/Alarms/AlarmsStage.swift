@@ -190,3 +190,12 @@ public final class AlarmsStage: Stage {
         return true
     }
 }
+
+extension StageEvent {
+    /// An alarm raised or cleared, and its kind; nil for any other event (the one way the rest
+    /// of castline reads an alarm event).
+    public var alarm: (kind: String, raised: Bool)? {
+        guard let kind = labels["kind"], name == AlarmsStage.raisedEvent || name == AlarmsStage.clearedEvent else { return nil }
+        return (kind, name == AlarmsStage.raisedEvent)
+    }
+}

@@ -147,17 +147,12 @@ struct AlarmBook: Sendable {
     private(set) var raisedTotal = 0
 
     mutating func add(_ event: StageEvent) {
-        guard let kind = event.labels["kind"] else { return }
+        guard let (kind, raised) = event.alarm else { return }
         let stream = event.stream?.rawValue
-        switch event.name {
-        case AlarmsStage.raisedEvent:
-            raisedTotal += 1
-            active.append(Alarm(pipeline: nil, stage: event.stage, stream: stream, kind: kind, value: event.fields["value"],
-                                threshold: event.fields["threshold"], since: event.labels["since"], sinceSeconds: event.fields["since_s"]))
-        case AlarmsStage.clearedEvent:
-            active.removeAll { $0.stage == event.stage && $0.stream == stream && $0.kind == kind }
-        default:
-            break
-        }
+        active.removeAll { $0.stage == event.stage && $0.stream == stream && $0.kind == kind }
+        guard raised else { return }
+        raisedTotal += 1
+        active.append(Alarm(pipeline: nil, stage: event.stage, stream: stream, kind: kind, value: event.fields["value"],
+                            threshold: event.fields["threshold"], since: event.labels["since"], sinceSeconds: event.fields["since_s"]))
     }
 }

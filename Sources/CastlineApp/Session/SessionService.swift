@@ -155,8 +155,8 @@ final class SessionService: Service, Sendable {
 
     /// The line for an alarm `--fail-on` names; nil for any other event.
     static func failing(_ event: RunEvent, on kinds: Set<AlarmKind>) -> String? {
-        guard !kinds.isEmpty, case .stage(let raised) = event.kind, raised.name == AlarmsStage.raisedEvent,
-              let kind = raised.labels["kind"].flatMap(AlarmKind.init(rawValue:)), kinds.contains(kind) else { return nil }
+        guard !kinds.isEmpty, case .stage(let stageEvent) = event.kind, let alarm = stageEvent.alarm, alarm.raised,
+              let kind = AlarmKind(rawValue: alarm.kind), kinds.contains(kind) else { return nil }
         return "\(event.pipeline): \(kind) alarm raised (--fail-on \(kind)): stopped"
     }
 

@@ -30,8 +30,7 @@ final class AlarmWebhook: Sendable {
 
     /// Queues `event` when it is an alarm raised or cleared.
     func offer(_ event: RunEvent) {
-        guard case .stage(let stageEvent) = event.kind,
-              stageEvent.name == AlarmsStage.raisedEvent || stageEvent.name == AlarmsStage.clearedEvent else { return }
+        guard case .stage(let stageEvent) = event.kind, stageEvent.alarm != nil else { return }
         waiting.yield(EventJSON.line(event))
     }
 

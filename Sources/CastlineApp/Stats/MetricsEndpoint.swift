@@ -51,10 +51,8 @@ final class MetricsRecorder: Sendable {
         case .stats(let sample):
             record(sample, pipeline: event.pipeline)
         case .stage(let stageEvent):
-            guard let kind = stageEvent.labels["kind"],
-                  stageEvent.name == AlarmsStage.raisedEvent || stageEvent.name == AlarmsStage.clearedEvent else { return }
+            guard let (kind, raised) = stageEvent.alarm else { return }
             let labels = [("pipeline", event.pipeline), ("kind", kind)]
-            let raised = stageEvent.name == AlarmsStage.raisedEvent
             gauge("castline_alarm_active", labels).record(raised ? 1 : 0)
             let counter = counter("castline_alarm_raised_total", labels)
             if raised { counter.increment(by: 1) }

@@ -26,10 +26,8 @@ struct PlotData {
         case .stateChanged(let from, let to) where Self.marked(from: from, to: to):
             marks.append((seconds(at: event.time), to.rawValue))
         case .reloaded: marks.append((seconds(at: event.time), "swapped"))
-        case .stage(let alarm) where alarm.name == AlarmsStage.raisedEvent:
-            marks.append((seconds(at: event.time), "⚠ " + (alarm.labels["kind"] ?? "alarm")))
-        case .stage(let alarm) where alarm.name == AlarmsStage.clearedEvent:
-            marks.append((seconds(at: event.time), "✓ " + (alarm.labels["kind"] ?? "alarm")))
+        case .stage(let stageEvent):
+            if let (kind, raised) = stageEvent.alarm { marks.append((seconds(at: event.time), (raised ? "⚠ " : "✓ ") + kind)) }
         default: break
         }
     }

@@ -32,7 +32,7 @@ struct StatsStatusLine {
     /// Short-term loudness (LUFS), where an alarms stage measures it.
     private var loudness: Double?
     /// The alarms raised now, in the order they were raised.
-    private var alarms: [String] = []
+    private var alarms = AlarmBook()
 
     init(commands: [StageCommand], playoutMoved: Bool, statsStages: [String] = []) {
         self.commands = commands
@@ -63,11 +63,8 @@ struct StatsStatusLine {
         case .stats(let sample) where sample.figures[figure: DeclaredFigures.loudness] != nil:
             loudness = sample.figures[figure: DeclaredFigures.loudness]
             return stage != nil
-        case .stage(let alarm) where alarm.name == AlarmsStage.raisedEvent || alarm.name == AlarmsStage.clearedEvent:
-            guard let kind = alarm.labels["kind"] else { return false }
-            let named = alarm.stream.map { "\(kind) (\($0))" } ?? kind
-            alarms.removeAll { $0 == named }
-            if alarm.name == AlarmsStage.raisedEvent { alarms.append(named) }
+        case .stage(let stageEvent) where stageEvent.alarm != nil:
+            alarms.add(stageEvent)
             return stage != nil
         case .stage(let stageEvent) where stageEvent.name == StageEvent.targetBitrateName:
             targets.merge(stageEvent.fields) { $1 }
@@ -117,7 +114,10 @@ struct StatsStatusLine {
         } else if let state {
             parts.append(state.rawValue)
         }
-        if !alarms.isEmpty { parts.append("ALARM " + alarms.joined(separator: ", ")) }
+        if !alarms.active.isEmpty {
+            parts.append("ALARM " + alarms.active.map { alarm in alarm.stream.map { "\(alarm.kind) (\($0))" } ?? alarm.kind }
+                .joined(separator: ", "))
+        }
         if let position = streams.values.compactMap(\.playPosition).max() {
             parts.append(String(format: "%.1f s", position))
         }
