@@ -7,6 +7,9 @@ import Foundation
 /// The beep is found by its pitch (twice the tone's) in windows of 2.5 ms. The window it starts
 /// in holds it only in part, and a tone's magnitude grows with the part it fills, so the start
 /// is placed within that window by its magnitude against the next, full one.
+///
+/// Levels are judged against the tone's own, as heard in the last windows of plain tone: the
+/// signal may come at any volume, and gain or a re-encode may have moved it.
 struct SoundClockReader {
     /// A beep read: the low 10 bits of its mark's number, and the running time (ns) it began at.
     struct Mark: Equatable {
@@ -22,6 +25,12 @@ struct SoundClockReader {
     private var pendingStart: UInt64 = 0
     /// The last windows' beep magnitudes and the running times they end at.
     private var recent: [(magnitude: Double, end: UInt64)] = []
+    /// The tone's magnitude in the last windows of plain tone: their largest is the level the
+    /// beep and the code are judged against (a window the code or beep fills in part reads less).
+    private var plainTone: [Double] = []
+    private var toneLevel: Double { plainTone.max() ?? 0 }
+    /// Below this (-60 dBFS) there is no tone to read a clock from.
+    private static let quietest = 0.001
     /// Since when (running time, ns) the sound has run without a gap, and where it reaches.
     private var soundSince: UInt64?
     private var soundEnd: Double = 0
@@ -50,6 +59,7 @@ struct SoundClockReader {
         if soundSince != nil, abs(Double(start) - soundEnd) > 2e6 {
             pending.removeAll(keepingCapacity: true)
             recent.removeAll()
+            plainTone.removeAll()
             code = nil
             rising = false
             soundSince = nil
@@ -79,12 +89,18 @@ struct SoundClockReader {
         let magnitude = Self.magnitude(pending[...], frequency: 2 * tone, rate: rate)
         recent.append((magnitude, end))
         if recent.count > 3 { recent.removeFirst() }
-        guard end > quietUntil else { return }
+        let toneMagnitude = Self.magnitude(pending[...], frequency: tone, rate: rate)
+        if toneMagnitude > Self.quietest, magnitude < 0.25 * toneMagnitude {
+            plainTone.append(toneMagnitude)
+            if plainTone.count > 8 { plainTone.removeFirst() }
+        }
+        let level = toneLevel
+        guard end > quietUntil, level > Self.quietest else { return }
         if rising {
             rising = false
             // The full window's magnitude is the beep's: the earlier windows hold it in part.
             let full = max(magnitude, recent.dropLast().map(\.magnitude).max() ?? 0)
-            guard full > 0.2 else { return }
+            guard full > 0.67 * level else { return }
             let windowNanoseconds = Double(window) * 1e9 / Double(rate)
             for earlier in recent.dropLast() where earlier.magnitude / full > 0.05 {
                 let part = min(1, earlier.magnitude / full)
@@ -100,7 +116,7 @@ struct SoundClockReader {
                 quietUntil = start + UInt64(SoundClock.codeEnd * 1e9)
                 return
             }
-        } else if magnitude > 0.15 {
+        } else if magnitude > 0.5 * level {
             rising = true
         }
     }
@@ -108,6 +124,8 @@ struct SoundClockReader {
     /// The mark number in a beep's code, or nil when it does not read or check.
     private func decode(_ samples: [Float], skipped: Int, start: UInt64) -> Mark? {
         var bits: [Bool?] = []
+        // The code is written at the tone's level: a slot under a sixth of it is not heard.
+        let heard = toneLevel / 6
         for slot in 0..<SoundClock.slots {
             // The middle 20 ms of each 30 ms slot, counted from the beep's start.
             let from = Int((SoundClock.codeStart + Double(slot) * SoundClock.slot + 0.005) * Double(rate)) - skipped
@@ -115,9 +133,9 @@ struct SoundClockReader {
             guard from >= 0, to <= samples.count else { return nil }
             let zero = Self.magnitude(samples[from..<to], frequency: 3 * tone, rate: rate)
             let one = Self.magnitude(samples[from..<to], frequency: 4 * tone, rate: rate)
-            if max(zero, one) > 0.05, max(zero, one) > 2 * min(zero, one) {
+            if max(zero, one) > heard, max(zero, one) > 2 * min(zero, one) {
                 bits.append(one > zero)
-            } else if max(zero, one) <= 0.05, Self.magnitude(samples[from..<to], frequency: tone, rate: rate) <= 0.05 {
+            } else if max(zero, one) <= heard, Self.magnitude(samples[from..<to], frequency: tone, rate: rate) <= heard {
                 // Silence (an encoder's dropout): unheard, and the parity may still tell it.
                 bits.append(nil)
             } else {

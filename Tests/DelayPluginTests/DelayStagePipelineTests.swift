@@ -76,7 +76,7 @@ struct DelayStagePipelineTests {
     }
 }
 
-/// Finds where the beep (0.8 full scale, over a 0.3 tone) starts in raw float
+/// Finds where the beep (0.24 full scale, over a 0.08 tone: the test source's defaults) starts in raw float
 /// audio, interleaved or planar, as running time (the pads carry segments from 0).
 final class OnsetDetector: Sendable {
     private struct State {
@@ -100,7 +100,7 @@ final class OnsetDetector: Sendable {
             state.withLock { state in
                 for frame in 0..<frames {
                     let value = planar ? samples[frame] : samples[frame * channels]
-                    let loud = abs(value) > 0.5
+                    let loud = abs(value) > 0.16
                     if loud, !state.loud { state.onsets.append(pts + Double(frame) / 48_000) }
                     // The beep is a sine: it crosses zero often; call it over after 5 ms of quiet.
                     if loud { state.loud = true; state.quietFrames = 0 } else if state.loud {

@@ -9,14 +9,15 @@ import Testing
 struct SoundClockReaderTests {
     static let rate = 48_000, tone = 1000.0
 
-    /// Mono samples from `from` to `to` seconds of wall time: the tone at 0.5, each second's
-    /// beep (0.8) and code as the test source writes them.
-    static func signal(from: Double, to: Double) -> [Float] {
-        (0..<Int((to - from) * Double(rate))).map { index in
+    /// Mono samples from `from` to `to` seconds of wall time: the tone at `volume` (the test
+    /// source's default), each second's beep and code as the test source writes them.
+    static func signal(from: Double, to: Double, volume: Double = 0.08) -> [Float] {
+        let beep = SoundClock.beepLevel(volume: volume)
+        return (0..<Int((to - from) * Double(rate))).map { index in
             let wall = from + Double(index) / Double(rate)
             let number = Int64(wall.rounded(.down))
             let multiple = SoundClock.multiple(at: wall - Double(number), bits: SoundClock.bits(number))
-            return Float((multiple == 2 ? 0.8 : 0.5) * sin(2 * Double.pi * tone * (multiple ?? 1) * wall))
+            return Float((multiple == 2 ? beep : volume) * sin(2 * Double.pi * tone * (multiple ?? 1) * wall))
         }
     }
 
@@ -47,6 +48,16 @@ struct SoundClockReaderTests {
         }
     }
 
+    @Test("read at any level: the tone near full scale, at its default, 30 dB under it (a gain stage, a quiet re-encode)")
+    func readsAtAnyLevel() {
+        for volume in [0.33, 0.08, 0.0025] {
+            let marks = Self.read(Self.signal(from: 999.5, to: 1002.6, volume: volume))
+            #expect(marks.map(\.low) == [1000, 1001, 1002], "tone at \(volume): \(marks)")
+        }
+        // Under -60 dBFS there is no clock to read, and noise must not be taken for one.
+        #expect(Self.read(Self.signal(from: 999.5, to: 1002.6, volume: 0.0002)).isEmpty)
+    }
+
     @Test("a code slot lost to an encoder's 25 ms dropout is told by the parity; two are not guessed")
     func oneSlotLost() {
         var samples = Self.signal(from: 999.5, to: 1002.6)
@@ -68,7 +79,7 @@ struct SoundClockReaderTests {
         let first = Int((0.5 + SoundClock.codeStart + 5 * SoundClock.slot) * Double(Self.rate))
         for index in first..<(first + Int(SoundClock.slot * Double(Self.rate))) {
             let wall = 999.5 + Double(index) / Double(Self.rate)
-            samples[index] = Float(0.5 * sin(2 * Double.pi * Self.tone * wall))
+            samples[index] = Float(0.08 * sin(2 * Double.pi * Self.tone * wall))
         }
         #expect(Self.read(samples).map(\.low) == [1001])
     }

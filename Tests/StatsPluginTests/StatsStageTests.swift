@@ -77,8 +77,9 @@ struct StatsStageTests {
         #expect(positions.count == audio.count)
         #expect(zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 }, "positions \(positions)")
         let level = try #require(audio.last?.figures["rms_dbfs"])
-        // The default tone is a sine at volume 0.3: 20·log10(0.3/√2) ≈ -13.5 dBFS (beeps make it a little louder).
-        #expect((-15.0)...(-9.0) ~= level, "rms \(level)")
+        // The default tone is a sine at volume 0.08: 20·log10(0.08/√2) ≈ -25 dBFS; the beeps (3 times
+        // as loud, a tenth of the time) make it about -22.4.
+        #expect((-26.0)...(-20.0) ~= level, "rms \(level)")
         for sample in video.dropFirst() {
             let fps = try #require(sample.figures["fps"])
             #expect(abs(fps - 30) < 3, "fps \(fps)")

@@ -109,6 +109,9 @@ public enum SoundClock {
     public static let slots = numberBits + 1
     /// Where the code ends: the reader has all it needs then.
     public static let codeEnd = codeStart + Double(slots) * slot
+    /// The beep's amplitude over a tone of amplitude `volume`: about 10 dB louder, so a person
+    /// hears the mark, and a reader finds it against the tone at any level.
+    public static func beepLevel(volume: Double) -> Double { min(1, 3 * volume) }
 
     /// The code's bits for mark `number`: its low 10 bits, most significant first, then parity.
     public static func bits(_ number: Int64) -> [Bool] {

@@ -66,6 +66,7 @@ final class SyncMarks: Sendable {
         let tone = beepFrequency / 2
         // The mark's code bits, made once per mark, not per sample.
         var (markNumber, bits) = (Int64.min, [Bool]())
+        let beepLevel = SoundClock.beepLevel(volume: volume)
         _ = info.withWritableBuffer { writable in
             writable.withUnsafeMutableBytes { raw in
                 let samples = raw.bindMemory(to: Float.self)
@@ -75,8 +76,8 @@ final class SyncMarks: Sendable {
                     let number = Int64((wall / period).rounded(.down))
                     if number != markNumber { (markNumber, bits) = (number, SoundClock.bits(number)) }
                     guard let multiple = SoundClock.multiple(at: sinceMark(wall), bits: bits), clock || multiple == 2 else { continue }
-                    // The beep loud (a person hears the mark), the code at the tone's level.
-                    let value = Float((multiple == 2 ? 0.8 : volume) * sin(2 * Double.pi * tone * multiple * t))
+                    // The beep louder than the tone, the code at the tone's level.
+                    let value = Float((multiple == 2 ? beepLevel : volume) * sin(2 * Double.pi * tone * multiple * t))
                     for channel in 0..<channels where frame * channels + channel < samples.count {
                         samples[frame * channels + channel] = value
                     }

@@ -22,7 +22,9 @@ public final class TestSource: SourceComponent {
         help: "a machine-readable clock: a block stripe along the picture's bottom, each second's number after its beep (what the latency stage reads)")
     public static let avOffset = ConfigOption<Duration>("av-offset", default: .zero,
         help: "the sound's marks this much after the picture's (a known A/V offset to measure, e.g. 120ms)")
-    public static let schema = OptionSchema(videoOptions, audioOptions, clock, avOffset)
+    public static let live = ConfigOption<Bool>("live", default: true,
+        help: "false: made as fast as the sinks take it (with `null: { sync: false }` or a file), to render test media; the clock then runs from the start on media time")
+    public static let schema = OptionSchema(videoOptions, audioOptions, clock, avOffset, live)
 
     public struct Video: Sendable {
         public static let width = ConfigOption<Int>("width", .int(16...7680), default: 1280, help: "frame width in pixels")
@@ -44,7 +46,9 @@ public final class TestSource: SourceComponent {
 
     public struct Audio: Sendable {
         public static let tone = ConfigOption<Double>("tone", .double(20...10_000), default: 1000, help: "tone frequency in Hz")
-        public static let volume = ConfigOption<Double>("volume", .double(0...1), default: 0.3, help: "tone volume, 0 to 1")
+        // 0.08 (-22 dBFS): with its beeps the signal reads about -19 LUFS, near EBU R68's line-up
+        // level, so a loudness check at the R128 target (-23 LUFS) does not call it loud.
+        public static let volume = ConfigOption<Double>("volume", .double(0...1), default: 0.08, help: "tone volume, 0 to 1 (the beeps are 3 times as loud)")
         public static let beep = ConfigOption<Duration>("beep", default: .seconds(1),
             help: "a 100 ms beep at twice the tone's pitch (and a white square flashed) every this often on the wall clock; 0s for none")
         static let schema = OptionSchema(tone, volume, beep)
@@ -64,6 +68,7 @@ public final class TestSource: SourceComponent {
     let audio: Audio?
     let avOffset: Duration
     let clock: Bool
+    let live: Bool
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -72,6 +77,7 @@ public final class TestSource: SourceComponent {
         audio = (options[Self.audioOptions] ?? (both ? OptionValues() : nil)).map(Audio.init)
         avOffset = options[Self.avOffset]
         clock = options[Self.clock]
+        live = options[Self.live]
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
@@ -92,7 +98,7 @@ public final class TestSource: SourceComponent {
 
     private func addVideo(_ video: Video, marks: SyncMarks, to bin: Bin) throws {
         let source = try ElementCatalog.make("videotestsrc")
-        try source.set("is-live", true)
+        try source.set("is-live", live)
         try source.set("pattern", text: video.pattern)
         try source.set("horizontal-speed", Int32(2))
         let (num, den) = Self.fraction(video.fps)
@@ -134,7 +140,7 @@ public final class TestSource: SourceComponent {
 
     private func addAudio(_ audio: Audio, marks: SyncMarks, to bin: Bin) throws {
         let source = try ElementCatalog.make("audiotestsrc")
-        try source.set("is-live", true)
+        try source.set("is-live", live)
         try source.set("freq", audio.tone)
         try source.set("volume", audio.volume)
         // One AAC frame per buffer; the beep is placed sample by sample, so its
