@@ -80,6 +80,7 @@ struct MonitorCommand: AsyncParsableCommand {
         var shortcut = shortcut
         if let alarms { shortcut.alarms = PipelineFiles.alarmOptions(alarms).orExit() }
         var options = RunSession.Options(stopAfter: printing.duration, stats: stats.settings, control: try control.settings)
+        options.stopOnWallClock = true
         options.failOn = try failOnKinds
         options.webhook = try webhookURL
         let status = await RunSession.run(origin: "castline monitor", printOnly: printing.printPipeline, options: options,

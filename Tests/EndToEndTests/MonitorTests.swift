@@ -127,6 +127,30 @@ struct MonitorTests {
         #expect(!result.stderr.contains("alarm: black"), "stopped at the silence, before the black: \(result.stderr)")
     }
 
+    @Test("a live playlist that stops listing segments: stalled 1.5 target durations after the last, within 1 s; cleared within 1 s of the next")
+    func stalledPlaylist() async throws {
+        let scratch = try Scratch()
+        let server = try await HLSBadInputTests.HostileServer(scratch: scratch)
+        defer { Task { await server.stop() } }
+        let process = try Castline.start(["monitor", server.url("stops.m3u8"), "--audio-only", "--duration", "23s", "--stats-json", "-"])
+        let status = await process.waitForExit(timeout: .seconds(60))
+        await process.waitForOutput()
+        #expect(status == 0, "\(process.standardError)")
+        let began = try #require(server.process.standardOutput.firstMatch(of: /stops began ([0-9.]+)/).flatMap { Double($0.output.1) })
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        func seconds(_ text: Any?) -> Double? { (text as? String).flatMap { iso.date(from: $0) }.map { $0.timeIntervalSince1970 - began } }
+        let alarms = jsonLines(process.standardOutput).filter { ($0["event"] as? String)?.hasPrefix("alarm-") == true }
+        try #require(alarms.map { "\($0["event"] ?? "") \($0["kind"] ?? "")" } == ["alarm-raised stalled", "alarm-cleared stalled"],
+                     "\(alarms) \(process.standardError)")
+        // The last new segment is listed at 8 s: the next is 1.5 target durations (3 s) late at 11 s.
+        let raised = try #require(seconds(alarms[0]["ts"]))
+        #expect(raised >= 11 && raised <= 12, "stalled raised \(raised) s after the playlist was first read")
+        // The next segment is listed at 18 s.
+        let cleared = try #require(seconds(alarms[1]["ts"]))
+        #expect(cleared >= 18 && cleared <= 19, "stalled cleared \(cleared) s after the playlist was first read")
+    }
+
     @Test("a bad --alarms file: its line and column, exit 2; an unknown --fail-on kind is refused with the kinds")
     func badInput() async throws {
         let scratch = try Scratch()

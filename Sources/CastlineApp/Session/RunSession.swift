@@ -14,6 +14,9 @@ public enum RunSession {
     /// What a run does besides running; shared by `run`, `listen` and `broadcast`.
     public struct Options: Sendable {
         public var stopAfter: Duration?
+        /// `stopAfter` on the wall clock rather than as media (`monitor`: a stream that stalls is
+        /// still watched for just that long).
+        public var stopOnWallClock = false
         public var stats: StatsSettings
         public var control: ControlSettings
         /// Keys from the terminal (space, q, and the stages' own), with a single pipeline: `listen`.

@@ -89,6 +89,10 @@ final class SessionService: Service, Sendable {
             defer { for watcher in watchers { watcher.stop() } }
 
             let failures = await start()
+            let timers = options.stopOnWallClock ? options.stopAfter.map { limit in
+                pipelines.map { pipeline in Task { try await Task.sleep(for: limit); await pipeline.runner.stop() } }
+            } ?? [] : []
+            defer { for timer in timers { timer.cancel() } }
             var failed = !failures.isEmpty
             if failures.count < pipelines.count {
                 for failure in failures { Terminal.status(failure.line) }
@@ -197,7 +201,7 @@ final class SessionService: Service, Sendable {
     /// Starts every pipeline at once, each limited to `stopAfter` once started; returns a
     /// line for each that could not start, in order.
     private func start() async -> [StartFailure] {
-        let stopAfter = options.stopAfter
+        let stopAfter = options.stopOnWallClock ? nil : options.stopAfter
         return await withTaskGroup(of: (Int, StartFailure?).self) { group in
             for (index, pipeline) in pipelines.enumerated() {
                 group.addTask {

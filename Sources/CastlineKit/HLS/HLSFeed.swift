@@ -188,11 +188,11 @@ final class HLSFeed: Sendable {
                 }
             }
         case .waitingForMedia(let after):
-            stats.waitingForMedia(true)
+            stats.waitingForMedia(quiet: after)
             context.events.emit(.notice(String(format: "waiting for new media: the playlist has listed no new segment for %.1f s",
                                                after.seconds)))
         case .mediaResumed:
-            stats.waitingForMedia(false)
+            stats.waitingForMedia(quiet: nil)
             context.events.emit(.notice("new media again"))
         case .switched(let url):
             if let variant = abr?.variants.first(where: { $0.uri == url }) {

@@ -70,9 +70,12 @@ final class HLSStats: Sendable {
         }
     }
 
-    /// A live playlist's next segment is overdue (true), or new media came (false).
-    func waitingForMedia(_ waiting: Bool) {
-        state.withLock { $0.waitingSince = waiting ? $0.waitingSince ?? .now : nil }
+    /// A live playlist's next segment is overdue, no new one listed for `quiet` (nil: new media
+    /// came). Said in a sample at once, so a `stalled` alarm is raised and cleared when it happens,
+    /// not a beat later; the figure counts from the last new segment.
+    func waitingForMedia(quiet: Duration?) {
+        state.withLock { state in state.waitingSince = quiet.map { state.waitingSince ?? .now - $0 } }
+        emit()
     }
 
     /// Where to read the pipeline's running time.

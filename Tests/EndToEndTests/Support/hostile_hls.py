@@ -7,6 +7,8 @@ Paths:
   /live-404.m3u8        a live playlist whose segments all answer 404 (the window moves on)
   /garbage.m3u8         a live playlist whose segments are random bytes
   /turns-404.m3u8       a live playlist whose segments are real until 6 s after it was first asked for, then 404
+  /stops.m3u8           a live playlist that lists a new 2 s segment every 2 s from when it was first asked
+                        for (prints "stops began EPOCH"), none from 8 s to 18 s, then one every 2 s again
   /empty.m3u8           a live playlist that lists no segment
   /huge-line.m3u8       a playlist with a 2 MB line
   /big.m3u8             a live playlist of 100,000 segments (each one SEGMENT_TS); the window moves on
@@ -23,6 +25,14 @@ PORT = int(sys.argv[1])
 SEGMENT = open(sys.argv[2], "rb").read()
 START = time.time()
 TURNS = None
+STOPS = None
+
+
+def stops_sequence():
+    """The newest media sequence /stops.m3u8 lists: its clock stands still from 8 s to 16 s."""
+    elapsed = time.time() - STOPS
+    moving = elapsed if elapsed < 8 else 8 if elapsed < 16 else elapsed - 8
+    return 1000 + int(moving / 2)
 
 
 def live_sequence():
@@ -71,6 +81,16 @@ class Handler(BaseHTTPRequestHandler):
             lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:2", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
             for n in range(first, first + 5):
                 lines += ["#EXTINF:2.0,", f"seg/{n}.ts" if n < TURNS else f"missing/{n}.ts"]
+            self.send(200, "\n".join(lines) + "\n")
+        elif path == "/stops.m3u8":
+            global STOPS
+            if STOPS is None:
+                STOPS = time.time()
+                print("stops began %.3f" % STOPS, flush=True)
+            first = stops_sequence() - 4
+            lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:2", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
+            for n in range(first, first + 5):
+                lines += ["#EXTINF:2.0,", f"seg/{n}.ts"]
             self.send(200, "\n".join(lines) + "\n")
         elif path == "/garbage.m3u8":
             self.send(200, live_playlist("junk/"))
