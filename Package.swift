@@ -26,7 +26,7 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 gio-2.0",
+            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 gstreamer-sdp-1.0 gio-2.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
@@ -48,7 +48,8 @@ let package = Package(
                                             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]),
         // Runs nginx-rtmp and stunnel on loopback: the ingest for `castline ingest`, the demo and the tests.
         .target(name: "LocalIngest", dependencies: ["HTTPClient"]),
-        .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS", "Timing"]),
+        .target(name: "CastlineKit", dependencies: ["GstKit", "GIONet", "PipelineConfig", "HLS", "HTTPClient", "Timing",
+                                            .product(name: "Crypto", package: "swift-crypto")]),
         // Stage plugins: one folder each under Plugins/, depending on CastlineKit only, built as one
         // module so a new plugin is its folder and its line in Plugins/BuiltinStages.swift, nothing else.
         .target(name: "StagePlugins", dependencies: ["CastlineKit", "CEbur128"], path: "Plugins"),

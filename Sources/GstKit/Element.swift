@@ -166,6 +166,15 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
     }
     public var clock: Clock? { gst_element_get_clock(pointer).map(Clock.init(owning:)) }
 
+    /// Posts an error from this element (a resource error), as if the element had failed: what
+    /// a part working beside an element (its signalling) says on the element's bus.
+    public func postError(_ text: String) {
+        let error = g_error_new_literal(gst_resource_error_quark(), gint(GST_RESOURCE_ERROR_FAILED.rawValue), text)
+        let message = gst_message_new_error(cast(pointer, to: GstObject.self), error, nil)
+        g_error_free(error)
+        gst_element_post_message(pointer, message)
+    }
+
     /// Posts an application message from this element.
     @discardableResult
     public func postApplicationMessage(_ structure: Structure) -> Bool {

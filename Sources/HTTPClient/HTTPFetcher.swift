@@ -93,7 +93,7 @@ public final class HTTPFetcher: Sendable {
             }
             var names: [String: String] = [:]
             for case let (name as String, value as String) in head.allHeaderFields { names[name.lowercased()] = value }
-            return HTTPReply(status: head.statusCode, headers: names, body: stream)
+            return HTTPReply(status: head.statusCode, headers: names, body: stream, url: head.url ?? url)
         } catch let error as FetchError {
             throw error
         } catch {
@@ -332,10 +332,14 @@ public struct HTTPReply: Sendable {
     /// Lower-cased names.
     public var headers: [String: String]
     public var body: AsyncThrowingStream<Data, any Error>
+    /// Where the reply came from, after any redirect: what a relative `Location` is resolved against.
+    public var url: URL
 
     /// The reply with its body read whole (refused past `limit` bytes); `url` names it in errors.
     public func whole(of url: URL, limit: Int = 64 * 1024 * 1024) async throws(FetchError) -> HTTPResponse {
-        HTTPResponse(status: status, headers: headers, body: try await HTTPFetcher.collect(body, url: url, limit: limit))
+        var response = HTTPResponse(status: status, headers: headers, body: try await HTTPFetcher.collect(body, url: url, limit: limit))
+        response.url = self.url
+        return response
     }
 }
 
@@ -345,6 +349,8 @@ public struct HTTPResponse: Sendable {
     /// Lower-cased names.
     public var headers: [String: String]
     public var body: Data
+    /// Where the reply came from, after any redirect (nil: not known).
+    public var url: URL?
     public var text: String { String(decoding: body, as: UTF8.self) }
 
     public init(status: Int, headers: [String: String], body: Data) {

@@ -1,3 +1,4 @@
+import Foundation
 /// A secret option value (a stream key, a password). It never prints its text: `description`,
 /// `debugDescription`, `customMirror` (so `dump`) all show "****". `reveal()` is the only way to get it.
 public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -26,4 +27,12 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     public var description: String { Self.masked }
     public var debugDescription: String { Self.masked }
     public var customMirror: Mirror { Mirror(self, children: ["value": Self.masked], displayStyle: .struct) }
+}
+
+extension Secret {
+    /// A URL as lines show it, its path (which may hold a key) masked: `https://host:8443/****`.
+    public static func maskingPath(of url: URL) -> String {
+        let port = url.port.map { ":\($0)" } ?? ""
+        return "\(url.scheme ?? "http")://\(url.host ?? "")\(port)/\(masked)"
+    }
 }

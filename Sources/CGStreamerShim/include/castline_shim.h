@@ -61,3 +61,19 @@ void castline_set_current_thread_name(const gchar *name);
 // The first plane's place in a video buffer, from its GstVideoMeta (a decoder may pad rows);
 // FALSE when the buffer has none (then the caps' default layout holds).
 gboolean castline_buffer_first_plane(GstBuffer *buffer, gsize *offset, gint *stride);
+
+// ---- webrtcbin (castline_webrtc.c) ----
+// Signals with GstPromise and GstWebRTCSessionDescription arguments, which Swift cannot emit:
+// without the gst-plugins-bad headers, whose session description is two public fields.
+// `ready` gets the local description's SDP (g_free it) once ICE gathering is complete, or NULL
+// and an error text when the offer could not be made.
+typedef void (*castline_sdp_ready)(gchar *sdp, const gchar *error, gpointer data);
+// Makes an offer, sets it as the local description, and calls `ready` once gathering is complete.
+void castline_webrtc_offer(GstElement *webrtc, castline_sdp_ready ready, gpointer data);
+// Sets an answer as the remote description; FALSE (and `error`, g_free it) when it does not parse.
+gboolean castline_webrtc_set_answer(GstElement *webrtc, const gchar *sdp, gchar **error);
+// The transceiver behind a webrtcbin sink or src pad: its direction, by nick ("sendonly", "recvonly").
+gboolean castline_webrtc_set_direction(GstPad *pad, const gchar *direction);
+// webrtcbin's "get-stats" reply (gst_structure_free it), NULL if none. Waits for webrtcbin's
+// thread to answer: call it off the cooperative pool.
+GstStructure *castline_webrtc_stats(GstElement *webrtc);

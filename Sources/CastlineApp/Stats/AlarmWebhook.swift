@@ -21,12 +21,7 @@ final class AlarmWebhook: Sendable {
     }
 
     /// The URL as lines show it: `https://hooks.example.com/****`.
-    var shown: String { Self.shown(url) }
-
-    static func shown(_ url: URL) -> String {
-        let port = url.port.map { ":\($0)" } ?? ""
-        return "\(url.scheme ?? "http")://\(url.host ?? "")\(port)/\(Secret.masked)"
-    }
+    var shown: String { Secret.maskingPath(of: url) }
 
     /// Queues `event` when it is an alarm raised or cleared.
     func offer(_ event: RunEvent) {

@@ -12,7 +12,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
 
     public init(stages: [any Stage.Type]) {
         sources = [TestSource.self, FileSource.self, URISource.self, HLSSource.self, CaptureSource.self]
-        sinks = [NullSink.self, FileSink.self, AudioSink.self, VideoSink.self, RTMPSink.self, SRTSink.self]
+        sinks = [NullSink.self, FileSink.self, AudioSink.self, VideoSink.self, RTMPSink.self, SRTSink.self, WHIPSink.self]
         self.stages = stages
         commands = stages.compactMap { $0 as? any ControllableStage.Type }.flatMap { $0.commands }
     }

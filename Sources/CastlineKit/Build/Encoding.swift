@@ -15,7 +15,9 @@ public struct VideoEncoding: Sendable, Hashable {
         help: "x264's threads: 0 lets x264 choose (slices over every core), 1 costs the least CPU where one core keeps up")
     public static let qpMin = ConfigOption<Int>("qp-min", .int(0...51), default: 0,
         help: "x264's lowest quantizer, 0 for none: a simple picture stops taking every bit of the rate at this quality (filler makes up the rest in cbr)")
-    public static let schema = OptionSchema(codec, bitrate, keyframeInterval, preset, rateControl, threads, qpMin)
+    public static let profile = ConfigOption<String>("profile", .choice(["high", "main", "constrained-baseline"]), default: "high",
+        help: "H.264 profile: high for ingests; constrained-baseline for WebRTC (WHIP), which every peer decodes")
+    public static let schema = OptionSchema(codec, bitrate, keyframeInterval, preset, rateControl, threads, qpMin, profile)
 
     public var codec: Codec
     public var bitrate: Bitrate
@@ -24,6 +26,7 @@ public struct VideoEncoding: Sendable, Hashable {
     public var rateControl: RateControl
     public var threads: Int
     public var qpMin: Int
+    public var profile: String
 
     /// As `values` (an `encode` stage's `video:`) set it; the rest as declared above.
     public init(_ values: OptionValues = OptionValues()) {
@@ -34,6 +37,7 @@ public struct VideoEncoding: Sendable, Hashable {
         rateControl = values[Self.rateControl]
         threads = values[Self.threads]
         qpMin = values[Self.qpMin]
+        profile = values[Self.profile]
     }
 
     /// Whether one x264 thread keeps up with `width`x`height` at `fps` with room to spare: up to
@@ -105,7 +109,7 @@ public enum Encoders {
             // Without I420 x264enc may pick 4:4:4 (High 4:4:4): ~2.5x the CPU, and ingests refuse it.
             try BinChain.capsFilter("video/x-raw,format=I420"),
             encoder,
-            try BinChain.capsFilter("video/x-h264,profile=high"),
+            try BinChain.capsFilter("video/x-h264,profile=\(settings.profile)"),
             parser,
         ])
         // A fixed GOP, as ingests want: no scene-cut keyframes (the test source's flash would

@@ -26,6 +26,31 @@ protocol PublishOutput: Sendable {
     /// Why a first connection failed, in the user's words: `reason` from the output's error, or
     /// nil when nothing answered at all within `waited`.
     func neverConnected(reason: String?, waited: Duration) -> String
+    /// Builds the output's end of a publishing pipeline in `pipeline`: the pad each stream's
+    /// appsrc feeds, and the element `counters` and `isConnected` read. By default the muxer
+    /// and network sink of `makeElements`, linked.
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool) throws -> (inputs: [StreamKind: Pad], output: Element)
+    /// A publishing pipeline of this output has stopped (at the end, or failed): what the far
+    /// end keeps for it can go. Called off the cooperative pool and the streaming threads.
+    func closed(_ output: Element)
+}
+
+extension PublishOutput {
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool) throws -> (inputs: [StreamKind: Pad], output: Element) {
+        let (muxer, output) = try makeElements(picture: picture)
+        try pipeline.add(muxer, output)
+        try muxer.link(output)
+        var inputs: [StreamKind: Pad] = [:]
+        for stream in streams {
+            guard let pad = muxer.requestPad(muxerPad(for: stream)) else {
+                throw BuildError("\(muxer.factoryName ?? "the muxer") gave no \(stream) pad")
+            }
+            inputs[stream] = pad
+        }
+        return (inputs, output)
+    }
+
+    func closed(_ output: Element) {}
 }
 
 /// What a publish has sent, and what its far end confirmed taking: an RTMP server acknowledges

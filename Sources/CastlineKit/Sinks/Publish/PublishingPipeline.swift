@@ -1,8 +1,8 @@
 import GstKit
 
-/// One publishing pipeline: an appsrc per stream into the output's muxer and network sink
-/// (see `PublishOutput`). Built (not started) on the publisher's queue; the output's secrets
-/// are read only here, and not at all for a `picture`.
+/// One publishing pipeline: an appsrc per stream into the output's elements (a muxer and
+/// network sink, or payloaders into webrtcbin: see `PublishOutput`). Built (not started) on the
+/// publisher's queue; the output's secrets are read only here, and not at all for a `picture`.
 struct PublishingPipeline {
     let pipeline: Pipeline
     let output: Element
@@ -10,11 +10,10 @@ struct PublishingPipeline {
 
     init(settings: StreamPublisher.Settings, generation: Int, picture: Bool = false) throws {
         let pipeline = Pipeline(name: "publish-\(generation)")
-        let (muxer, output) = try settings.output.makeElements(picture: picture)
-        try pipeline.add(muxer, output)
-        try muxer.link(output)
+        let streams = settings.streams.sorted()
+        let (inputs, output) = try settings.output.build(in: pipeline, streams: streams, picture: picture)
         var sources: [StreamKind: AppSrc] = [:]
-        for stream in settings.streams.sorted() {
+        for stream in streams {
             let source = try AppSrc.make(name: stream.rawValue)
             // Not live: the muxer then waits for every stream instead of timing out on the clock.
             source.configure(isLive: false, format: true)
@@ -22,8 +21,8 @@ struct PublishingPipeline {
             try source.element.set("leaky-type", text: "downstream")
             // No queue after it: appsrc already queues, and pushes from a thread of its own.
             try pipeline.add(source.element)
-            guard let pad = muxer.requestPad(settings.output.muxerPad(for: stream)), let out = source.element.staticPad("src") else {
-                throw BuildError("\(muxer.factoryName ?? "the muxer") gave no \(stream) pad")
+            guard let pad = inputs[stream], let out = source.element.staticPad("src") else {
+                throw BuildError("the \(settings.output.scheme) output takes no \(stream)")
             }
             try out.link(pad)
             sources[stream] = source

@@ -166,7 +166,7 @@ final class StreamPublisher: Sendable {
     /// unpublishes), waiting for it at most `drain`. The verdict is what the far end took: a
     /// publish it never accepted is a failure, however long the run.
     func finish(drain: Duration) async -> SinkVerdict {
-        let (pipeline, draining): (Pipeline?, [AppSrc]) = state.withLock { state in
+        let (pipeline, output, draining): (Pipeline?, Element?, [AppSrc]) = state.withLock { state in
             // Only a connection that is up has anything to drain into; otherwise the pipeline is only torn down.
             let draining: [AppSrc]
             if case .publishing = state.phase, state.connectedSince != nil { draining = Array(state.sources.values) } else { draining = [] }
@@ -177,13 +177,18 @@ final class StreamPublisher: Sendable {
                 state.pipeline = nil
                 state.sources = [:]
             }
-            return (state.pipeline, draining)
+            return (state.pipeline, state.output, draining)
         }
         if pipeline != nil, !draining.isEmpty {
             for source in draining { _ = source.endOfStream() }
             await waitForDrain(within: drain)
         }
-        if let pipeline { await onQueue { _ = pipeline.setState(.null) } }
+        if let pipeline {
+            await onQueue { [settings] in
+                _ = pipeline.setState(.null)
+                if let output { settings.output.closed(output) }
+            }
+        }
         // rtmp2sink keeps its last counters once stopped: the last figures and the line read the same ones.
         let (last, verdict): ([String: Double], SinkVerdict) = state.withLock { state in
             guard state.everConnected else {
@@ -370,9 +375,9 @@ final class StreamPublisher: Sendable {
     /// An attempt ended: `reason` from the output's error, nil when nothing answered in time.
     private func failed(generation: Int, reason given: String?) {
         let reason = given ?? "no answer in \(Int(Self.connectTimeout.seconds)) s"
-        let (pipeline, change, retryAfter): (Pipeline?, ConnectionChange?, Duration?) = state.withLock { state in
-            guard state.phase.live == generation else { return (nil, nil, nil) }
-            let pipeline = state.pipeline
+        let (pipeline, output, change, retryAfter): (Pipeline?, Element?, ConnectionChange?, Duration?) = state.withLock { state in
+            guard state.phase.live == generation else { return (nil, nil, nil, nil) }
+            let (pipeline, output) = (state.pipeline, state.output)
             state.pending = []
             state.earlier = counters(&state)
             state.pipeline = nil
@@ -381,22 +386,27 @@ final class StreamPublisher: Sendable {
             state.disconnected()
             if let given, let refusal = settings.output.refusal(in: given) {
                 state.phase = .finished
-                return (pipeline, .failed(refusal), nil)
+                return (pipeline, output, .failed(refusal), nil)
             }
             guard state.everConnected else {
                 state.phase = .finished
-                return (pipeline, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
+                return (pipeline, output, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
             state.failedAttempts += 1
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
                 state.phase = .finished
-                return (pipeline, .failed("gave up after \(limit) reconnect attempts to \(settings.displayURL): \(reason)"), nil)
+                return (pipeline, output, .failed("gave up after \(limit) reconnect attempts to \(settings.displayURL): \(reason)"), nil)
             }
             state.phase = .waitingToRetry
             let delay = settings.backoff.delay(attempt: state.failedAttempts, random: Double.random(in: 0..<1))
-            return (pipeline, .reconnecting(reason: reason, attempt: state.failedAttempts, delay: delay), delay)
+            return (pipeline, output, .reconnecting(reason: reason, attempt: state.failedAttempts, delay: delay), delay)
         }
-        if let pipeline { queue.async { _ = pipeline.setState(.null) } }
+        if let pipeline {
+            queue.async { [settings] in
+                _ = pipeline.setState(.null)
+                if let output { settings.output.closed(output) }
+            }
+        }
         if let change { context.connection(change) }
         guard let retryAfter else { return }
         Task { [weak self] in

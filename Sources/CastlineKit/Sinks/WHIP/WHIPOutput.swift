@@ -1,0 +1,126 @@
+import Foundation
+import GstKit
+import PipelineConfig
+import Synchronization
+
+/// WHIP's end of a publishing pipeline: each stream payloaded into RTP (H.264; Opus, AAC
+/// decoded and re-encoded to Opus, which WebRTC takes) and into a send-only transceiver of
+/// webrtcbin, which connects as `WHIPSession` negotiates it.
+struct WHIPOutput: PublishOutput {
+    let endpoint: URL
+    let token: Secret?
+    /// What comes in on the audio stream: Opus goes out as it is, AAC is re-encoded.
+    let audio: Codec?
+    let certificate: DTLSCertificate
+    /// How long the endpoint may take to answer a request.
+    let timeout: Duration
+    let sessions = WHIPSessions()
+
+    var scheme: String { "whip" }
+    var displayURL: String { Secret.maskingPath(of: endpoint) }
+    var waitsForCallers: Bool { false }
+
+    /// The payload types offered: dynamic ones, as browsers number them.
+    static let videoPayload = 96, audioPayload = 111
+
+    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
+        throw BuildError("internal: WHIP builds its own elements")
+    }
+
+    func muxerPad(for stream: StreamKind) -> String { "sink_%u" }
+
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool) throws -> (inputs: [StreamKind: Pad], output: Element) {
+        let webrtc = try ElementCatalog.make("webrtcbin")
+        try webrtc.set("bundle-policy", text: "max-bundle")
+        try pipeline.add(webrtc)
+        let session = WHIPSession(endpoint: endpoint, token: picture ? nil : token, certificate: certificate, webrtc: webrtc,
+                                  timeout: timeout)
+        if !picture {
+            sessions.add(session, for: webrtc)
+            let pem = certificate.pem
+            webrtc.onDeepElementAdded { element in
+                // The receiving DTLS element holds the connection's certificate.
+                if element.factoryName == "dtlssrtpdec" { try? element.set("pem", pem) }
+            }
+            try webrtc.connect("on-negotiation-needed") { _ in session.negotiate() }
+        }
+        var inputs: [StreamKind: Pad] = [:]
+        for stream in streams {
+            let chain = try BinChain.make("whip-\(stream)", try payloading(stream))
+            try pipeline.add(chain)
+            guard let first = chain.staticPad("sink"), let out = chain.staticPad("src"), let pad = webrtc.requestPad("sink_%u") else {
+                throw BuildError("webrtcbin took no \(stream) stream")
+            }
+            try out.link(pad)
+            pad.setTransceiverDirection("sendonly")
+            out.addProbe(.buffer) { info in
+                _ = session.sentBytes.add(UInt64(info.buffer?.size ?? 0), ordering: .relaxed)
+                return .ok
+            }
+            inputs[stream] = first
+        }
+        return (inputs, webrtc)
+    }
+
+    /// A stream's elements from its appsrc to webrtcbin: RTP payloading (and Opus encoding when
+    /// AAC comes in), ending in the RTP caps webrtcbin makes its offer from.
+    private func payloading(_ stream: StreamKind) throws -> [Element] {
+        switch stream {
+        case .video:
+            let payloader = try ElementCatalog.make("rtph264pay")
+            try payloader.set("config-interval", Int32(-1))
+            try payloader.set("aggregate-mode", text: "zero-latency")
+            return [try ElementCatalog.make("h264parse"), payloader,
+                    try BinChain.capsFilter("application/x-rtp,media=video,encoding-name=H264,payload=\(Self.videoPayload),clock-rate=90000")]
+        case .audio:
+            var elements: [Element] = []
+            if audio != .opus {
+                let encoder = try ElementCatalog.make("opusenc")
+                try encoder.set("bitrate", Int32(96_000))
+                elements += [try ElementCatalog.make("avdec_aac"), try ElementCatalog.make("audioconvert"),
+                             try ElementCatalog.make("audioresample"),
+                             try BinChain.capsFilter("audio/x-raw,rate=48000,channels=2"), encoder]
+            }
+            return elements + [try ElementCatalog.make("rtpopuspay"),
+                               try BinChain.capsFilter("application/x-rtp,media=audio,encoding-name=OPUS,payload=\(Self.audioPayload),clock-rate=48000")]
+        }
+    }
+
+    func counters(_ output: Element?) -> PublishCounters {
+        PublishCounters(sent: output.flatMap(sessions.session(for:))?.sentBytes.load(ordering: .relaxed) ?? 0)
+    }
+
+    /// Connected once ICE and DTLS are up, as webrtcbin reports it: the endpoint has taken the offer.
+    func isConnected(_ output: Element?) -> Bool { output?.connectionState == .connected }
+
+    func refusal(in reason: String) -> String? {
+        reason.hasPrefix(WHIPSession.refusedToken) || reason.hasPrefix(WHIPSession.noEndpoint) ? reason : nil
+    }
+
+    func neverConnected(reason: String?, waited: Duration) -> String {
+        let seconds = String(format: "%.1f s", waited.seconds)
+        guard let reason else { return "the WebRTC connection to \(displayURL) did not come up in \(seconds) (ICE or DTLS failed)" }
+        return "cannot publish to the WHIP endpoint \(displayURL): \(reason)"
+    }
+
+    /// The pipeline has stopped: its session ends at the endpoint. On the publisher's queue, which
+    /// waits for the DELETE (a few seconds at most) so a run does not exit before it is sent.
+    func closed(_ output: Element) {
+        guard let session = sessions.remove(output) else { return }
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await session.close()
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + timeout.seconds)
+    }
+}
+
+/// The sessions of an output's live webrtcbins, by element.
+final class WHIPSessions: Sendable {
+    private let sessions = Mutex<[Element: WHIPSession]>([:])
+
+    func add(_ session: WHIPSession, for webrtc: Element) { sessions.withLock { $0[webrtc] = session } }
+    func session(for webrtc: Element) -> WHIPSession? { sessions.withLock { $0[webrtc] } }
+    func remove(_ webrtc: Element) -> WHIPSession? { sessions.withLock { $0.removeValue(forKey: webrtc) } }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GstKit
+import HTTPClient
+import PipelineConfig
+import Synchronization
+
+/// One WHIP session (RFC 9725) for one webrtcbin: when webrtcbin asks to negotiate, its offer
+/// (ICE gathered, no trickle) is POSTed to the endpoint and the answer set; the resource the
+/// endpoint names in `Location` is DELETEd when the publishing pipeline stops. A failure is
+/// posted as webrtcbin's error, so the publisher handles it as any output's: a refusal ends the
+/// publish, anything else is retried with backoff.
+final class WHIPSession: Sendable {
+    private let endpoint: URL
+    private let token: Secret?
+    private let certificate: DTLSCertificate
+    private let webrtc: Element
+    private let fetcher: HTTPFetcher
+    /// The session's resource, once the endpoint has made it.
+    private let resource = Mutex<URL?>(nil)
+    /// RTP bytes the payloaders handed to webrtcbin: what this connection sent.
+    let sentBytes = Atomic<UInt64>(0)
+
+    init(endpoint: URL, token: Secret?, certificate: DTLSCertificate, webrtc: Element, timeout: Duration) {
+        self.endpoint = endpoint
+        self.token = token
+        self.certificate = certificate
+        self.webrtc = webrtc
+        fetcher = HTTPFetcher(idleTimeout: timeout)
+    }
+
+    /// webrtcbin's "on-negotiation-needed".
+    func negotiate() {
+        webrtc.makeOffer { [self] result in
+            Task { await offered(result) }
+        }
+    }
+
+    private func offered(_ result: Result<String, GstError>) async {
+        let offer: String
+        switch result {
+        case .success(let sdp): offer = certificate.stamp(sdp)
+        case .failure(let error): return webrtc.postError("cannot make a WebRTC offer: \(error)")
+        }
+        var headers = ["Content-Type": "application/sdp", "Accept": "application/sdp"]
+        if let token { headers["Authorization"] = "Bearer \(token.reveal())" }
+        let reply: HTTPResponse
+        do {
+            reply = try await fetcher.fetch("POST", endpoint, headers: headers, body: Data(offer.utf8), limit: 1 << 20)
+        } catch {
+            return webrtc.postError("\(error)")
+        }
+        if let refusal = Self.refusal(status: reply.status, endpoint: Secret.maskingPath(of: endpoint)) {
+            return webrtc.postError(refusal)
+        }
+        guard reply.status == 201 || reply.status == 200 else {
+            return webrtc.postError("the WHIP endpoint answered HTTP \(reply.status)")
+        }
+        if let location = reply.headers["location"], let url = URL(string: location, relativeTo: reply.url ?? endpoint) {
+            resource.withLock { $0 = url.absoluteURL }
+        }
+        do {
+            try webrtc.setAnswer(reply.text)
+        } catch {
+            webrtc.postError("the WHIP endpoint's answer was refused: \(error)")
+        }
+    }
+
+    /// The statuses no retry mends, in the user's words.
+    static func refusal(status: Int, endpoint: String) -> String? {
+        switch status {
+        case 401, 403: "\(refusedToken) \(endpoint) (HTTP \(status)): check the token (--token-env or --token-file)"
+        case 404: "\(noEndpoint) \(endpoint) (HTTP 404): check the URL"
+        default: nil
+        }
+    }
+
+    /// How the refusals begin: the publisher is told them as errors, and knows them by this.
+    static let refusedToken = "the WHIP endpoint refused the token:"
+    static let noEndpoint = "no WHIP endpoint at"
+
+    /// Ends the session at the endpoint: DELETE its resource (once; an endpoint that does not
+    /// answer within the fetcher's timeout is left to time the session out itself).
+    func close() async {
+        guard let url = resource.withLock({ value -> URL? in defer { value = nil }; return value }) else { return }
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = "Bearer \(token.reveal())" }
+        _ = try? await fetcher.fetch("DELETE", url, headers: headers, limit: 1 << 16)
+    }
+}

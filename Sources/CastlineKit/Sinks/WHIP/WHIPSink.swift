@@ -1,0 +1,74 @@
+import Foundation
+import GstKit
+import PipelineConfig
+import Synchronization
+
+/// Publishes over WebRTC to a WHIP endpoint (RFC 9725): MediaMTX, Cloudflare Stream, OBS's and
+/// FFmpeg's peers. H.264 as the encode stage makes it (constrained baseline, which every WebRTC
+/// peer decodes) and Opus; a publish of its own, reconnecting with backoff as `rtmp` does. The
+/// bearer token is a secret (`${VAR}` or `token-file`).
+public final class WHIPSink: SinkComponent {
+    public static let kind = "whip"
+    public static let summary = "publish over WebRTC to a WHIP endpoint (H.264 and Opus), reconnecting on failure"
+    public static let url = ConfigOption<String?>("url", required: true, help: "the WHIP endpoint, e.g. https://live.example.com/whip")
+    public static let timeout = ConfigOption<Duration>("timeout", default: .seconds(5),
+                                                       help: "how long the endpoint may take to answer a request")
+    public static let schema = OptionSchema(url, Credentials.token, Credentials.tokenFile, timeout, PublishOptions.maxReconnects)
+
+    let endpoint: URL
+    let token: Secret?
+    let timeout: Duration
+    let maxReconnects: Int?
+    let certificate: DTLSCertificate
+    let context: ComponentContext
+    private let publisher = Mutex<StreamPublisher?>(nil)
+
+    public init(spec: ComponentSpec, context: ComponentContext) throws {
+        let options = spec.options
+        let at = spec.keyPath
+        endpoint = try Self.parse(url: options[Self.url] ?? "", at: "\(at).url")
+        token = try Credentials.bearerToken(options, at: at)
+        if let token { context.events.protect(token) }
+        timeout = options[Self.timeout]
+        maxReconnects = options[PublishOptions.maxReconnects]
+        certificate = try DTLSCertificate()
+        self.context = context
+    }
+
+    static func parse(url text: String, at keyPath: String) throws -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host, !host.isEmpty else {
+            throw BuildError("\"\(text)\" is not an http(s) URL (try https://live.example.com/whip)", at: keyPath)
+        }
+        guard url.user == nil, url.password == nil else {
+            throw BuildError("the credentials do not go in the URL, where they would show (use token: ${VAR})", at: keyPath)
+        }
+        return url
+    }
+
+    public func requirement(for stream: StreamKind) -> FormRequirement? {
+        stream == .video ? .encoded([.h264]) : .encoded([.opus, .aac])
+    }
+
+    public func framing(for stream: StreamKind) -> String? {
+        stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : nil
+    }
+
+    public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
+        var audio: Codec?
+        if case .encoded(let codec)? = inputs[.audio] { audio = codec }
+        let output = WHIPOutput(endpoint: endpoint, token: token, audio: audio, certificate: certificate, timeout: timeout)
+        let (bin, publisher) = try StreamPublisher.entry(
+            inputs: inputs, name: name,
+            framing: { [self] in framing(for: $0) },
+            output: output, maxReconnects: maxReconnects, context: context)
+        self.publisher.withLock { $0 = publisher }
+        return bin
+    }
+
+    public var ownPipelines: [Pipeline] { publisher.withLock { $0 }?.unstartedPipeline().map { [$0] } ?? [] }
+
+    nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
+        await publisher.withLock { $0 }?.finish(drain: .seconds(2)) ?? .quiet
+    }
+}

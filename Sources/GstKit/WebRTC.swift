@@ -1,0 +1,58 @@
+import CGStreamer
+import CGStreamerShim
+import GLibSupport
+
+/// webrtcbin's signals that take a promise or a session description (see castline_webrtc.c).
+public enum WebRTC {
+    /// `webrtcbin`'s "connection-state" (GstWebRTCPeerConnectionState).
+    public enum ConnectionState: Int, Sendable {
+        case new = 0, connecting, connected, disconnected, failed, closed
+    }
+}
+
+private typealias OfferHandler = @Sendable (Result<String, GstError>) -> Void
+
+private let offerReady: castline_sdp_ready = { sdp, error, data in
+    guard let handler = CallbackBox<OfferHandler>.from(data) else { return }
+    defer { CallbackBox<OfferHandler>.release(data) }
+    if let sdp {
+        handler(.success(String(cString: sdp)))
+        g_free(sdp)
+    } else {
+        handler(.failure(.other(error.map { String(cString: $0) } ?? "no offer")))
+    }
+}
+
+extension Element {
+    /// webrtcbin: makes an offer, sets it as the local description, and hands over the local
+    /// description's SDP once ICE gathering is complete (candidates in it: no trickle needed).
+    /// `done` runs once, on one of webrtcbin's threads.
+    public func makeOffer(_ done: @escaping @Sendable (Result<String, GstError>) -> Void) {
+        castline_webrtc_offer(pointer, offerReady, CallbackBox<OfferHandler>(done).retainedPointer())
+    }
+
+    /// webrtcbin: sets the far end's answer as the remote description.
+    public func setAnswer(_ sdp: String) throws(GstError) {
+        var error: UnsafeMutablePointer<gchar>?
+        guard castline_webrtc_set_answer(pointer, sdp, &error) != 0 else {
+            throw .other(takeString(error) ?? "the answer was refused")
+        }
+    }
+
+    /// webrtcbin's peer connection state.
+    public var connectionState: WebRTC.ConnectionState? { int("connection-state").flatMap(WebRTC.ConnectionState.init) }
+
+    /// webrtcbin's statistics ("get-stats"): waits for webrtcbin's own thread, so call it off the
+    /// cooperative pool.
+    public func webRTCStats() -> Structure? {
+        castline_webrtc_stats(pointer).map(Structure.init(owning:))
+    }
+}
+
+extension Pad {
+    /// A webrtcbin pad's transceiver direction, by its nick: "sendonly", "recvonly", "sendrecv".
+    @discardableResult
+    public func setTransceiverDirection(_ direction: String) -> Bool {
+        castline_webrtc_set_direction(pointer, direction) != 0
+    }
+}
