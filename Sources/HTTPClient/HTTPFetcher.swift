@@ -53,14 +53,16 @@ public final class HTTPFetcher: Sendable {
     private let session: URLSession
     private let router: TaskRouter
 
-    public init(idleTimeout: Duration = HTTPFetcher.defaultIdleTimeout) {
+    /// `followsRedirects` false: a redirect is the answer, for a caller that repeats a request
+    /// with its body itself (FoundationNetworking drops the body of a POST it redirects).
+    public init(idleTimeout: Duration = HTTPFetcher.defaultIdleTimeout, followsRedirects: Bool = true) {
         self.idleTimeout = idleTimeout
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpMaximumConnectionsPerHost = 6
         configuration.timeoutIntervalForRequest = 3600  // ours is `idleTimeout`
-        let router = TaskRouter()
+        let router = TaskRouter(followsRedirects: followsRedirects)
         self.router = router
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: nil)
     }
@@ -93,7 +95,7 @@ public final class HTTPFetcher: Sendable {
             }
             var names: [String: String] = [:]
             for case let (name as String, value as String) in head.allHeaderFields { names[name.lowercased()] = value }
-            return HTTPReply(status: head.statusCode, headers: names, body: stream, url: head.url ?? url)
+            return HTTPReply(status: head.statusCode, headers: names, body: stream)
         } catch let error as FetchError {
             throw error
         } catch {
@@ -264,6 +266,11 @@ final class Transfer: Sendable {
 /// URLSession's one delegate, handing each task's callbacks to its transfer.
 final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Mutex<[Int: Transfer]>([:])
+    private let followsRedirects: Bool
+
+    init(followsRedirects: Bool) {
+        self.followsRedirects = followsRedirects
+    }
 
     func add(_ task: URLSessionTask, _ transfer: Transfer) {
         transfers.withLock { $0[task.taskIdentifier] = transfer }
@@ -302,7 +309,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        guard let transfer = transfer(task) else { return completionHandler(nil) }
+        guard let transfer = transfer(task), followsRedirects else { return completionHandler(nil) }
         guard transfer.redirected() else {
             // Not followed: the redirect response is the answer, and ends the task as any other.
             transfer.finish(throwing: FetchError.tooManyRedirects(url: transfer.url.absoluteString, limit: HTTPFetcher.maxRedirects))
@@ -332,14 +339,10 @@ public struct HTTPReply: Sendable {
     /// Lower-cased names.
     public var headers: [String: String]
     public var body: AsyncThrowingStream<Data, any Error>
-    /// Where the reply came from, after any redirect: what a relative `Location` is resolved against.
-    public var url: URL
 
     /// The reply with its body read whole (refused past `limit` bytes); `url` names it in errors.
     public func whole(of url: URL, limit: Int = 64 * 1024 * 1024) async throws(FetchError) -> HTTPResponse {
-        var response = HTTPResponse(status: status, headers: headers, body: try await HTTPFetcher.collect(body, url: url, limit: limit))
-        response.url = self.url
-        return response
+        HTTPResponse(status: status, headers: headers, body: try await HTTPFetcher.collect(body, url: url, limit: limit))
     }
 }
 
@@ -349,8 +352,6 @@ public struct HTTPResponse: Sendable {
     /// Lower-cased names.
     public var headers: [String: String]
     public var body: Data
-    /// Where the reply came from, after any redirect (nil: not known).
-    public var url: URL?
     public var text: String { String(decoding: body, as: UTF8.self) }
 
     public init(status: Int, headers: [String: String], body: Data) {

@@ -5,10 +5,10 @@ import CastlineKit
 struct BroadcastCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broadcast",
-        abstract: "Publish a test signal to RTMP, RTMPS or SRT destinations (a shortcut for a pipeline file).",
+        abstract: "Publish a test signal to RTMP, RTMPS, SRT or WHIP destinations (a shortcut for a pipeline file).",
         discussion: """
             An RTMP stream key comes from --key-env or --key-file, an SRT passphrase from
-            --passphrase-env, never from an argument.
+            --passphrase-env, a WHIP bearer token from --token-env or --token-file, never from an argument.
             Several URLs publish one encode to each: a key source for all, or one per URL in order;
             a destination that fails or goes away never stops the others (the run then exits 1).
             The test signal: a moving pattern with the wall-clock time and frame count burnt in,
@@ -16,12 +16,18 @@ struct BroadcastCommand: AsyncParsableCommand {
             --print-pipeline prints the pipeline file these flags make.
             """)
 
-    @Argument(help: "Ingest URL(s) without the key: rtmps://global-live.mux.com:443/app, srt://HOST:PORT, or srt://:PORT?mode=listener for players to call.")
+    @Argument(help: "Ingest URL(s) without the key: rtmps://global-live.mux.com:443/app, srt://HOST:PORT, srt://:PORT?mode=listener for players to call, or a WHIP endpoint https://HOST/…/whip.")
     var urls: [String] = []
     @OptionGroup
     var keys: IngestKeyOptions
     @Option(help: ArgumentHelp("srt: encrypt with the passphrase in this environment variable (10 to 79 characters).", valueName: "VAR"))
     var passphraseEnv: String?
+    @Option(help: ArgumentHelp("Publish over WebRTC to this WHIP endpoint, whatever its path (repeatable).", valueName: "url"))
+    var whip: [String] = []
+    @Option(help: ArgumentHelp("whip: the bearer token, from this environment variable.", valueName: "VAR"))
+    var tokenEnv: String?
+    @Option(help: ArgumentHelp("whip: the bearer token, from this file.", valueName: "path"))
+    var tokenFile: String?
     @Option(help: ArgumentHelp("rtmps: accept only the server certificate with this SHA-256 fingerprint.", valueName: "sha256"))
     var fingerprint: String?
     @Flag(help: "rtmps: do not validate the server certificate (said on every start).")
@@ -73,6 +79,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         var made = BroadcastShortcut(urls: urls)
         keys.apply(to: &made)
         made.passphraseEnv = passphraseEnv
+        (made.whipURLs, made.tokenEnv, made.tokenFile) = (whip, tokenEnv, tokenFile)
         (made.fingerprint, made.insecure) = (fingerprint, insecure)
         (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)

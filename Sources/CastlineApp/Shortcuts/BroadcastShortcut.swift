@@ -1,3 +1,4 @@
+import Foundation
 import CastlineKit
 import StagePlugins
 import PipelineConfig
@@ -5,8 +6,13 @@ import PipelineConfig
 /// `castline broadcast`'s flags as the pipeline file they stand for.
 public struct BroadcastShortcut: Sendable {
     /// Where to publish, all from one encode: an rtmp sink for each rtmp(s):// URL, an srt sink
-    /// for each srt:// URL.
+    /// for each srt:// URL, a whip sink for each http(s) URL whose path ends in /whip.
     public var urls: [String]
+    /// WHIP endpoints named otherwise (`--whip URL`).
+    public var whipURLs: [String] = []
+    /// Where the WHIP endpoints' bearer token comes from, if they take one.
+    public var tokenEnv: String?
+    public var tokenFile: String?
     /// Where the RTMP stream keys come from: one for every rtmp(s) URL, or one per such URL in order.
     public var keyEnvs: [String] = []
     public var keyFiles: [String] = []
@@ -46,8 +52,16 @@ public struct BroadcastShortcut: Sendable {
     }
 
     public func validate() throws(SettingsError) {
-        guard !urls.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
+        guard !urls.isEmpty || !whipURLs.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
+        for url in urls where ["http", "https"].contains(uriScheme(url)) && Self.protocolOf(url) != "whip" {
+            throw SettingsError("\(url) is not a URL castline publishes to: a WHIP endpoint's path ends in /whip (or give it with --whip URL)")
+        }
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
+        let whipCount = whipURLs.count + urls.filter { Self.protocolOf($0) == "whip" }.count
+        if whipCount == 0, tokenEnv != nil || tokenFile != nil {
+            throw SettingsError("--token-env and --token-file are for WHIP endpoints (an http(s) URL ending in /whip, or --whip URL)")
+        }
+        if tokenEnv != nil, tokenFile != nil { throw SettingsError("give --token-env or --token-file, not both") }
         let keys = max(keyEnvs.count, keyFiles.count)
         if rtmpCount > 0, keys == 0 {
             throw SettingsError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
@@ -59,7 +73,7 @@ public struct BroadcastShortcut: Sendable {
         guard keys == 0 || keys == 1 || keys == rtmpCount else {
             throw SettingsError("\(keys) keys for \(rtmpCount) RTMP URLs: give one --key-env (or --key-file) for all, or one per RTMP URL in order")
         }
-        if passphraseEnv != nil, rtmpCount == urls.count {
+        if passphraseEnv != nil, !urls.contains(where: { Self.protocolOf($0) == "srt" }) {
             throw SettingsError("--passphrase-env is for srt:// URLs; an RTMP ingest takes its key with --key-env")
         }
         guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
@@ -98,10 +112,14 @@ public struct BroadcastShortcut: Sendable {
         }
     }
 
-    /// The sink a URL publishes with: "srt" for srt://, else "rtmp" (whose URL check names
-    /// the schemes it takes).
+    /// The sink a URL publishes with: "srt" for srt://, "whip" for an http(s) URL whose path ends
+    /// in /whip, else "rtmp" (whose URL check names the schemes it takes).
     static func protocolOf(_ url: String) -> String {
-        uriScheme(url) == "srt" ? "srt" : "rtmp"
+        switch uriScheme(url) {
+        case "srt": "srt"
+        case "http", "https": URLComponents(string: url)?.path.hasSuffix("/whip") == true ? "whip" : "http"
+        default: "rtmp"
+        }
     }
 
     private var parsedSize: (Int, Int)? {
@@ -147,7 +165,18 @@ public struct BroadcastShortcut: Sendable {
         var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)
         var rtmpIndex = 0
         var destinations: [ComponentSpec] = []
-        for url in urls {
+        for url in urls + whipURLs where whipURLs.contains(url) || Self.protocolOf(url) == "whip" {
+            var options = OptionValues()
+            options.set(WHIPSink.url, url)
+            if let tokenEnv { options.set(Credentials.token, try secrets.read(tokenEnv, flag: "--token-env")) }
+            if let tokenFile { options.set(Credentials.tokenFile, tokenFile) }
+            if let maxReconnects { options.set(PublishOptions.maxReconnects, maxReconnects) }
+            destinations.append(ComponentSpec(kind: WHIPSink.kind, options: options, keyPath: WHIPSink.kind))
+        }
+        // Every WebRTC peer decodes constrained baseline; RTMP and SRT ingests take it too, so
+        // one encode serves them all.
+        if !destinations.isEmpty { encodeVideo?.set(VideoEncoding.profile, "constrained-baseline") }
+        for url in urls where Self.protocolOf(url) != "whip" {
             var options = OptionValues()
             guard Self.protocolOf(url) == "rtmp" else {
                 options.set(SRTSink.url, url)

@@ -25,7 +25,7 @@ final class WHIPSession: Sendable {
         self.token = token
         self.certificate = certificate
         self.webrtc = webrtc
-        fetcher = HTTPFetcher(idleTimeout: timeout)
+        fetcher = HTTPFetcher(idleTimeout: timeout, followsRedirects: false)
     }
 
     /// webrtcbin's "on-negotiation-needed".
@@ -43,9 +43,15 @@ final class WHIPSession: Sendable {
         }
         var headers = ["Content-Type": "application/sdp", "Accept": "application/sdp"]
         if let token { headers["Authorization"] = "Bearer \(token.reveal())" }
-        let reply: HTTPResponse
+        var (reply, url) = (HTTPResponse(status: 0, headers: [:], body: Data()), endpoint)
         do {
-            reply = try await fetcher.fetch("POST", endpoint, headers: headers, body: Data(offer.utf8), limit: 1 << 20)
+            // 307 and 308 are followed here, the offer POSTed again (RFC 9110 §15.4.8).
+            for _ in 0...HTTPFetcher.maxRedirects {
+                reply = try await fetcher.fetch("POST", url, headers: headers, body: Data(offer.utf8), limit: 1 << 20)
+                guard [307, 308].contains(reply.status), let location = reply.headers["location"],
+                      let next = URL(string: location, relativeTo: url)?.absoluteURL else { break }
+                url = next
+            }
         } catch {
             return webrtc.postError("\(error)")
         }
@@ -55,8 +61,8 @@ final class WHIPSession: Sendable {
         guard reply.status == 201 || reply.status == 200 else {
             return webrtc.postError("the WHIP endpoint answered HTTP \(reply.status)")
         }
-        if let location = reply.headers["location"], let url = URL(string: location, relativeTo: reply.url ?? endpoint) {
-            resource.withLock { $0 = url.absoluteURL }
+        if let location = reply.headers["location"], let resource = URL(string: location, relativeTo: url) {
+            self.resource.withLock { $0 = resource.absoluteURL }
         }
         do {
             try webrtc.setAnswer(reply.text)
