@@ -9,13 +9,14 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-x gstreamer1.0-tools \
 	gstreamer1.0-alsa gstreamer1.0-pulseaudio \
 	nginx-light libnginx-mod-rtmp stunnel4 openssl ffmpeg graphviz libcurl4 libcurl4-openssl-dev python3 time tmux \
-	libebur128-dev
+	libebur128-dev gstreamer1.0-nice
 
 # What the tests add: a headless Chromium and its driver (the control page), Prometheus and promtool (the alert rules).
 TEST_APT_PACKAGES := chromium chromium-driver python3-venv prometheus
 # Python packages of the tests, from PyPI, in a venv of the checkout's own (.venv, ignored).
 VENV := .venv
-TEST_PYTHON_PACKAGES := selenium==4.51.0
+# aiortc (with aiohttp): an independent WebRTC stack playing the WHIP endpoint.
+TEST_PYTHON_PACKAGES := selenium==4.51.0 aiortc==1.14.0 aiohttp==3.14.5
 
 .PHONY: deps test-deps build release demo test check bench fuzz clean
 
@@ -24,7 +25,7 @@ deps:
 
 test-deps: deps
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(TEST_APT_PACKAGES)"
-	@$(VENV)/bin/python -c "import selenium" 2>/dev/null || \
+	@$(VENV)/bin/python -c "import selenium, aiortc, aiohttp" 2>/dev/null || \
 		{ python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check $(TEST_PYTHON_PACKAGES); }
 
 .PHONY: apt-install

@@ -52,6 +52,11 @@ public enum ElementCatalog {
         Entry(element: "videorate", package: "gstreamer1.0-plugins-base", purpose: "capture: a steady frame rate"),
         Entry(element: "rtmp2src", package: "gstreamer1.0-plugins-bad", purpose: "listening to RTMP"),
         Entry(element: "srtsrc", package: "gstreamer1.0-plugins-bad", purpose: "listening to SRT"),
+        Entry(element: "webrtcbin", package: "gstreamer1.0-plugins-bad", purpose: "WebRTC (WHIP publishing)"),
+        Entry(element: "nicesrc", package: "gstreamer1.0-nice", purpose: "WebRTC's ICE connections"),
+        Entry(element: "dtlssrtpdec", package: "gstreamer1.0-plugins-bad", purpose: "WebRTC's DTLS and SRTP"),
+        Entry(element: "rtph264pay", package: "gstreamer1.0-plugins-good", purpose: "WebRTC: H.264 over RTP"),
+        Entry(element: "rtpopuspay", package: "gstreamer1.0-plugins-good", purpose: "WebRTC: Opus over RTP"),
     ]
 
     /// The Debian package for an element castline knows, or nil.

@@ -3,27 +3,33 @@
 usage: whip_server.py PORT OUT_FOLDER [TOKEN]
   POST /whip            the offer in, the answer out: 201, Location: whip/session/N (relative);
                         with TOKEN, anything but "Authorization: Bearer TOKEN" is 401.
-                        What arrives is recorded to OUT_FOLDER/session-N.mkv (aiortc decodes and
-                        re-encodes it: the codecs on the wire are printed instead, from the answer).
+                        aiortc decodes what arrives: the sound is written to OUT_FOLDER/session-N.wav,
+                        the pictures are counted (the codecs on the wire are printed, from the answer).
   POST /moved           307 to /whip
-  DELETE /whip/session/N  ends session N: its recording is closed
+  DELETE /whip/session/N  ends session N
   anything else         404
-Prints "ready" once listening, then one line per event: "offer N", "codecs N video/H264 audio/opus",
-"connected N", "deleted N", "closed N" (the recording is complete).
+Prints "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
+"connected N", "deleted N", "video N FRAMES WxH", "closed N" (the WAV file is complete).
+aiortc's MediaRecorder is not used: its re-encoding crashed the process now and then (PyAV).
 """
 import asyncio
+import itertools
+import faulthandler
 import os
 import re
 import sys
+import wave
 
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
-from aiortc.contrib.media import MediaRecorder
+from aiortc.mediastreams import MediaStreamError
 
+faulthandler.enable()
 PORT = int(sys.argv[1])
 OUT = sys.argv[2]
 TOKEN = sys.argv[3] if len(sys.argv) > 3 else None
 sessions = {}
+numbers = itertools.count(1)
 
 
 def say(line):
@@ -48,21 +54,20 @@ async def whip(request):
     if request.content_type != "application/sdp":
         return web.Response(status=415, text="application/sdp only")
     offer = await request.text()
-    number = len(sessions) + 1
+    number = next(numbers)
     say(f"offer {number}")
     pc = RTCPeerConnection()
-    recorder = MediaRecorder(os.path.join(OUT, f"session-{number}.mkv"))
-    sessions[number] = (pc, recorder)
+    session = {"pc": pc, "tasks": [], "video": [0, ""]}
+    sessions[number] = session
 
     @pc.on("track")
     def on_track(track):
-        recorder.addTrack(track)
+        session["tasks"].append(asyncio.ensure_future(receive(track, number, session)))
 
     @pc.on("connectionstatechange")
     async def on_state():
         if pc.connectionState == "connected":
             say(f"connected {number}")
-            await recorder.start()
 
     await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
     answer = await pc.createAnswer()
@@ -76,14 +81,39 @@ async def moved(request):
     return web.Response(status=307, headers={"Location": "/whip"})
 
 
+async def receive(track, number, session):
+    """Decoded frames of one track until it ends: sound into a WAV file, pictures counted."""
+    out = None
+    try:
+        while True:
+            frame = await track.recv()
+            if track.kind == "video":
+                session["video"] = [session["video"][0] + 1, f"{frame.width}x{frame.height}"]
+                continue
+            if out is None:
+                out = wave.open(os.path.join(OUT, f"session-{number}.wav"), "wb")
+                out.setnchannels(len(frame.layout.channels))
+                out.setsampwidth(2)
+                out.setframerate(frame.sample_rate)
+            # aiortc's Opus decoder gives packed signed 16-bit samples: the first plane holds them all.
+            out.writeframes(bytes(frame.planes[0])[: frame.samples * len(frame.layout.channels) * 2])
+    except (MediaStreamError, asyncio.CancelledError):
+        pass
+    finally:
+        if out is not None:
+            out.close()
+
+
 async def delete(request):
     number = int(request.match_info["number"])
     if number not in sessions:
         return web.Response(status=404)
-    pc, recorder = sessions.pop(number)
+    session = sessions.pop(number)
     say(f"deleted {number}")
-    await recorder.stop()
-    await pc.close()
+    await session["pc"].close()
+    await asyncio.gather(*session["tasks"], return_exceptions=True)
+    frames, size = session["video"]
+    say(f"video {number} {frames} {size}")
     say(f"closed {number}")
     return web.Response(status=200)
 

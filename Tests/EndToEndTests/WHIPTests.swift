@@ -1,0 +1,106 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// `castline broadcast` over WebRTC to a WHIP endpoint played by aiortc (Support/whip_server.py),
+/// an independent stack that refuses RSA DTLS certificates and H.264 High, as real servers do.
+@Suite("castline broadcast over WHIP, to aiortc", .serialized, .timeLimit(.minutes(3)))
+struct WHIPTests {
+    /// aiortc's WHIP endpoint on a free port, recording what arrives into `folder`.
+    final class Endpoint: Sendable {
+        let port: Int
+        let process: ChildProcess
+        let folder: String
+
+        init(scratch: Scratch, token: String?) async throws {
+            port = try FreePort.find()
+            folder = scratch.path
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/whip_server.py").path
+            process = ChildProcess(executable: ControlPageTests.python, arguments: [script, "\(port)", folder] + (token.map { [$0] } ?? []))
+            try process.start()
+            guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(20)) else {
+                await process.terminate()
+                throw ProbeError(message: "the WHIP endpoint did not start: \(process.standardError)")
+            }
+        }
+
+        func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+        /// Stops the endpoint; what it said, line by line.
+        func stop() async -> [String] {
+            await process.terminate(grace: .milliseconds(500))
+            await process.waitForOutput()
+            return process.standardOutput.split(separator: "\n").map(String.init)
+        }
+    }
+
+    static let token = "whip-test-token-9f3c1a"
+
+    @Test("a test broadcast reaches aiortc: H.264 and Opus on the wire, its pictures decoded and its 1 kHz tone recorded, the session DELETEd at the end; the token never shown")
+    func publishes() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: Self.token)
+        let result = try await Castline.run(["broadcast", endpoint.url("whip"), "--token-env", "WHIP_TEST_TOKEN", "--size", "640x360",
+                                             "--duration", "6s"], environment: ["WHIP_TEST_TOKEN": Self.token], timeout: .seconds(60))
+        let said = await endpoint.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("whip: published"), "\(result.stderr)")
+        #expect(!result.stderr.contains(Self.token) && !result.stdout.contains(Self.token))
+        // What aiortc chose from the offer: the codecs on the wire.
+        #expect(said.contains("codecs 1 audio/opus video/H264"), "\(said)")
+        #expect(said.contains("connected 1") && said.contains("deleted 1") && said.contains("closed 1"), "\(said)")
+
+        // aiortc decoded what it received: the pictures at the size sent, the sound written out.
+        let video = said.first { $0.hasPrefix("video 1 ") }?.split(separator: " ") ?? []
+        #expect(video.count == 4 && (Int(video[2]) ?? 0) >= 100 && video[3] == "640x360", "\(said)")
+        let recording = endpoint.folder + "/session-1.wav"
+        let probe = try await ChildProcess.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,sample_rate:format=duration",
+                                                           "-of", "default=nw=1", recording])
+        #expect(probe.stdout.contains("codec_type=audio") && probe.stdout.contains("sample_rate=48000"), "\(probe.stdout)")
+        let duration = probe.stdout.firstMatch(of: /duration=([0-9.]+)/).flatMap { Double($0.output.1) } ?? 0
+        #expect(duration >= 4.0, "recorded \(duration) s")
+        let frequency = try await Self.tone(in: recording)
+        #expect(abs(frequency - 1000) < 20, "the tone came back at \(frequency) Hz")
+    }
+
+    @Test("a refused token (401) and a missing endpoint (404): one line naming the cause, exit 1, no retry; a 307 to the endpoint is followed")
+    func refusalsAndRedirect() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: Self.token)
+        let began = ContinuousClock.now
+        let refused = try await Castline.run(["broadcast", endpoint.url("whip"), "--token-env", "WHIP_TEST_TOKEN", "--duration", "20s"],
+                                             environment: ["WHIP_TEST_TOKEN": "not-the-token"], timeout: .seconds(30))
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("error: the WHIP endpoint refused the token: http://127.0.0.1:\(endpoint.port)/**** (HTTP 401)"),
+                "\(refused.stderr)")
+        let missing = try await Castline.run(["broadcast", endpoint.url("nowhere/whip"), "--duration", "20s"], timeout: .seconds(30))
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("error: no WHIP endpoint at http://127.0.0.1:\(endpoint.port)/**** (HTTP 404)"), "\(missing.stderr)")
+        // Neither waited for its 20 s nor retried.
+        #expect(ContinuousClock.now - began < .seconds(15))
+        for result in [refused, missing] { #expect(!result.stderr.contains("reconnecting"), "\(result.stderr)") }
+
+        let tokenFile = try scratch.write("token", Self.token + "\n")
+        let moved = try await Castline.run(["broadcast", "--whip", endpoint.url("moved"), "--token-file", tokenFile, "--size", "320x180",
+                                            "--duration", "3s"], timeout: .seconds(30))
+        let said = await endpoint.stop()
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(said.contains("connected 1") && said.contains("deleted 1"), "\(said)")
+    }
+
+    /// The tone's frequency in a recording: the median over 20 ms windows of their zero crossings,
+    /// from 1 s in for 2 s (the tone fills more than half of each second; beeps and code the rest).
+    static func tone(in path: String) async throws -> Double {
+        let raw = path + ".f32"
+        let decode = try await ChildProcess.run("ffmpeg", ["-v", "error", "-y", "-ss", "1", "-t", "2", "-i", path, "-vn", "-ac", "1",
+                                                           "-ar", "48000", "-f", "f32le", raw])
+        try #require(decode.status == 0, "\(decode.stderr)")
+        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let window = 960
+        let rates = stride(from: 0, to: samples.count - window, by: window).map { start -> Double in
+            let crossings = (start + 1..<start + window).filter { (samples[$0 - 1] < 0) != (samples[$0] < 0) }.count
+            return Double(crossings) / 2 / 0.020
+        }.sorted()
+        return rates.isEmpty ? 0 : rates[rates.count / 2]
+    }
+}
