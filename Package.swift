@@ -88,12 +88,14 @@ let package = Package(
         .testTarget(name: "PipelineConfigTests", dependencies: ["PipelineConfig"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS"]),
         .testTarget(name: "LocalIngestTests", dependencies: ["LocalIngest", "HTTPClient"]),
-        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport", "Timing"]),
+        .testTarget(name: "CastlineKitTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport", "Timing", "LocalIngest"]),
         .testTarget(name: "CastlineAppTests", dependencies: ["CastlineApp", "CastlineKit", "StagePlugins"]),
         .testTarget(name: "DelayPluginTests", dependencies: ["CastlineKit", "StagePlugins", "TestSupport", "RunTestSupport"]),
         .testTarget(name: "StatsPluginTests", dependencies: ["StagePlugins", "TestSupport", "RunTestSupport"]),
         // Runs the built `castline` binary against real servers and judges the output with ffprobe.
-        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest", "HTTPClient", "TestSupport"], exclude: ["Support/hostile_hls.py", "Support/control_abuse.py", "Support/control_page.py", "Support/webhook_sink.py"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["castline", "LocalIngest", "HTTPClient", "TestSupport"],
+                    exclude: ["Support/hostile_hls.py", "Support/control_abuse.py", "Support/control_page.py", "Support/webhook_sink.py",
+                              "Support/whip_server.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -115,14 +115,22 @@ gboolean castline_webrtc_set_direction(GstPad *pad, const gchar *direction) {
     return TRUE;
 }
 
-GstStructure *castline_webrtc_stats(GstElement *webrtc) {
-    GstPromise *promise = gst_promise_new();
-    g_signal_emit_by_name(webrtc, "get-stats", NULL, promise);
-    GstPromiseResult result = gst_promise_wait(promise);
-    GstStructure *stats = NULL;
-    if (result == GST_PROMISE_RESULT_REPLIED && gst_promise_get_reply(promise)) {
-        stats = gst_structure_copy(gst_promise_get_reply(promise));
-    }
+typedef struct {
+    castline_stats_ready ready;
+    gpointer data;
+} stats_context;
+
+static void on_stats(GstPromise *promise, gpointer data) {
+    stats_context *context = data;
+    const GstStructure *reply = gst_promise_wait(promise) == GST_PROMISE_RESULT_REPLIED ? gst_promise_get_reply(promise) : NULL;
+    context->ready(reply ? gst_structure_copy(reply) : NULL, context->data);
     gst_promise_unref(promise);
-    return stats;
+    g_free(context);
+}
+
+void castline_webrtc_stats(GstElement *webrtc, castline_stats_ready ready, gpointer data) {
+    stats_context *context = g_new0(stats_context, 1);
+    context->ready = ready;
+    context->data = data;
+    g_signal_emit_by_name(webrtc, "get-stats", NULL, gst_promise_new_with_change_func(on_stats, context, NULL));
 }

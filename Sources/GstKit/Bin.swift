@@ -131,6 +131,14 @@ public final class Pipeline: Bin, @unchecked Sendable {  // same as Element: one
         gst_bin_recalculate_latency(cast(pointer)) != 0
     }
 
+    /// Runs on `clock` with `baseTime`, fixed: its running time is then another pipeline's, so
+    /// buffers stamped with that pipeline's running time play here when they would play there.
+    public func shareTiming(clock: Clock, baseTime: ClockTime) {
+        gst_pipeline_use_clock(pipelinePointer, clock.pointer)
+        gst_element_set_start_time(pointer, GstClockTime.max)  // GST_CLOCK_TIME_NONE: keep the base time given
+        gst_element_set_base_time(pointer, GstClockTime(baseTime.nanoseconds))
+    }
+
     /// Going to NULL flushes the bus: end the message streams, as GStreamer drops later posts.
     func busWentFlushing() {
         if let raw = gst_pipeline_get_bus(pipelinePointer) {

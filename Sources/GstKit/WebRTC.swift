@@ -23,6 +23,14 @@ private let offerReady: castline_sdp_ready = { sdp, error, data in
     }
 }
 
+private typealias StatsHandler = @Sendable (Structure?) -> Void
+
+private let statsReady: castline_stats_ready = { stats, data in
+    guard let handler = CallbackBox<StatsHandler>.from(data) else { return }
+    defer { CallbackBox<StatsHandler>.release(data) }
+    handler(stats.map(Structure.init(owning:)))
+}
+
 extension Element {
     /// webrtcbin: makes an offer, sets it as the local description, and hands over the local
     /// description's SDP once ICE gathering is complete (candidates in it: no trickle needed).
@@ -42,10 +50,12 @@ extension Element {
     /// webrtcbin's peer connection state.
     public var connectionState: WebRTC.ConnectionState? { int("connection-state").flatMap(WebRTC.ConnectionState.init) }
 
-    /// webrtcbin's statistics ("get-stats"): waits for webrtcbin's own thread, so call it off the
-    /// cooperative pool.
-    public func webRTCStats() -> Structure? {
-        castline_webrtc_stats(pointer).map(Structure.init(owning:))
+    /// webrtcbin's statistics ("get-stats"): one structure per statistic, named by its type
+    /// ("outbound-rtp", "remote-inbound-rtp", "candidate-pair"…), as webrtcbin's thread answers.
+    public func webRTCStats() async -> Structure? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Structure?, Never>) in
+            castline_webrtc_stats(pointer, statsReady, CallbackBox<StatsHandler>({ continuation.resume(returning: $0) }).retainedPointer())
+        }
     }
 }
 

@@ -74,6 +74,7 @@ void castline_webrtc_offer(GstElement *webrtc, castline_sdp_ready ready, gpointe
 gboolean castline_webrtc_set_answer(GstElement *webrtc, const gchar *sdp, gchar **error);
 // The transceiver behind a webrtcbin sink or src pad: its direction, by nick ("sendonly", "recvonly").
 gboolean castline_webrtc_set_direction(GstPad *pad, const gchar *direction);
-// webrtcbin's "get-stats" reply (gst_structure_free it), NULL if none. Waits for webrtcbin's
-// thread to answer: call it off the cooperative pool.
-GstStructure *castline_webrtc_stats(GstElement *webrtc);
+// webrtcbin's "get-stats": `ready` gets a copy of the reply (gst_structure_free it), or NULL,
+// on webrtcbin's thread.
+typedef void (*castline_stats_ready)(GstStructure *stats, gpointer data);
+void castline_webrtc_stats(GstElement *webrtc, castline_stats_ready ready, gpointer data);

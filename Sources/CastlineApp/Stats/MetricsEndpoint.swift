@@ -34,6 +34,9 @@ final class MetricsRecorder: Sendable {
         "acked_bytes": "castline_acked_bytes_total",
         "acks_received": "castline_acks_received_total",
         "sent_bytes": "castline_sent_bytes_total",
+        "packets_lost": "castline_packets_lost_total",
+        "nack_count": "castline_nacks_total",
+        "pli_count": "castline_plis_total",
     ]
 
     /// The gauge name of a figure: `position_s` → `castline_position_seconds`, `rms_dbfs` → `castline_rms_dbfs`.

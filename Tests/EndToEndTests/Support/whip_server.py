@@ -8,7 +8,7 @@ usage: whip_server.py PORT OUT_FOLDER [TOKEN]
   POST /moved           307 to /whip
   DELETE /whip/session/N  ends session N
   anything else         404
-Prints "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
+Says on stderr "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
 "connected N", "deleted N", "video N FRAMES WxH", "closed N" (the WAV file is complete).
 aiortc's MediaRecorder is not used: its re-encoding crashed the process now and then (PyAV).
 """
@@ -33,7 +33,7 @@ numbers = itertools.count(1)
 
 
 def say(line):
-    print(line, flush=True)
+    print(line, file=sys.stderr, flush=True)
 
 
 def negotiated_codecs(sdp):

@@ -28,15 +28,23 @@ protocol PublishOutput: Sendable {
     func neverConnected(reason: String?, waited: Duration) -> String
     /// Builds the output's end of a publishing pipeline in `pipeline`: the pad each stream's
     /// appsrc feeds, and the element `counters` and `isConnected` read. By default the muxer
-    /// and network sink of `makeElements`, linked.
-    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool) throws -> (inputs: [StreamKind: Pad], output: Element)
+    /// and network sink of `makeElements`, linked. `requestKeyframe` asks the encoder for one
+    /// (a WebRTC receiver's PLI or FIR).
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element)
+    /// When the far end was last heard to take the stream, where the output knows it (the time
+    /// since is not published time); nil: now.
+    func lastHeard(_ output: Element) -> ContinuousClock.Instant?
+    /// What the connection itself says of its link (round-trip time, loss), as stats figures.
+    func linkFigures(_ output: Element) async -> [String: Double]
     /// A publishing pipeline of this output has stopped (at the end, or failed): what the far
     /// end keeps for it can go. Called off the cooperative pool and the streaming threads.
     func closed(_ output: Element)
 }
 
 extension PublishOutput {
-    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool) throws -> (inputs: [StreamKind: Pad], output: Element) {
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
         let (muxer, output) = try makeElements(picture: picture)
         try pipeline.add(muxer, output)
         try muxer.link(output)
@@ -51,6 +59,8 @@ extension PublishOutput {
     }
 
     func closed(_ output: Element) {}
+    func linkFigures(_ output: Element) async -> [String: Double] { [:] }
+    func lastHeard(_ output: Element) -> ContinuousClock.Instant? { nil }
 }
 
 /// What a publish has sent, and what its far end confirmed taking: an RTMP server acknowledges

@@ -21,10 +21,12 @@ extension StreamPublisher {
             sinks[stream] = sink
         }
         let videoPad = sinks[.video]?.element.staticPad("sink")
+        let timed = sinks.values.first?.element
         let publisher = StreamPublisher(
             settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
             context: context,
-            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) })
+            requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) },
+            mainTiming: { timed.flatMap { sink in sink.clock.flatMap { clock in sink.baseTime.map { (clock, $0) } } } })
         for (stream, sink) in sinks {
             sink.onSample { [weak publisher] sample in
                 publisher?.accept(sample, on: stream)

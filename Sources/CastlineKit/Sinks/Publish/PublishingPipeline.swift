@@ -8,10 +8,12 @@ struct PublishingPipeline {
     let output: Element
     let sources: [StreamKind: AppSrc]
 
-    init(settings: StreamPublisher.Settings, generation: Int, picture: Bool = false) throws {
+    init(settings: StreamPublisher.Settings, generation: Int, picture: Bool = false,
+         requestKeyframe: @escaping @Sendable () -> Void = {}) throws {
         let pipeline = Pipeline(name: "publish-\(generation)")
         let streams = settings.streams.sorted()
-        let (inputs, output) = try settings.output.build(in: pipeline, streams: streams, picture: picture)
+        let (inputs, output) = try settings.output.build(in: pipeline, streams: streams, picture: picture,
+                                                             requestKeyframe: requestKeyframe)
         var sources: [StreamKind: AppSrc] = [:]
         for stream in streams {
             let source = try AppSrc.make(name: stream.rawValue)

@@ -71,9 +71,10 @@ final class StreamPublisher: Sendable {
             publishedTime + (connectedSince.map { ContinuousClock.now - $0 } ?? .zero)
         }
 
-        /// The far end no longer has the stream: the time it had it is kept.
-        mutating func disconnected() {
-            publishedTime = publishedSoFar
+        /// The far end no longer has the stream (since `at`, when it is known to have gone
+        /// earlier than now): the time it had it is kept.
+        mutating func disconnected(at: ContinuousClock.Instant? = nil) {
+            if let connectedSince, let at { publishedTime += max(.zero, at - connectedSince) } else { publishedTime = publishedSoFar }
             connectedSince = nil
         }
     }
@@ -100,10 +101,16 @@ final class StreamPublisher: Sendable {
     /// Asks the encoder upstream for a keyframe, so a new connection starts cleanly.
     private let requestKeyframe: @Sendable () -> Void
 
-    init(settings: Settings, context: ComponentContext, requestKeyframe: @escaping @Sendable () -> Void) {
+    /// The main pipeline's clock and base time, once it plays: the publishing pipeline runs on
+    /// them, so the running time its buffers carry is its own too (a reconnect starts it late).
+    private let mainTiming: @Sendable () -> (Clock, ClockTime)?
+
+    init(settings: Settings, context: ComponentContext, requestKeyframe: @escaping @Sendable () -> Void,
+         mainTiming: @escaping @Sendable () -> (Clock, ClockTime)? = { nil }) {
         self.settings = settings
         self.context = context
         self.requestKeyframe = requestKeyframe
+        self.mainTiming = mainTiming
     }
 
     /// From the main pipeline's streaming threads. Always accepts: the main
@@ -253,7 +260,7 @@ final class StreamPublisher: Sendable {
     private func launch(generation: Int) {
         let built: PublishingPipeline
         do {
-            built = try PublishingPipeline(settings: settings, generation: generation)
+            built = try PublishingPipeline(settings: settings, generation: generation, requestKeyframe: requestKeyframe)
         } catch {
             let change: ConnectionChange? = state.withLock { state in
                 guard case .starting(generation) = state.phase else { return nil }
@@ -277,6 +284,7 @@ final class StreamPublisher: Sendable {
         }
         guard adopted else { return }  // never set playing: nothing to tear down
         watch(built.pipeline, generation: generation)
+        if let (clock, baseTime) = mainTiming() { built.pipeline.shareTiming(clock: clock, baseTime: baseTime) }
         _ = built.pipeline.setState(.playing)
         // What waited goes first, in order; samples then go straight through. Pushed
         // outside the lock, a batch at a time, until none is left at the flip.
@@ -331,14 +339,16 @@ final class StreamPublisher: Sendable {
             while let self, let output = self.state.withLock({ $0.phase.live == generation ? $0.output : nil }) {
                 // Read outside the lock: the property takes the element's own.
                 let up = self.settings.output.isConnected(output)
-                guard let next = self.observed(connected: up, generation: generation, began: began) else { return }
+                let lastHeard = up ? nil : self.settings.output.lastHeard(output)
+                guard let next = self.observed(connected: up, lastHeard: lastHeard, generation: generation, began: began) else { return }
                 try? await Task.sleep(for: next)
             }
         }
     }
 
     /// Folds one reading of the output's connection into the state; returns when to read again (nil: stop).
-    private func observed(connected up: Bool, generation: Int, began: ContinuousClock.Instant) -> Duration? {
+    private func observed(connected up: Bool, lastHeard: ContinuousClock.Instant?, generation: Int,
+                          began: ContinuousClock.Instant) -> Duration? {
         enum Outcome { case stop, again(Duration), timedOut }
         var change: ConnectionChange?
         let outcome: Outcome = state.withLock { state in
@@ -357,8 +367,8 @@ final class StreamPublisher: Sendable {
                 }
                 return .again(Self.connectedReadInterval)
             }
-            // A listener whose last caller left: the time with nobody is not published time.
-            state.disconnected()
+            // A listener whose last caller left, a far end gone quiet: the time with nobody is not published time.
+            state.disconnected(at: lastHeard)
             if !settings.output.waitsForCallers, now - began >= Self.connectTimeout { return .timedOut }
             return .again(Self.connectingReadInterval)
         }
@@ -420,7 +430,10 @@ final class StreamPublisher: Sendable {
         Task { [weak self] in
             while let self {
                 try? await Task.sleep(for: .seconds(1))
-                guard let (line, figures) = self.statusLine() else { return }
+                let output = self.state.withLock { $0.connectedSince != nil ? $0.output : nil }
+                var link: [String: Double] = [:]
+                if let output { link = await self.settings.output.linkFigures(output) }
+                guard let (line, figures) = self.statusLine(link: link) else { return }
                 self.context.events.emit(.status(line, source: self.context.componentName))
                 // The same numbers for stats outputs (JSON, metrics, summary), under the sink's name.
                 self.context.events.emit(.stats(StatsSample(stage: self.context.componentName, stream: nil, figures: figures)))
@@ -428,7 +441,8 @@ final class StreamPublisher: Sendable {
         }
     }
 
-    private func statusLine() -> (String, [String: Double])? {
+    /// `link`: what the connection says of itself (`PublishOutput.linkFigures`).
+    private func statusLine(link: [String: Double]) -> (String, [String: Double])? {
         state.withLock { state -> (String, [String: Double])? in
             if case .finished = state.phase { return nil }
             let counters = counters(&state)
@@ -441,12 +455,14 @@ final class StreamPublisher: Sendable {
             case .publishing where settings.output.waitsForCallers: condition = "waiting for a caller"
             default: condition = "connecting"
             }
-            var figures = figures(&state)
+            var figures = figures(&state).merging(link) { $1 }
             figures[StatsFigure.bitrate] = condition == "publishing" ? rate : 0
             let seconds = Int(state.publishedSoFar.seconds)
-            let line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
+            var line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
                 + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0)
                 + "  \(counters.text)  reconnects \(state.reconnects)"
+            if let rtt = link[StatsFigure.roundTrip] { line += String(format: "  rtt %.0f ms", rtt) }
+            if let lost = link[StatsFigure.packetsLost] { line += String(format: "  lost %.0f", lost) }
             return (line, figures)
         }
     }

@@ -29,7 +29,8 @@ struct WHIPOutput: PublishOutput {
 
     func muxerPad(for stream: StreamKind) -> String { "sink_%u" }
 
-    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool) throws -> (inputs: [StreamKind: Pad], output: Element) {
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
         let webrtc = try ElementCatalog.make("webrtcbin")
         try webrtc.set("bundle-policy", text: "max-bundle")
         try pipeline.add(webrtc)
@@ -56,6 +57,14 @@ struct WHIPOutput: PublishOutput {
             out.addProbe(.buffer) { info in
                 _ = session.sentBytes.add(UInt64(info.buffer?.size ?? 0), ordering: .relaxed)
                 return .ok
+            }
+            // A receiver's PLI or FIR comes up from webrtcbin as a force-key-unit event: the
+            // encoder is in the main pipeline, so the publisher asks it there.
+            if stream == .video {
+                first.addProbe(.eventUpstream) { info in
+                    if info.event?.structureName == "GstForceKeyUnit" { requestKeyframe() }
+                    return .ok
+                }
             }
             inputs[stream] = first
         }
@@ -90,8 +99,15 @@ struct WHIPOutput: PublishOutput {
         PublishCounters(sent: output.flatMap(sessions.session(for:))?.sentBytes.load(ordering: .relaxed) ?? 0)
     }
 
-    /// Connected once ICE and DTLS are up, as webrtcbin reports it: the endpoint has taken the offer.
-    func isConnected(_ output: Element?) -> Bool { output?.connectionState == .connected }
+    /// Connected once ICE and DTLS are up, as webrtcbin reports it (the endpoint has taken the
+    /// offer), and while the far end's receiver reports say it receives more: webrtcbin 1.22 keeps
+    /// saying "connected" to a peer that has gone without a word.
+    func isConnected(_ output: Element?) -> Bool {
+        guard let output, output.connectionState == .connected, let session = sessions.session(for: output) else { return false }
+        return session.isHeard()
+    }
+
+    func lastHeard(_ output: Element) -> ContinuousClock.Instant? { sessions.session(for: output)?.lastHeard }
 
     func refusal(in reason: String) -> String? {
         reason.hasPrefix(WHIPSession.refusedToken) || reason.hasPrefix(WHIPSession.noEndpoint) ? reason : nil
@@ -101,6 +117,33 @@ struct WHIPOutput: PublishOutput {
         let seconds = String(format: "%.1f s", waited.seconds)
         guard let reason else { return "the WebRTC connection to \(displayURL) did not come up in \(seconds) (ICE or DTLS failed)" }
         return "cannot publish to the WHIP endpoint \(displayURL): \(reason)"
+    }
+
+    /// From webrtcbin's statistics: what the receiver's RTCP reports say of each stream (the
+    /// longest round trip, the packets lost in all), and what it asked for again (NACKs, PLIs).
+    func linkFigures(_ output: Element) async -> [String: Double] {
+        guard let stats = await output.webRTCStats() else { return [:] }
+        var figures: [String: Double] = [:]
+        var highest = 0
+        func add(_ figure: String, _ value: Double?) { if let value { figures[figure, default: 0] += value } }
+        for field in stats.fieldNames {
+            guard let stat = stats.structure(field) else { continue }
+            switch stat.name {
+            case "remote-inbound-rtp":
+                if let rtt = stat.double("round-trip-time"), rtt > 0 {
+                    figures[StatsFigure.roundTrip] = max(figures[StatsFigure.roundTrip] ?? 0, rtt * 1000)
+                }
+                add(StatsFigure.packetsLost, stat.int("packets-lost").map(Double.init))
+                highest += stat.structure("gst-rtpsource-stats")?.int("rb-exthighestseq") ?? 0
+            case "outbound-rtp":
+                add(StatsFigure.nacks, stat.int("nack-count").map(Double.init))
+                add(StatsFigure.plis, stat.int("pli-count").map(Double.init))
+            default:
+                continue
+            }
+        }
+        sessions.session(for: output)?.receiverReported(highest: highest)
+        return figures
     }
 
     /// The pipeline has stopped: its session ends at the endpoint. On the publisher's queue, which

@@ -19,6 +19,12 @@ final class WHIPSession: Sendable {
     private let resource = Mutex<URL?>(nil)
     /// RTP bytes the payloaders handed to webrtcbin: what this connection sent.
     let sentBytes = Atomic<UInt64>(0)
+    /// The highest sequence numbers the far end's receiver reports have given (summed over the
+    /// streams), and when they last rose; nil until the connection is first seen up.
+    private let heard = Mutex<(highest: Int, at: ContinuousClock.Instant)?>(nil)
+    /// With receiver reports about once a second (RFC 3550's interval at these rates), this long
+    /// without one that says more arrived is a far end that has gone.
+    static let silenceLimit: Duration = .seconds(5)
 
     init(endpoint: URL, token: Secret?, certificate: DTLSCertificate, webrtc: Element, timeout: Duration) {
         self.endpoint = endpoint
@@ -27,6 +33,29 @@ final class WHIPSession: Sendable {
         self.webrtc = webrtc
         fetcher = HTTPFetcher(idleTimeout: timeout, followsRedirects: false)
     }
+
+    /// The far end's receiver reports, as webrtcbin's statistics last gave them.
+    func receiverReported(highest: Int) {
+        heard.withLock { heard in
+            if let last = heard, highest <= last.highest { return }
+            heard = (highest, .now)
+        }
+    }
+
+    /// Whether the far end has said, within `silenceLimit`, that it receives more (counted from
+    /// when the connection is first seen up).
+    func isHeard() -> Bool {
+        heard.withLock { heard in
+            guard let last = heard else {
+                heard = (0, .now)
+                return true
+            }
+            return ContinuousClock.now - last.at < Self.silenceLimit
+        }
+    }
+
+    /// When the far end last said it received more.
+    var lastHeard: ContinuousClock.Instant? { heard.withLock { $0?.at } }
 
     /// webrtcbin's "on-negotiation-needed".
     func negotiate() {
