@@ -53,9 +53,6 @@ public struct BroadcastShortcut: Sendable {
 
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty || !whipURLs.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
-        for url in urls where ["http", "https"].contains(uriScheme(url)) && Self.protocolOf(url) != "whip" {
-            throw SettingsError("\(url) is not a URL castline publishes to: a WHIP endpoint's path ends in /whip (or give it with --whip URL)")
-        }
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
         let whipCount = whipURLs.count + urls.filter { Self.protocolOf($0) == "whip" }.count
         if whipCount == 0, tokenEnv != nil || tokenFile != nil {
@@ -115,11 +112,10 @@ public struct BroadcastShortcut: Sendable {
     /// The sink a URL publishes with: "srt" for srt://, "whip" for an http(s) URL whose path ends
     /// in /whip, else "rtmp" (whose URL check names the schemes it takes).
     static func protocolOf(_ url: String) -> String {
-        switch uriScheme(url) {
-        case "srt": "srt"
-        case "http", "https": URLComponents(string: url)?.path.hasSuffix("/whip") == true ? "whip" : "http"
-        default: "rtmp"
-        }
+        let scheme = uriScheme(url)
+        if scheme == "srt" { return "srt" }
+        if ["http", "https"].contains(scheme), URLComponents(string: url)?.path.hasSuffix("/whip") == true { return "whip" }
+        return "rtmp"
     }
 
     private var parsedSize: (Int, Int)? {

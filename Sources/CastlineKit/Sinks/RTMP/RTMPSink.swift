@@ -55,7 +55,8 @@ public final class RTMPSink: SinkComponent {
             throw BuildError("\"\(text)\" is not a URL (try rtmps://global-live.mux.com:443/app)", at: keyPath)
         }
         guard scheme == "rtmp" || scheme == "rtmps" else {
-            throw BuildError("unknown scheme \"\(scheme)\" (use rtmp:// or rtmps://; srt:// is the srt sink's)", at: keyPath)
+            throw BuildError("unknown scheme \"\(scheme)\" (use rtmp:// or rtmps://; srt:// is the srt sink's, "
+                             + "a WHIP endpoint https://HOST/…/whip the whip sink's)", at: keyPath)
         }
         guard let host = url.host, !host.isEmpty else {
             throw BuildError("\"\(text)\" has no host (try rtmps://global-live.mux.com:443/app)", at: keyPath)
