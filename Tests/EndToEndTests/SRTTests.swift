@@ -98,7 +98,7 @@ struct SRTTests {
         let firstFile = scratch.file("first.ts")
         let first = try Self.listener(port: port, passphrase: Self.passphrase, into: firstFile)
         #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
-        let run = try Castline.start(["run", file, "--duration", "10s"], environment: ["SRT_PASSPHRASE": Self.passphrase])
+        let run = try Castline.start(["run", file, "--duration", "10s", "--stats-json", "-"], environment: ["SRT_PASSPHRASE": Self.passphrase])
         // The first listener goes once media has reached it; castline notices the loss before the second comes.
         #expect(await waitUntil(.seconds(15)) { Self.holdsMedia(firstFile) }, "nothing reached the first listener: \(run.standardError)")
         _ = await first.terminate()
@@ -116,6 +116,9 @@ struct SRTTests {
         #expect(summary.map { $0.contains(" MB sent, ") && !$0.hasPrefix("  srt0: 0.00") } == true, "\(run.standardError)")
         #expect((Self.acksReceived(run.standardError) ?? 0) > 0, "\(run.standardError)")
         #expect(!run.standardError.contains(Self.passphrase))
+        // libsrt's own figures of the link, on loopback: a round trip under 50 ms.
+        let link = jsonLines(run.standardOutput).filter { $0["stage"] as? String == "srt0" && $0["rtt_ms"] != nil }
+        #expect(!link.isEmpty && link.allSatisfy { ($0["rtt_ms"] as? Double ?? 99) < 50 && $0["packets_retransmitted"] != nil }, "\(link)")
         let media = try await ProbedMedia.probe(received)
         #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")
         #expect(media.duration >= 3, "the second listener took \(media.duration) s")

@@ -35,6 +35,7 @@ final class MetricsRecorder: Sendable {
         "acks_received": "castline_acks_received_total",
         "sent_bytes": "castline_sent_bytes_total",
         "packets_lost": "castline_packets_lost_total",
+        "packets_retransmitted": "castline_packets_retransmitted_total",
         "nack_count": "castline_nacks_total",
         "pli_count": "castline_plis_total",
     ]

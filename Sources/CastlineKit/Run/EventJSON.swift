@@ -122,11 +122,12 @@ public enum StatsFigure {
     public static let latency = "latency_s"
     /// Seconds a live HLS playlist's next segment has been overdue (absent while media comes).
     public static let waitingForMedia = "waiting_for_media_s"
-    /// A WebRTC publish's link, as its receiver reports it (RTCP): round-trip time, packets lost,
-    /// interarrival jitter; and the receiver's asks: NACKs (a packet again) and PLIs (a keyframe).
+    /// A publish's link as its protocol reports it: round-trip time and packets lost (WebRTC's
+    /// receiver reports, libsrt's figures); SRT's packets sent again; WebRTC's receiver's asks:
+    /// NACKs (a packet again) and PLIs (a keyframe).
     public static let roundTrip = "rtt_ms"
     public static let packetsLost = "packets_lost"
-    public static let jitter = "jitter_ms"
+    public static let retransmitted = "packets_retransmitted"
     public static let nacks = "nack_count"
     public static let plis = "pli_count"
 }

@@ -134,6 +134,21 @@ struct SRTOutput: PublishOutput {
         return sockets.contains { ($0.uint64("packet-ack-received") ?? 0) > 0 }
     }
 
+    /// libsrt's own figures of the link, from srtsink's stats: the longest round trip, and the
+    /// packets lost and sent again (a listener's summed over its callers).
+    func linkFigures(_ output: Element) async -> [String: Double] {
+        guard let stats = output.structure("stats") else { return [:] }
+        let sockets = isListener ? stats.structures("callers") ?? [] : [stats]
+        guard !sockets.isEmpty else { return [:] }
+        var figures = [StatsFigure.packetsLost: 0.0, StatsFigure.retransmitted: 0.0]
+        for socket in sockets {
+            if let rtt = socket.double("rtt-ms") { figures[StatsFigure.roundTrip] = max(figures[StatsFigure.roundTrip] ?? 0, rtt) }
+            figures[StatsFigure.packetsLost, default: 0] += Double(socket.int("packets-sent-lost") ?? 0)
+            figures[StatsFigure.retransmitted, default: 0] += Double(socket.int("packets-retransmitted") ?? 0)
+        }
+        return figures
+    }
+
     /// srtsink says the same for a refused passphrase and for nobody listening.
     func refusal(in reason: String) -> String? { nil }
 
