@@ -132,7 +132,7 @@ struct MonitorTests {
         let scratch = try Scratch()
         let server = try await HLSBadInputTests.HostileServer(scratch: scratch)
         defer { Task { await server.stop() } }
-        let process = try Castline.start(["monitor", server.url("stops.m3u8"), "--audio-only", "--duration", "23s", "--stats-json", "-"])
+        let process = try Castline.start(["monitor", server.url("stops.m3u8"), "--audio-only", "--duration", "14s", "--stats-json", "-"])
         let status = await process.waitForExit(timeout: .seconds(60))
         await process.waitForOutput()
         #expect(status == 0, "\(process.standardError)")
@@ -143,12 +143,12 @@ struct MonitorTests {
         let alarms = jsonLines(process.standardOutput).filter { ($0["event"] as? String)?.hasPrefix("alarm-") == true }
         try #require(alarms.map { "\($0["event"] ?? "") \($0["kind"] ?? "")" } == ["alarm-raised stalled", "alarm-cleared stalled"],
                      "\(alarms) \(process.standardError)")
-        // The last new segment is listed at 8 s: the next is 1.5 target durations (3 s) late at 11 s.
+        // The last new segment is listed at 4 s: the next is 1.5 target durations (3 s) late at 7 s.
         let raised = try #require(seconds(alarms[0]["ts"]))
-        #expect(raised >= 11 && raised <= 12, "stalled raised \(raised) s after the playlist was first read")
-        // The next segment is listed at 18 s.
+        #expect(raised >= 7 && raised <= 8, "stalled raised \(raised) s after the playlist was first read")
+        // The next segment is listed at 12 s.
         let cleared = try #require(seconds(alarms[1]["ts"]))
-        #expect(cleared >= 18 && cleared <= 19, "stalled cleared \(cleared) s after the playlist was first read")
+        #expect(cleared >= 12 && cleared <= 13, "stalled cleared \(cleared) s after the playlist was first read")
     }
 
     @Test("a bad --alarms file: its line and column, exit 2; an unknown --fail-on kind is refused with the kinds")

@@ -8,7 +8,7 @@ Paths:
   /garbage.m3u8         a live playlist whose segments are random bytes
   /turns-404.m3u8       a live playlist whose segments are real until 6 s after it was first asked for, then 404
   /stops.m3u8           a live playlist that lists a new 2 s segment every 2 s from when it was first asked
-                        for (prints "stops began EPOCH"), none from 8 s to 18 s, then one every 2 s again
+                        for (prints "stops began EPOCH"), none from 4 s to 12 s, then one every 2 s again
   /empty.m3u8           a live playlist that lists no segment
   /huge-line.m3u8       a playlist with a 2 MB line
   /big.m3u8             a live playlist of 100,000 segments (each one SEGMENT_TS); the window moves on
@@ -29,9 +29,9 @@ STOPS = None
 
 
 def stops_sequence():
-    """The newest media sequence /stops.m3u8 lists: its clock stands still from 8 s to 16 s."""
+    """The newest media sequence /stops.m3u8 lists: its clock stands still from 4 s to 10 s."""
     elapsed = time.time() - STOPS
-    moving = elapsed if elapsed < 8 else 8 if elapsed < 16 else elapsed - 8
+    moving = elapsed if elapsed < 4 else 4 if elapsed < 10 else elapsed - 6
     return 1000 + int(moving / 2)
 
 

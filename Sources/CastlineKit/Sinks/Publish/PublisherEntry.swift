@@ -1,4 +1,5 @@
 import GstKit
+import Synchronization
 import Timing
 
 extension StreamPublisher {
@@ -34,5 +35,26 @@ extension StreamPublisher {
             }
         }
         return (bin, publisher)
+    }
+}
+
+/// A publishing sink's publisher, once its bin is made: what `srt` and `whip` keep of it.
+final class PublisherSlot: Sendable {
+    private let publisher = Mutex<StreamPublisher?>(nil)
+
+    /// The sink's bin (see `StreamPublisher.entry`), its publisher kept here.
+    func makeBin(inputs: [StreamKind: StreamForm], name: String, framing: (StreamKind) -> String?, output: any PublishOutput,
+                 maxReconnects: Int?, context: ComponentContext) throws -> Bin {
+        let (bin, made) = try StreamPublisher.entry(inputs: inputs, name: name, framing: framing, output: output,
+                                                    maxReconnects: maxReconnects, context: context)
+        publisher.withLock { $0 = made }
+        return bin
+    }
+
+    /// The publishing pipeline as it would be built, for `graph --gst`.
+    var ownPipelines: [Pipeline] { publisher.withLock { $0 }?.unstartedPipeline().map { [$0] } ?? [] }
+
+    func finish(drain: Duration) async -> SinkVerdict {
+        await publisher.withLock { $0 }?.finish(drain: drain) ?? .quiet
     }
 }

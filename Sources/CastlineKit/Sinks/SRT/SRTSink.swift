@@ -1,7 +1,6 @@
 import Foundation
 import GstKit
 import PipelineConfig
-import Synchronization
 
 /// Publishes H.264/AAC in MPEG-TS over SRT: as a caller to a listener (an ingest, a relay,
 /// `ffmpeg -i srt://:PORT?mode=listener`), or as a listener a player calls (`?mode=listener`).
@@ -18,7 +17,7 @@ public final class SRTSink: SinkComponent {
     let output: SRTOutput
     let maxReconnects: Int?
     let context: ComponentContext
-    private let publisher = Mutex<StreamPublisher?>(nil)
+    private let publisher = PublisherSlot()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -42,18 +41,14 @@ public final class SRTSink: SinkComponent {
 
     /// Appsinks in the main pipeline; the publishing pipeline is the `StreamPublisher`'s.
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
-        let (bin, publisher) = try StreamPublisher.entry(
-            inputs: inputs, name: name,
-            framing: { [self] in framing(for: $0) },
-            output: output, maxReconnects: maxReconnects, context: context)
-        self.publisher.withLock { $0 = publisher }
-        return bin
+        try publisher.makeBin(inputs: inputs, name: name, framing: { [self] in framing(for: $0) }, output: output,
+                              maxReconnects: maxReconnects, context: context)
     }
 
-    public var ownPipelines: [Pipeline] { publisher.withLock { $0 }?.unstartedPipeline().map { [$0] } ?? [] }
+    public var ownPipelines: [Pipeline] { publisher.ownPipelines }
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
-        await publisher.withLock { $0 }?.finish(drain: .seconds(5)) ?? .quiet
+        await publisher.finish(drain: .seconds(5))
     }
 }
 

@@ -1,7 +1,6 @@
 import Foundation
 import GstKit
 import PipelineConfig
-import Synchronization
 
 /// Publishes over WebRTC to a WHIP endpoint (RFC 9725): MediaMTX, Cloudflare Stream, OBS's and
 /// FFmpeg's peers. H.264 as the encode stage makes it (constrained baseline, which every WebRTC
@@ -21,7 +20,7 @@ public final class WHIPSink: SinkComponent {
     let maxReconnects: Int?
     let certificate: DTLSCertificate
     let context: ComponentContext
-    private let publisher = Mutex<StreamPublisher?>(nil)
+    private let publisher = PublisherSlot()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let options = spec.options
@@ -58,17 +57,13 @@ public final class WHIPSink: SinkComponent {
         var audio: Codec?
         if case .encoded(let codec)? = inputs[.audio] { audio = codec }
         let output = WHIPOutput(endpoint: endpoint, token: token, audio: audio, certificate: certificate, timeout: timeout)
-        let (bin, publisher) = try StreamPublisher.entry(
-            inputs: inputs, name: name,
-            framing: { [self] in framing(for: $0) },
-            output: output, maxReconnects: maxReconnects, context: context)
-        self.publisher.withLock { $0 = publisher }
-        return bin
+        return try publisher.makeBin(inputs: inputs, name: name, framing: { [self] in framing(for: $0) }, output: output,
+                              maxReconnects: maxReconnects, context: context)
     }
 
-    public var ownPipelines: [Pipeline] { publisher.withLock { $0 }?.unstartedPipeline().map { [$0] } ?? [] }
+    public var ownPipelines: [Pipeline] { publisher.ownPipelines }
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
-        await publisher.withLock { $0 }?.finish(drain: .seconds(2)) ?? .quiet
+        await publisher.finish(drain: .seconds(2))
     }
 }
