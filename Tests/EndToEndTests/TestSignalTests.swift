@@ -39,6 +39,31 @@ struct TestSignalTests {
         }
     }
 
+    @Test("ten minutes of the test signal (tone, beeps, clock code; bars, moving caption, flashes) through the alarms stage: no alarm, near line-up level")
+    func noFalseAlarms() async throws {
+        let scratch = try Scratch()
+        // Made as fast as the pipeline runs (`live: false`, a sink off the clock): ten minutes of
+        // media (--duration counts media) in seconds. A small picture: the checks judge the same bars and caption.
+        let pipeline = try scratch.write("signal.yaml", """
+            version: 1
+            name: signal
+            source: { test: { live: false, video: { width: 160, height: 90, fps: 10 }, audio: {} } }
+            stages: [ { alarms: { every: 1s } } ]
+            sinks: [ { null: { sync: false } } ]
+            """)
+        let run = try await Castline.run(["run", pipeline, "--duration", "600s", "--stats-json", "-"], timeout: .seconds(90))
+        #expect(run.status == 0, "\(run.stderr)")
+        let events = jsonLines(run.stdout)
+        let alarms = events.filter { ($0["event"] as? String)?.hasPrefix("alarm-") == true }
+        #expect(alarms.isEmpty, "\(alarms.prefix(5))")
+        let loudness = events.filter { $0["stream"] as? String == "audio" && $0["loudness_i_lufs"] != nil }
+        let integrated = try #require(loudness.last?["loudness_i_lufs"] as? Double, "\(run.stderr)")
+        let shortTerm = loudness.compactMap { $0["loudness_s_lufs"] as? Double }
+        // Near EBU R68's line-up level (-18), and under R128's "loud" (8 LU over -23) by a margin.
+        #expect((-21.0)...(-16.5) ~= integrated, "integrated \(integrated) LUFS")
+        #expect(!shortTerm.isEmpty && shortTerm.allSatisfy { $0 < -16.5 }, "short-term \(shortTerm.max() ?? 0) LUFS at most")
+    }
+
     @Test("caption: still stays top left; the default caption moves across the top")
     func stillCaptionStays() async throws {
         let scratch = try Scratch()

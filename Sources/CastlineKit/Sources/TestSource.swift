@@ -46,7 +46,7 @@ public final class TestSource: SourceComponent {
 
     public struct Audio: Sendable {
         public static let tone = ConfigOption<Double>("tone", .double(20...10_000), default: 1000, help: "tone frequency in Hz")
-        // 0.08 (-22 dBFS): with its beeps the signal reads about -19 LUFS, near EBU R68's line-up
+        // 0.08 (-22 dBFS): with its beeps the signal reads about -17.5 LUFS, near EBU R68's line-up
         // level, so a loudness check at the R128 target (-23 LUFS) does not call it loud.
         public static let volume = ConfigOption<Double>("volume", .double(0...1), default: 0.08, help: "tone volume, 0 to 1 (the beeps are 3 times as loud)")
         public static let beep = ConfigOption<Duration>("beep", default: .seconds(1),
