@@ -1,18 +1,13 @@
 import GstKit
 
-/// Where a `StreamPublisher` sends: the muxer and network sink at the end of its own
-/// pipeline, and how to read their counters and failures. RTMP is flvmux into
-/// rtmp2sink (`RTMPOutput`), SRT mpegtsmux into srtsink (`SRTOutput`).
+/// Where a `StreamPublisher` sends: the elements at the end of its own pipeline, and how to
+/// read their counters and failures. RTMP is flvmux into rtmp2sink (`RTMPOutput`), SRT
+/// mpegtsmux into srtsink (`SRTOutput`), WHIP payloaders into webrtcbin (`WHIPOutput`).
 protocol PublishOutput: Sendable {
-    /// `rtmp`, `srt`: how messages name the publish.
+    /// `rtmp`, `srt`, `whip`: how messages name the publish.
     var scheme: String { get }
     /// Where it publishes, no secret in it.
     var displayURL: String { get }
-    /// The muxer and the network sink, not yet linked. A `picture` (for `graph --gst`) carries
-    /// no secret: the real address, key and passphrase are read only for a real publish.
-    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element)
-    /// The muxer's request pad for a stream.
-    func muxerPad(for stream: StreamKind) -> String
     /// What the output has sent and what the far end has confirmed of it, on this connection.
     func counters(_ output: Element?) -> PublishCounters
     /// The far end has taken the stream, as the output itself reports it (rtmp2sink once the
@@ -27,9 +22,9 @@ protocol PublishOutput: Sendable {
     /// nil when nothing answered at all within `waited`.
     func neverConnected(reason: String?, waited: Duration) -> String
     /// Builds the output's end of a publishing pipeline in `pipeline`: the pad each stream's
-    /// appsrc feeds, and the element `counters` and `isConnected` read. By default the muxer
-    /// and network sink of `makeElements`, linked. `requestKeyframe` asks the encoder for one
-    /// (a WebRTC receiver's PLI or FIR).
+    /// appsrc feeds, and the element `counters` and `isConnected` read. A `picture` (for
+    /// `graph --gst`) carries no secret. `requestKeyframe` asks the encoder for one (a WebRTC
+    /// receiver's PLI or FIR).
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
                requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element)
     /// When the far end was last heard to take the stream, where the output knows it (the time
@@ -43,6 +38,21 @@ protocol PublishOutput: Sendable {
 }
 
 extension PublishOutput {
+    func closed(_ output: Element) {}
+    func linkFigures(_ output: Element) async -> [String: Double] { [:] }
+    func lastHeard(_ output: Element) -> ContinuousClock.Instant? { nil }
+}
+
+/// An output that is a muxer into a network sink (RTMP, SRT): its `build` links them.
+protocol MuxedOutput: PublishOutput {
+    /// The muxer and the network sink, not yet linked. A `picture` carries no secret: the real
+    /// address, key and passphrase are read only for a real publish.
+    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element)
+    /// The muxer's request pad for a stream.
+    func muxerPad(for stream: StreamKind) -> String
+}
+
+extension MuxedOutput {
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
                requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
         let (muxer, output) = try makeElements(picture: picture)
@@ -57,10 +67,6 @@ extension PublishOutput {
         }
         return (inputs, output)
     }
-
-    func closed(_ output: Element) {}
-    func linkFigures(_ output: Element) async -> [String: Double] { [:] }
-    func lastHeard(_ output: Element) -> ContinuousClock.Instant? { nil }
 }
 
 /// What a publish has sent, and what its far end confirmed taking: an RTMP server acknowledges

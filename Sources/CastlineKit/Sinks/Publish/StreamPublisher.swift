@@ -1,12 +1,13 @@
-// Over 400 lines: the publish's one phase machine (start, retries, finish) and the counters it
-// keeps across connections share one private State under one lock, and read best whole; building
-// the pipeline is in `PublishingPipeline`, what the far end says in `PublishOutput`.
+// Over 400 lines: the publish's one phase machine (start, retries, finish) and what it keeps
+// across connections (counters, published time, when the far end was last heard) share one
+// private State under one lock, and read best whole; building the pipeline is in
+// `PublishingPipeline`, what the far end says in `PublishOutput`.
 import Timing
 import Foundation
 import GstKit
 import Synchronization
 
-/// Publishes encoded streams (over RTMP or SRT, see `PublishOutput`) in a pipeline of its
+/// Publishes encoded streams (over RTMP, SRT or WHIP, see `PublishOutput`) in a pipeline of its
 /// own, fed from the main pipeline's appsinks. rtmp2sink does not reconnect, and a network
 /// sink's errors would stop the live sources if it sat in the main pipeline; here a failure
 /// tears down only this pipeline, and a new one is built after a backoff, resuming on a

@@ -1,7 +1,7 @@
 import GstKit
 
 /// RTMP's end of a publishing pipeline: flvmux into rtmp2sink.
-struct RTMPOutput: PublishOutput {
+struct RTMPOutput: MuxedOutput {
     /// What rtmp2sink connects to, key included: never shown.
     let location: @Sendable () throws -> String
     let insecureTLS: Bool

@@ -53,7 +53,7 @@ public final class SRTSink: SinkComponent {
 }
 
 /// SRT's end of a publishing pipeline: mpegtsmux into srtsink.
-struct SRTOutput: PublishOutput {
+struct SRTOutput: MuxedOutput {
     /// `srt://host:port` with the mode, no passphrase in it.
     let uri: String
     let passphrase: Secret?

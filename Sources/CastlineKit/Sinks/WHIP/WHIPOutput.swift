@@ -23,12 +23,6 @@ struct WHIPOutput: PublishOutput {
     /// The payload types offered: dynamic ones, as browsers number them.
     static let videoPayload = 96, audioPayload = 111
 
-    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
-        throw BuildError("internal: WHIP builds its own elements")
-    }
-
-    func muxerPad(for stream: StreamKind) -> String { "sink_%u" }
-
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
                requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
         let webrtc = try ElementCatalog.make("webrtcbin")
