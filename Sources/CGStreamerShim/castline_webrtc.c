@@ -6,6 +6,7 @@
 typedef struct { gint type; GstSDPMessage *sdp; } castline_session_description;
 enum { castline_sdp_offer = 1, castline_sdp_answer = 3 };
 enum { castline_gathering_complete = 2 };
+enum { castline_recvonly = 3 };  // GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY
 
 typedef struct {
     GstElement *webrtc;
@@ -103,6 +104,14 @@ gboolean castline_webrtc_set_answer(GstElement *webrtc, const gchar *sdp, gchar 
     gst_sdp_message_free(message);
     g_signal_emit_by_name(webrtc, "set-remote-description", answer, NULL);
     g_boxed_free(type, answer);
+    return TRUE;
+}
+
+gboolean castline_webrtc_add_receiver(GstElement *webrtc, GstCaps *caps) {
+    GObject *transceiver = NULL;
+    g_signal_emit_by_name(webrtc, "add-transceiver", castline_recvonly, caps, &transceiver);
+    if (transceiver == NULL) return FALSE;
+    g_object_unref(transceiver);
     return TRUE;
 }
 

@@ -47,6 +47,11 @@ extension Element {
         }
     }
 
+    /// webrtcbin: a receive-only transceiver offering `caps` (a structure per codec, preferred first).
+    public func addReceiver(_ caps: Caps) throws(GstError) {
+        guard castline_webrtc_add_receiver(pointer, caps.pointer) != 0 else { throw .other("webrtcbin took no transceiver for \(caps)") }
+    }
+
     /// webrtcbin's peer connection state.
     public var connectionState: WebRTC.ConnectionState? { int("connection-state").flatMap(WebRTC.ConnectionState.init) }
 

@@ -5,13 +5,13 @@ import CastlineKit
 struct ListenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "listen",
-        abstract: "Play a live HLS, RTMP or SRT stream (or VOD HLS) from the live edge, to the speakers, a window, a file, or nowhere (a shortcut for a pipeline file).",
+        abstract: "Play a live HLS, RTMP, SRT or WebRTC (WHEP) stream (or VOD HLS) from the live edge, to the speakers, a window, a file, or nowhere (a shortcut for a pipeline file).",
         discussion: """
             Keys, when stdin is a terminal: \(PipelineFiles.keyHelp).
             --print-pipeline prints the pipeline file these flags make.
             """)
 
-    @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), or an RTMP or SRT stream: rtmp://HOST/app with --key-env, srt://HOST:PORT.")
+    @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT), or a WHEP endpoint (https://HOST/…/whep).")
     var url: String
     @Option(help: ArgumentHelp("rtmp: read the stream key, added to the URL's path, from this environment variable.", valueName: "VAR"))
     var keyEnv: String?
@@ -19,6 +19,10 @@ struct ListenCommand: AsyncParsableCommand {
     var keyFile: String?
     @Option(help: ArgumentHelp("srt: the passphrase is in this environment variable.", valueName: "VAR"))
     var passphraseEnv: String?
+    @Option(help: ArgumentHelp("whep: the bearer token, from this environment variable.", valueName: "VAR"))
+    var tokenEnv: String?
+    @Option(help: ArgumentHelp("whep: the bearer token, from this file.", valueName: "path"))
+    var tokenFile: String?
     @Flag(help: "Audio only: video is not decoded, nor downloaded when the playlist has an audio-only rendition.")
     var audioOnly = false
     @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
@@ -57,7 +61,7 @@ struct ListenCommand: AsyncParsableCommand {
         var made = ListenShortcut(url: url)
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
-        made.timeout = timeout
+        (made.timeout, made.tokenEnv, made.tokenFile) = (timeout, tokenEnv, tokenFile)
         (made.name, made.stats) = (name, stats.settings)
         made.figuresWatched = Terminal.stderrIsTerminal || control.ui
         (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, keyEnv, keyFile, passphraseEnv)

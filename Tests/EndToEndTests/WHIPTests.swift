@@ -13,12 +13,14 @@ struct WHIPTests {
         let folder: String
 
         /// `port`: another endpoint's, after it has gone (a server restarted); nil: a free one.
-        init(scratch: Scratch, token: String?, port: Int? = nil) async throws {
+        /// `source`: the media file a WHEP session sends.
+        init(scratch: Scratch, token: String?, port: Int? = nil, source: String? = nil) async throws {
             let port = try port ?? FreePort.find()
             self.port = port
             folder = scratch.path
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/whip_server.py").path
-            process = ChildProcess(executable: ControlPageTests.python, arguments: [script, "\(port)", folder] + (token.map { [$0] } ?? []))
+            process = ChildProcess(executable: ControlPageTests.python, arguments: [script, "\(port)", folder] + (token.map { ["--token", $0] } ?? [])
+                                       + (source.map { ["--source", $0] } ?? []))
             try process.start()
             guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(20)) else {
                 await process.terminate()

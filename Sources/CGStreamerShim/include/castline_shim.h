@@ -72,6 +72,8 @@ typedef void (*castline_sdp_ready)(gchar *sdp, const gchar *error, gpointer data
 void castline_webrtc_offer(GstElement *webrtc, castline_sdp_ready ready, gpointer data);
 // Sets an answer as the remote description; FALSE (and `error`, g_free it) when it does not parse.
 gboolean castline_webrtc_set_answer(GstElement *webrtc, const gchar *sdp, gchar **error);
+// Adds a receive-only transceiver offering `caps` (one structure per codec, in order of preference).
+gboolean castline_webrtc_add_receiver(GstElement *webrtc, GstCaps *caps);
 // The transceiver behind a webrtcbin sink or src pad: its direction, by nick ("sendonly", "recvonly").
 gboolean castline_webrtc_set_direction(GstPad *pad, const gchar *direction);
 // webrtcbin's "get-stats": `ready` gets a copy of the reply (gst_structure_free it), or NULL,

@@ -1,4 +1,5 @@
 import CastlineKit
+import Foundation
 import StagePlugins
 
 /// `castline listen`'s flags as the pipeline file they stand for.
@@ -9,6 +10,9 @@ public struct ListenShortcut: Sendable {
     public var keyFile: String?
     /// srt: the environment variable holding the passphrase.
     public var passphraseEnv: String?
+    /// whep: where the bearer token comes from (the environment, or a file).
+    public var tokenEnv: String?
+    public var tokenFile: String?
     public var audioOnly = false
     public var record: String?
     /// Where it plays.
@@ -48,7 +52,17 @@ public struct ListenShortcut: Sendable {
         ["rtmp", "rtmps", "srt"].contains(uriScheme(url))
     }
 
+    /// A WHEP endpoint: an http(s) URL whose path ends in /whep.
+    var isWHEP: Bool {
+        ["http", "https"].contains(uriScheme(url)) && URLComponents(string: url)?.path.hasSuffix("/whep") == true
+    }
+
     public func validate() throws(SettingsError) {
+        if isWHEP, rendition != "auto" { throw SettingsError("--rendition is for HLS; a WHEP stream has one rendition") }
+        if !isWHEP, tokenEnv != nil || tokenFile != nil {
+            throw SettingsError("--token-env and --token-file are for WHEP endpoints (an http(s) URL whose path ends in /whep)")
+        }
+        if tokenEnv != nil, tokenFile != nil { throw SettingsError("give --token-env or --token-file, not both") }
         if isIngestInput {
             if rendition != "auto" { throw SettingsError("--rendition is for HLS; an RTMP or SRT stream has one rendition") }
             if waitForLive { throw SettingsError("--wait-for-live is for HLS; an RTMP or SRT stream is waited for as it connects") }
@@ -80,7 +94,7 @@ public struct ListenShortcut: Sendable {
             sinks.append(ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, record); $0.set(FileSink.sync, true) })
         }
         var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)
-        let source = isIngestInput
+        let source = isWHEP ? try whepInput(&secrets) : isIngestInput
             ? try ingestInput(&secrets)
             : ComponentSpec(kind: HLSSource.kind) { options in
                 options.set(HLSSource.url, url)
@@ -111,6 +125,18 @@ public struct ListenShortcut: Sendable {
             options.set(Credentials.passphrase, try secrets.read(passphraseEnv, flag: "--passphrase-env"))
         }
         return ComponentSpec(kind: URISource.kind, options: options, keyPath: URISource.kind)
+    }
+
+    /// The whep source, its token read where the user said.
+    private func whepInput(_ secrets: inout FlagSecrets) throws(ConfigError) -> ComponentSpec {
+        var options = OptionValues()
+        options.set(WHEPSource.url, url)
+        if let tokenEnv { options.set(Credentials.token, try secrets.read(tokenEnv, flag: "--token-env")) }
+        if let tokenFile { options.set(Credentials.tokenFile, tokenFile) }
+        options.set(HLSSource.waitForLive, waitForLive)
+        options.set(HLSSource.endAfter, endAfter)
+        if let timeout { options.set(WHIPSink.timeout, timeout) }
+        return ComponentSpec(kind: WHEPSource.kind, options: options, keyPath: WHEPSource.kind)
     }
 
     /// The stats stage the stats outputs, or the status line, need.

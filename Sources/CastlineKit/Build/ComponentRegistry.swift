@@ -11,7 +11,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
     public let commands: [StageCommand]
 
     public init(stages: [any Stage.Type]) {
-        sources = [TestSource.self, FileSource.self, URISource.self, HLSSource.self, CaptureSource.self]
+        sources = [TestSource.self, FileSource.self, URISource.self, HLSSource.self, CaptureSource.self, WHEPSource.self]
         sinks = [NullSink.self, FileSink.self, AudioSink.self, VideoSink.self, RTMPSink.self, SRTSink.self, WHIPSink.self]
         self.stages = stages
         commands = stages.compactMap { $0 as? any ControllableStage.Type }.flatMap { $0.commands }

@@ -57,10 +57,34 @@ enum Conversion {
     /// Parser and decoder for a known codec, then a raw converter.
     static func decoder(_ stream: StreamKind, codec: Codec?, name: String) throws -> Bin {
         let converter = stream == .video ? ["videoconvert"] : ["audioconvert", "audioresample"]
-        guard let codec, let factories = decoderFactories[codec] else {
-            throw BuildError("cannot decode \(codec?.rawValue ?? "an unknown codec") \(stream) (give the stream a known codec)")
+        guard let codec else { return try anyDecoder(name, converter: converter) }
+        guard let factories = decoderFactories[codec] else {
+            throw BuildError("cannot decode \(codec.rawValue) \(stream) (give the stream a known codec)")
         }
-        return try BinChain.make(name, factories: factories + converter)
+        let elements = try (factories + converter).map { try ElementCatalog.make($0) }
+        if stream == .audio { try elements[factories.count - 1].set("tolerance", Int64(audioTolerance.nanoseconds)) }
+        return try BinChain.make(name, elements)
+    }
+
+    /// An audio decoder's output runs on from its sample count while its input's stamps stay
+    /// this close: a WebRTC jitter buffer stamps a packet up to ±20 ms off, and what times
+    /// sound by its stamps (the sound-clock reader) would see gaps that are not there.
+    static let audioTolerance = ClockTime(Duration.milliseconds(40))
+
+    /// For a codec known only once media flows (a WebRTC answer picks one): decodebin finds the
+    /// decoder then, and links it to the converter.
+    private static func anyDecoder(_ name: String, converter: [String]) throws -> Bin {
+        let decoder = try ElementCatalog.make("decodebin")
+        let converters = try BinChain.make("\(name)-convert", factories: converter)
+        let bin = Bin(name: name)
+        try bin.add(decoder, converters)
+        try bin.ghost(decoder.staticPad("sink"), as: "sink")
+        try bin.ghost(converters.staticPad("src"), as: "src")
+        decoder.onPadAdded { pad in
+            guard let sink = converters.staticPad("sink"), !sink.isLinked else { return pad.discardData() }
+            try? pad.link(sink)
+        }
+        return bin
     }
 
     static let parserFactories: [Codec: String] = [

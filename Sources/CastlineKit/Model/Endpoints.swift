@@ -18,6 +18,9 @@ public protocol SourceComponent: ComponentDescription {
     /// no end-of-stream into the pipeline: that takes the pipeline's state lock, and a looping
     /// file's decoder being replaced at that moment deadlocked against it (seen in FileLoopTests).
     var endsStreamsOnStop: Bool { get }
+    /// Called once its part of the run is over (the run ended, or a swap replaced the source):
+    /// ends what it holds open at the far end (a WHEP session).
+    nonisolated(nonsending) func finish() async
     /// A bin with one src ghost pad per stream in `streams` (what `streams()` said), named after it.
     func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin
 }
@@ -63,6 +66,7 @@ extension SourceComponent {
     public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
     public func willStop() {}
     public var endsStreamsOnStop: Bool { false }
+    nonisolated(nonsending) public func finish() async {}
 }
 
 extension SinkComponent {

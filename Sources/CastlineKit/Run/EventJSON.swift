@@ -130,4 +130,9 @@ public enum StatsFigure {
     public static let retransmitted = "packets_retransmitted"
     public static let nacks = "nack_count"
     public static let plis = "pli_count"
+    /// A WebRTC player's side of its link (stage: the whep source's name): RTP packets received,
+    /// and the interarrival jitter (RFC 3550) of its most jittery stream; the packets lost, NACKs
+    /// and PLIs above are then what it missed and asked for.
+    public static let packetsReceived = "packets_received"
+    public static let rtpJitter = "rtp_jitter_ms"
 }

@@ -185,6 +185,7 @@ struct GraphSwap {
         for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }
         if !keptEntries.isEmpty { _ = await arrived.wait(timeout: .seconds(5)) }
         let took = ContinuousClock.now - started
+        if keptChain == 0 { await old.plan.source.component.finish() }
         for part in retiredSinks {
             switch await part.component.finish(completed: true) {
             case .quiet: break

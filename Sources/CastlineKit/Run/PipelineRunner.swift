@@ -345,8 +345,10 @@ public actor PipelineRunner {
             for task in tasks { task.cancel() }
             // Sinks built before a stop that came while the graph was starting are finished too.
             let sinks = (built?.plan ?? planned).sinks
+            let source = (built?.plan ?? planned).source.component
             // A sink's finish may wait (an RTMP publish drains up to 5 s): awaited, not blocking the driver.
             Task {
+                await source.finish()
                 var reports: [RunInput.SinkReport] = []
                 for part in sinks {
                     reports.append(.init(keyPath: part.spec.keyPath, verdict: await part.component.finish(completed: completed)))

@@ -1,17 +1,21 @@
-"""A WHIP endpoint (RFC 9725) played by aiortc, an independent WebRTC stack, for castline's tests.
+"""A WHIP (RFC 9725) and WHEP endpoint played by aiortc, an independent WebRTC stack, for castline's tests.
 
-usage: whip_server.py PORT OUT_FOLDER [TOKEN]
+usage: whip_server.py PORT OUT_FOLDER [--token TOKEN] [--source MEDIA_FILE]
   POST /whip            the offer in, the answer out: 201, Location: whip/session/N (relative);
-                        with TOKEN, anything but "Authorization: Bearer TOKEN" is 401.
+                        with --token, anything but "Authorization: Bearer TOKEN" is 401 (WHEP too).
                         aiortc decodes what arrives: the sound is written to OUT_FOLDER/session-N.wav,
                         the pictures are counted (the codecs on the wire are printed, from the answer).
+  POST /whep            a player's offer in, and sent back, as aiortc encodes it: what the latest WHIP
+                        session publishes (relayed, as a server does), else MEDIA_FILE (looped);
+                        201, Location: whep/session/N; 404 while there is neither (as MediaMTX answers)
   POST /moved           307 to /whip
-  DELETE /whip/session/N  ends session N
+  DELETE /whip/session/N, /whep/session/N  ends session N
   anything else         404
 Says on stderr "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
 "connected N", "deleted N", "video N FRAMES WxH", "closed N" (the WAV file is complete).
 aiortc's MediaRecorder is not used: its re-encoding crashed the process now and then (PyAV).
 """
+import argparse
 import asyncio
 import itertools
 import faulthandler
@@ -22,13 +26,20 @@ import wave
 
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc.contrib.media import MediaPlayer, MediaRelay
 from aiortc.mediastreams import MediaStreamError
 
 faulthandler.enable()
-PORT = int(sys.argv[1])
-OUT = sys.argv[2]
-TOKEN = sys.argv[3] if len(sys.argv) > 3 else None
+arguments = argparse.ArgumentParser()
+arguments.add_argument("port", type=int)
+arguments.add_argument("out")
+arguments.add_argument("--token")
+arguments.add_argument("--source")
+options = arguments.parse_args()
+PORT, OUT, TOKEN = options.port, options.out, options.token
 sessions = {}
+relay = MediaRelay()
+published = {}  # kind: the track the latest WHIP session publishes
 numbers = itertools.count(1)
 
 
@@ -62,7 +73,8 @@ async def whip(request):
 
     @pc.on("track")
     def on_track(track):
-        session["tasks"].append(asyncio.ensure_future(receive(track, number, session)))
+        published[track.kind] = track
+        session["tasks"].append(asyncio.ensure_future(receive(relay.subscribe(track), number, session)))
 
     @pc.on("connectionstatechange")
     async def on_state():
@@ -75,6 +87,38 @@ async def whip(request):
     say(f"codecs {number} " + " ".join(negotiated_codecs(pc.localDescription.sdp)))
     return web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
                         headers={"Location": f"whip/session/{number}"})
+
+
+async def whep(request):
+    if TOKEN is not None and request.headers.get("Authorization") != f"Bearer {TOKEN}":
+        return web.Response(status=401, text="unauthorized")
+    if not published and not options.source:
+        return web.Response(status=404, text="no stream is published")
+    offer = await request.text()
+    number = next(numbers)
+    say(f"offer {number}")
+    pc = RTCPeerConnection()
+    player = MediaPlayer(options.source, loop=True) if options.source and not published else None
+    sessions[number] = {"pc": pc, "tasks": [], "video": [0, ""], "player": player}
+
+    @pc.on("connectionstatechange")
+    async def on_state():
+        if pc.connectionState == "connected":
+            say(f"connected {number}")
+
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+    for transceiver in pc.getTransceivers():
+        if player is not None:
+            track = player.audio if transceiver.kind == "audio" else player.video
+        else:
+            track = relay.subscribe(published[transceiver.kind]) if transceiver.kind in published else None
+        if track is not None:
+            pc.addTrack(track)
+    answer = await pc.createAnswer()
+    await pc.setLocalDescription(answer)
+    say(f"codecs {number} " + " ".join(negotiated_codecs(pc.localDescription.sdp)))
+    return web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
+                        headers={"Location": f"whep/session/{number}"})
 
 
 async def moved(request):
@@ -111,6 +155,10 @@ async def delete(request):
     session = sessions.pop(number)
     say(f"deleted {number}")
     await session["pc"].close()
+    player = session.get("player")
+    for track in (player.audio, player.video) if player is not None else ():
+        if track is not None:
+            track.stop()
     await asyncio.gather(*session["tasks"], return_exceptions=True)
     frames, size = session["video"]
     say(f"video {number} {frames} {size}")
@@ -121,7 +169,9 @@ async def delete(request):
 app = web.Application()
 app.router.add_post("/whip", whip)
 app.router.add_post("/moved", moved)
+app.router.add_post("/whep", whep)
 app.router.add_delete("/whip/session/{number}", delete)
+app.router.add_delete("/whep/session/{number}", delete)
 
 
 async def main():

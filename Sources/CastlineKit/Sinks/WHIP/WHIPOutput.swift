@@ -104,7 +104,7 @@ struct WHIPOutput: PublishOutput {
     func lastHeard(_ output: Element) -> ContinuousClock.Instant? { sessions.session(for: output)?.lastHeard }
 
     func refusal(in reason: String) -> String? {
-        reason.hasPrefix(WHIPSession.refusedToken) || reason.hasPrefix(WHIPSession.noEndpoint) ? reason : nil
+        WHIPSession.isRefusal(reason) ? reason : nil
     }
 
     func neverConnected(reason: String?, waited: Duration) -> String {

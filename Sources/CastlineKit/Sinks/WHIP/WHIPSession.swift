@@ -4,12 +4,14 @@ import HTTPClient
 import PipelineConfig
 import Synchronization
 
-/// One WHIP session (RFC 9725) for one webrtcbin: when webrtcbin asks to negotiate, its offer
-/// (ICE gathered, no trickle) is POSTed to the endpoint and the answer set; the resource the
-/// endpoint names in `Location` is DELETEd when the publishing pipeline stops. A failure is
-/// posted as webrtcbin's error, so the publisher handles it as any output's: a refusal ends the
-/// publish, anything else is retried with backoff.
+/// One WHIP (RFC 9725) or WHEP session for one webrtcbin, the same exchange both ways: when
+/// webrtcbin asks to negotiate, its offer (ICE gathered, no trickle) is POSTed to the endpoint
+/// and the answer set; the resource the endpoint names in `Location` is DELETEd at the end. A
+/// failure is posted as webrtcbin's error: a publisher handles it as any output's (a refusal
+/// ends the publish, anything else is retried with backoff), a source's ends the run.
 final class WHIPSession: Sendable {
+    /// "WHIP" or "WHEP", as messages name the endpoint.
+    let protocolName: String
     private let endpoint: URL
     private let token: Secret?
     private let certificate: DTLSCertificate
@@ -17,6 +19,10 @@ final class WHIPSession: Sendable {
     private let fetcher: HTTPFetcher
     /// The session's resource, once the endpoint has made it.
     private let resource = Mutex<URL?>(nil)
+    /// A WHEP player's: an endpoint that answers 404 (nothing published there yet) is asked
+    /// again every 2 s, as an HLS listen waits for live.
+    private let waitsForLive: Bool
+    private let closed = OnceFlag()
     /// RTP bytes the payloaders handed to webrtcbin: what this connection sent.
     let sentBytes = Atomic<UInt64>(0)
     /// The highest sequence numbers the far end's receiver reports have given (summed over the
@@ -26,7 +32,10 @@ final class WHIPSession: Sendable {
     /// without one that says more arrived is a far end that has gone.
     static let silenceLimit: Duration = .seconds(5)
 
-    init(endpoint: URL, token: Secret?, certificate: DTLSCertificate, webrtc: Element, timeout: Duration) {
+    init(protocolName: String = "WHIP", endpoint: URL, token: Secret?, certificate: DTLSCertificate, webrtc: Element,
+         timeout: Duration, waitsForLive: Bool = false) {
+        self.protocolName = protocolName
+        self.waitsForLive = waitsForLive
         self.endpoint = endpoint
         self.token = token
         self.certificate = certificate
@@ -74,21 +83,27 @@ final class WHIPSession: Sendable {
         if let token { headers["Authorization"] = "Bearer \(token.reveal())" }
         var (reply, url) = (HTTPResponse(status: 0, headers: [:], body: Data()), endpoint)
         do {
-            // 307 and 308 are followed here, the offer POSTed again (RFC 9110 §15.4.8).
-            for _ in 0...HTTPFetcher.maxRedirects {
-                reply = try await fetcher.fetch("POST", url, headers: headers, body: Data(offer.utf8), limit: 1 << 20)
-                guard [307, 308].contains(reply.status), let location = reply.headers["location"],
-                      let next = URL(string: location, relativeTo: url)?.absoluteURL else { break }
-                url = next
+            while true {
+                url = endpoint
+                // 307 and 308 are followed here, the offer POSTed again (RFC 9110 §15.4.8).
+                for _ in 0...HTTPFetcher.maxRedirects {
+                    reply = try await fetcher.fetch("POST", url, headers: headers, body: Data(offer.utf8), limit: 1 << 20)
+                    guard [307, 308].contains(reply.status), let location = reply.headers["location"],
+                          let next = URL(string: location, relativeTo: url)?.absoluteURL else { break }
+                    url = next
+                }
+                guard waitsForLive, reply.status == 404, !closed.isTripped else { break }
+                try await Task.sleep(for: .seconds(2))
             }
         } catch {
             return webrtc.postError("\(error)")
         }
-        if let refusal = Self.refusal(status: reply.status, endpoint: Secret.maskingPath(of: endpoint)) {
+        guard !closed.isTripped else { return }
+        if let refusal = Self.refusal(status: reply.status, endpoint: Secret.maskingPath(of: endpoint), protocolName: protocolName) {
             return webrtc.postError(refusal)
         }
         guard reply.status == 201 || reply.status == 200 else {
-            return webrtc.postError("the WHIP endpoint answered HTTP \(reply.status)")
+            return webrtc.postError("the \(protocolName) endpoint answered HTTP \(reply.status)")
         }
         if let location = reply.headers["location"], let resource = URL(string: location, relativeTo: url) {
             self.resource.withLock { $0 = resource.absoluteURL }
@@ -96,26 +111,28 @@ final class WHIPSession: Sendable {
         do {
             try webrtc.setAnswer(reply.text)
         } catch {
-            webrtc.postError("the WHIP endpoint's answer was refused: \(error)")
+            webrtc.postError("the \(protocolName) endpoint's answer was refused: \(error)")
         }
     }
 
     /// The statuses no retry mends, in the user's words.
-    static func refusal(status: Int, endpoint: String) -> String? {
+    static func refusal(status: Int, endpoint: String, protocolName: String) -> String? {
         switch status {
-        case 401, 403: "\(refusedToken) \(endpoint) (HTTP \(status)): check the token (--token-env or --token-file)"
-        case 404: "\(noEndpoint) \(endpoint) (HTTP 404): check the URL"
+        case 401, 403: "the \(protocolName) endpoint refused the token: \(endpoint) (HTTP \(status)): check the token (--token-env or --token-file)"
+        case 404: "no \(protocolName) endpoint at \(endpoint) (HTTP 404): check the URL"
         default: nil
         }
     }
 
-    /// How the refusals begin: the publisher is told them as errors, and knows them by this.
-    static let refusedToken = "the WHIP endpoint refused the token:"
-    static let noEndpoint = "no WHIP endpoint at"
+    /// Whether an error posted for a session is a refusal (the publisher then does not retry).
+    static func isRefusal(_ reason: String) -> Bool {
+        ["WHIP", "WHEP"].contains { reason.hasPrefix("the \($0) endpoint refused the token:") || reason.hasPrefix("no \($0) endpoint at") }
+    }
 
     /// Ends the session at the endpoint: DELETE its resource (once; an endpoint that does not
     /// answer within the fetcher's timeout is left to time the session out itself).
     func close() async {
+        closed.trip()
         guard let url = resource.withLock({ value -> URL? in defer { value = nil }; return value }) else { return }
         var headers: [String: String] = [:]
         if let token { headers["Authorization"] = "Bearer \(token.reveal())" }

@@ -34,10 +34,11 @@ public final class WHIPSink: SinkComponent {
         self.context = context
     }
 
-    static func parse(url text: String, at keyPath: String) throws -> URL {
+    /// A WHIP (or, `path` "whep", WHEP) endpoint's URL, credentials kept out of it.
+    static func parse(url text: String, at keyPath: String, path: String = "whip") throws -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = url.host, !host.isEmpty else {
-            throw BuildError("\"\(text)\" is not an http(s) URL (try https://live.example.com/whip)", at: keyPath)
+            throw BuildError("\"\(text)\" is not an http(s) URL (try https://live.example.com/\(path))", at: keyPath)
         }
         guard url.user == nil, url.password == nil else {
             throw BuildError("the credentials do not go in the URL, where they would show (use token: ${VAR})", at: keyPath)
