@@ -122,8 +122,9 @@ struct WHIPTests {
         #expect(published > 5 && published < 12.5, "published \(published) s")
     }
 
-    /// The tone's frequency in a recording: the median over 20 ms windows of their zero crossings,
-    /// from 1 s in for 2 s (the tone fills more than half of each second; beeps and code the rest).
+    /// The tone's frequency in a recording: the median over 20 ms windows of the rate of their
+    /// zero crossings (from the first to the last), from 1 s in for 2 s (the tone fills more than
+    /// half of each second; beeps and code the rest).
     static func tone(in path: String) async throws -> Double {
         let raw = path + ".f32"
         let decode = try await ChildProcess.run("ffmpeg", ["-v", "error", "-y", "-ss", "1", "-t", "2", "-i", path, "-vn", "-ac", "1",
@@ -131,9 +132,10 @@ struct WHIPTests {
         try #require(decode.status == 0, "\(decode.stderr)")
         let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
         let window = 960
-        let rates = stride(from: 0, to: samples.count - window, by: window).map { start -> Double in
-            let crossings = (start + 1..<start + window).filter { (samples[$0 - 1] < 0) != (samples[$0] < 0) }.count
-            return Double(crossings) / 2 / 0.020
+        let rates = stride(from: 0, to: samples.count - window, by: window).compactMap { start -> Double? in
+            let crossings = (start + 1..<start + window).filter { (samples[$0 - 1] < 0) != (samples[$0] < 0) }
+            guard let first = crossings.first, let last = crossings.last, last > first else { return nil }
+            return Double(crossings.count - 1) / 2 / (Double(last - first) / 48000)
         }.sorted()
         return rates.isEmpty ? 0 : rates[rates.count / 2]
     }

@@ -103,6 +103,10 @@ public final class WHEPSource: SourceComponent {
         webrtc.onPadAdded { [weak bin] pad in
             guard let bin, let decoder = try? ElementCatalog.make("decodebin"), (try? decoder.set("caps", stops)) != nil,
                   (try? bin.add(decoder)) != nil, let sink = decoder.staticPad("sink") else { return }
+            // Stamped from arrival, Opus would show gaps that are not there (see `Conversion.audioTolerance`).
+            decoder.onDeepElementAdded { element in
+                if element.factoryName == "opusdec" { try? element.set("tolerance", Int64(Conversion.audioTolerance.nanoseconds)) }
+            }
             URISource.link(decoder, to: outlets)
             _ = decoder.syncStateWithParent()
             try? pad.link(sink)

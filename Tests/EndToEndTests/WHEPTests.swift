@@ -1,0 +1,105 @@
+import Foundation
+import LocalIngest
+import Testing
+
+/// `castline listen` over WebRTC from a WHEP endpoint played by aiortc (Support/whip_server.py),
+/// which sends a file ffmpeg made, or relays what a WHIP session publishes, re-encoded as a
+/// server's WebRTC stack does.
+@Suite("castline listen over WHEP, from aiortc", .serialized, .timeLimit(.minutes(3)))
+struct WHEPTests {
+    typealias Endpoint = WHIPTests.Endpoint
+
+    /// 10 s of a 1 kHz tone and a moving 320x240 picture, as ffmpeg makes them.
+    static func media(in scratch: Scratch) async throws -> String {
+        let path = scratch.path + "/tone.mp4"
+        let made = try await ChildProcess.run("ffmpeg", [
+            "-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=10",
+            "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-shortest", path,
+        ], timeout: .seconds(60))
+        try #require(made.status == 0, "\(made.stderr)")
+        return path
+    }
+
+    @Test("a WHEP listen plays what aiortc sends: Opus and H.264 on the wire, the 1 kHz tone and the 320x240 picture recorded for the time asked; the link's figures in the stats; the session DELETEd at the end; the token never shown")
+    func plays() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token, source: try await Self.media(in: scratch))
+        let recording = scratch.path + "/heard.mkv"
+        let result = try await Castline.run(["listen", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--output", "null",
+                                             "--duration", "5s", "--record", recording, "--stats-json", "-"],
+                                            environment: ["WHEP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(60))
+        let said = await endpoint.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains(WHIPTests.token) && !result.stdout.contains(WHIPTests.token))
+        #expect(said.contains("codecs 1 audio/opus video/H264"), "\(said)")
+        #expect(said.contains("connected 1") && said.contains("deleted 1"), "\(said)")
+
+        let probe = try await ChildProcess.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,width,height:format=duration",
+                                                           "-of", "default=nw=1", recording])
+        #expect(probe.stdout.contains("codec_type=audio") && probe.stdout.contains("width=320") && probe.stdout.contains("height=240"),
+                "\(probe.stdout)")
+        let duration = probe.stdout.firstMatch(of: /duration=([0-9.]+)/).flatMap { Double($0.output.1) } ?? 0
+        #expect(abs(duration - 5) < 0.5, "recorded \(duration) s of 5")
+        let frequency = try await WHIPTests.tone(in: recording)
+        #expect(abs(frequency - 1000) < 20, "the tone came back at \(frequency) Hz")
+
+        // The link as webrtcbin's receiver counts it, each second: packets keep coming, none lost on loopback.
+        let link = jsonLines(result.stdout).filter { $0["stage"] as? String == "source" && $0["packets_received"] != nil }
+        let received = link.compactMap { $0["packets_received"] as? Double }
+        #expect(received.count >= 3 && zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "\(received)")
+        #expect(link.allSatisfy { $0["packets_lost"] as? Double == 0 && ($0["rtp_jitter_ms"] as? Double ?? -1) >= 0 }, "\(link)")
+        // The stream's bitrate is the encoded one (kept encoded into the recording), not a decoded picture's.
+        let video = jsonLines(result.stdout).filter { $0["stage"] as? String == "stats0" && $0["stream"] as? String == "video" }
+        let bitrate = video.last?["bitrate_10s_kbps"] as? Double ?? 0
+        #expect(bitrate > 50 && bitrate < 5000, "video at \(bitrate) kbit/s")
+    }
+
+    @Test("--audio-only offers audio alone; a refused token and a missing endpoint are one line each, exit 1")
+    func audioOnlyAndRefusals() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token, source: try await Self.media(in: scratch))
+        let tokenFile = try scratch.write("token", WHIPTests.token + "\n")
+        let recording = scratch.path + "/heard.wav"
+        let heard = try await Castline.run(["listen", endpoint.url("whep"), "--token-file", tokenFile, "--audio-only", "--output", "null",
+                                            "--duration", "3s", "--record", recording], timeout: .seconds(60))
+        #expect(heard.status == 0, "\(heard.stderr)")
+        let frequency = try await WHIPTests.tone(in: recording)
+        #expect(abs(frequency - 1000) < 20, "the tone came back at \(frequency) Hz")
+
+        let refused = try await Castline.run(["listen", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--output", "null"],
+                                             environment: ["WHEP_TEST_TOKEN": "not-the-token"], timeout: .seconds(30))
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("the WHEP endpoint refused the token: http://127.0.0.1:\(endpoint.port)/**** (HTTP 401)"),
+                "\(refused.stderr)")
+        let missing = try await Castline.run(["listen", endpoint.url("nowhere/whep"), "--output", "null"], timeout: .seconds(30))
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no WHEP endpoint at http://127.0.0.1:\(endpoint.port)/**** (HTTP 404)")
+                && missing.stderr.contains("--wait-for-live"), "\(missing.stderr)")
+        let said = await endpoint.stop()
+        #expect(said.contains("codecs 1 audio/opus"), "\(said)")
+        #expect(!said.contains { $0.hasPrefix("offer 2") }, "only the audio-only listen got past the token: \(said)")
+    }
+
+    @Test("glass to glass: castline latency through WHIP → aiortc → WHEP reads the clock back every second, under a second behind")
+    func glassToGlass() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        // The listener asks first and is answered 404 until the broadcast publishes: it waits for live.
+        let result = try await Castline.run(["latency", endpoint.url("whip"), "--play", endpoint.url("whep"), "--duration", "8s"],
+                                            timeout: .seconds(90))
+        _ = await endpoint.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = result.stdout + result.stderr
+        let lines = output.split(separator: "\n").filter { $0.contains("latency: ") }
+        // Each second, sound and picture both read; but for the first line (the reader learns the
+        // tone's level before it reads a beep) and the last (the broadcast may end before that second's beep).
+        let read = lines.dropFirst().dropLast().map { line -> (sound: Double, picture: Double) in
+            guard let match = line.firstMatch(of: /sound ([0-9.]+) s, picture ([0-9.]+) s/),
+                  let sound = Double(match.output.1), let picture = Double(match.output.2) else { return (-1, -1) }
+            return (sound, picture)
+        }
+        #expect(read.count >= 4, "\(lines)")
+        #expect(read.allSatisfy { $0.sound > 0.05 && $0.sound < 1 && $0.picture > 0.05 && $0.picture < 1 }, "\(read)")
+    }
+}
