@@ -81,6 +81,30 @@ struct WHEPTests {
         #expect(!said.contains { $0.hasPrefix("offer 2") }, "only the audio-only listen got past the token: \(said)")
     }
 
+    @Test("an endpoint that never answers: one line within the timeout, its path masked; Ctrl-C while it waits ends the listen within a second, exit 0")
+    func neverAnswers() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        let timedOut = try await Castline.run(["listen", endpoint.url("silent/whep"), "--timeout", "2s", "--output", "null"],
+                                              timeout: .seconds(30))
+        #expect(timedOut.status == 1, "\(timedOut.stderr)")
+        #expect(timedOut.stderr.contains("no answer from http://127.0.0.1:\(endpoint.port)/**** within 2 s")
+                && !timedOut.stderr.contains("silent/whep"), "\(timedOut.stderr)")
+
+        let listener = try Castline.start(["listen", endpoint.url("silent/whep"), "--output", "null"])
+        // The endpoint has this listener's offer (its second "silent"): castline waits on the answer.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, endpoint.process.standardError.components(separatedBy: "silent").count < 3 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(endpoint.process.standardError.components(separatedBy: "silent").count == 3, "\(listener.standardError)")
+        let stopping = ContinuousClock.now
+        let status = await Castline.interrupt(listener, with: SIGINT, within: .seconds(5))
+        _ = await endpoint.stop()
+        #expect(ContinuousClock.now - stopping < .seconds(1), "stopping took \(ContinuousClock.now - stopping)")
+        #expect(status == 0, "\(listener.standardError)")
+    }
+
     @Test("glass to glass: castline latency through WHIP → aiortc → WHEP reads the clock back every second, under a second behind")
     func glassToGlass() async throws {
         let scratch = try Scratch()

@@ -144,10 +144,10 @@ public final class WHEPSource: SourceComponent {
         return figures
     }
 
-    /// Ends each stream at the outlet.
+    /// Ends each stream at the outlet: at once while none has come (an endpoint still to answer).
     public func willStop() {
         watchdog.withLock { $0?.cancel() }
-        _ = ends.stop()
+        _ = ends.stop(idle: lastMedia.withLock { $0 } == nil ? Set(StreamKind.allCases.map(\.rawValue)) : [])
     }
 
     /// Ends the session at the endpoint.

@@ -9,6 +9,7 @@ usage: whip_server.py PORT OUT_FOLDER [--token TOKEN] [--source MEDIA_FILE]
                         session publishes (relayed, as a server does), else MEDIA_FILE (looped);
                         201, Location: whep/session/N; 404 while there is neither (as MediaMTX answers)
   POST /moved           307 to /whip
+  POST /silent/whep     reads the offer, says "silent", never answers
   DELETE /whip/session/N, /whep/session/N  ends session N
   anything else         404
 Says on stderr "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
@@ -121,6 +122,12 @@ async def whep(request):
                         headers={"Location": f"whep/session/{number}"})
 
 
+async def silent(request):
+    await request.text()
+    say("silent")
+    await asyncio.Event().wait()
+
+
 async def moved(request):
     return web.Response(status=307, headers={"Location": "/whip"})
 
@@ -170,6 +177,7 @@ app = web.Application()
 app.router.add_post("/whip", whip)
 app.router.add_post("/moved", moved)
 app.router.add_post("/whep", whep)
+app.router.add_post("/silent/whep", silent)
 app.router.add_delete("/whip/session/{number}", delete)
 app.router.add_delete("/whep/session/{number}", delete)
 

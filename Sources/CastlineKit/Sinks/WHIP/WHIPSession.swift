@@ -96,7 +96,9 @@ final class WHIPSession: Sendable {
                 try await Task.sleep(for: .seconds(2))
             }
         } catch {
-            return webrtc.postError("\(error)")
+            // The fetcher's error names the URL: its path may hold a key, and is masked as everywhere.
+            let line = [endpoint, url].reduce("\(error)") { $0.replacingOccurrences(of: $1.absoluteString, with: Secret.maskingPath(of: $1)) }
+            return webrtc.postError(line)
         }
         guard !closed.isTripped else { return }
         if let refusal = Self.refusal(status: reply.status, endpoint: Secret.maskingPath(of: endpoint), protocolName: protocolName) {
