@@ -105,6 +105,35 @@ struct WHEPTests {
         #expect(status == 0, "\(listener.standardError)")
     }
 
+    @Test("the endpoint killed mid-run: the silence is noticed, the listen reconnects to the endpoint restarted and goes on recording the tone")
+    func reconnects() async throws {
+        let scratch = try Scratch()
+        let media = try await Self.media(in: scratch)
+        let first = try await Endpoint(scratch: scratch, token: nil, source: media)
+        let recording = scratch.path + "/heard.wav"
+        let listener = try Castline.start(["listen", first.url("whep"), "--output", "null", "--duration", "16s", "--record", recording])
+        try #require(await Castline.waitFor("connected 1", in: first.process, timeout: .seconds(20)), "\(listener.standardError)")
+        // Gone without a word, as a crashed server or a dropped network: no BYE, no DTLS alert.
+        first.process.signal(SIGKILL)
+        _ = await first.stop()
+        let second = try await Endpoint(scratch: scratch, token: nil, port: first.port, source: media)
+        #expect(await Castline.waitFor("reconnected after 1 attempt", in: listener, timeout: .seconds(20)), "\(listener.standardError)")
+        let status = await listener.waitForExit(timeout: .seconds(60))
+        await listener.waitForOutput()
+        let said = await second.stop()
+        #expect(status == 0, "\(listener.standardError)")
+        #expect(listener.standardError.contains("connection lost (no media for 5 s)"), "\(listener.standardError)")
+        #expect(listener.standardError.contains("reconnects 1"), "\(listener.standardError)")
+        #expect(said.contains("connected 1") && said.contains("deleted 1"), "the new session, ended at the end: \(said)")
+        // 16 s of the run's time, of which about 5 s went unheard before the loss was noticed and a
+        // second or two to reconnecting: the recording holds what was heard, the tone to its end.
+        let probe = try await ChildProcess.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "default=nw=1", recording])
+        let duration = probe.stdout.firstMatch(of: /duration=([0-9.]+)/).flatMap { Double($0.output.1) } ?? 0
+        #expect(duration > 7 && duration < 12, "recorded \(duration) s")
+        let frequency = try await WHIPTests.tone(in: recording, from: max(0, duration - 2.5))
+        #expect(abs(frequency - 1000) < 20, "after the reconnect, the tone came back at \(frequency) Hz")
+    }
+
     @Test("glass to glass: castline latency through WHIP → aiortc → WHEP reads the clock back every second, under a second behind")
     func glassToGlass() async throws {
         let scratch = try Scratch()

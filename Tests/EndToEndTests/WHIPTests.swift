@@ -123,11 +123,11 @@ struct WHIPTests {
     }
 
     /// The tone's frequency in a recording: the median over 20 ms windows of the rate of their
-    /// zero crossings (from the first to the last), from 1 s in for 2 s (the tone fills more than
-    /// half of each second; beeps and code the rest).
-    static func tone(in path: String) async throws -> Double {
+    /// zero crossings (from the first to the last), from `start` for 2 s (in the test signal, the
+    /// tone fills more than half of each second; beeps and code the rest).
+    static func tone(in path: String, from start: Double = 1) async throws -> Double {
         let raw = path + ".f32"
-        let decode = try await ChildProcess.run("ffmpeg", ["-v", "error", "-y", "-ss", "1", "-t", "2", "-i", path, "-vn", "-ac", "1",
+        let decode = try await ChildProcess.run("ffmpeg", ["-v", "error", "-y", "-ss", "\(start)", "-t", "2", "-i", path, "-vn", "-ac", "1",
                                                            "-ar", "48000", "-f", "f32le", raw])
         try #require(decode.status == 0, "\(decode.stderr)")
         let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }

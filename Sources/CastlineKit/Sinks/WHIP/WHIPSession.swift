@@ -23,6 +23,8 @@ final class WHIPSession: Sendable {
     /// again every 2 s, as an HLS listen waits for live.
     private let waitsForLive: Bool
     private let closed = OnceFlag()
+    /// Where a failure goes; nil: posted as webrtcbin's error.
+    private let failed: (@Sendable (String) -> Void)?
     /// RTP bytes the payloaders handed to webrtcbin: what this connection sent.
     let sentBytes = Atomic<UInt64>(0)
     /// The highest sequence numbers the far end's receiver reports have given (summed over the
@@ -33,9 +35,10 @@ final class WHIPSession: Sendable {
     static let silenceLimit: Duration = .seconds(5)
 
     init(protocolName: String = "WHIP", endpoint: URL, token: Secret?, certificate: DTLSCertificate, webrtc: Element,
-         timeout: Duration, waitsForLive: Bool = false) {
+         timeout: Duration, waitsForLive: Bool = false, failed: (@Sendable (String) -> Void)? = nil) {
         self.protocolName = protocolName
         self.waitsForLive = waitsForLive
+        self.failed = failed
         self.endpoint = endpoint
         self.token = token
         self.certificate = certificate
@@ -77,7 +80,7 @@ final class WHIPSession: Sendable {
         let offer: String
         switch result {
         case .success(let sdp): offer = certificate.stamp(sdp)
-        case .failure(let error): return webrtc.postError("cannot make a WebRTC offer: \(error)")
+        case .failure(let error): return fail("cannot make a WebRTC offer: \(error)")
         }
         var headers = ["Content-Type": "application/sdp", "Accept": "application/sdp"]
         if let token { headers["Authorization"] = "Bearer \(token.reveal())" }
@@ -98,14 +101,14 @@ final class WHIPSession: Sendable {
         } catch {
             // The fetcher's error names the URL: its path may hold a key, and is masked as everywhere.
             let line = [endpoint, url].reduce("\(error)") { $0.replacingOccurrences(of: $1.absoluteString, with: Secret.maskingPath(of: $1)) }
-            return webrtc.postError(line)
+            return fail(line)
         }
         guard !closed.isTripped else { return }
         if let refusal = Self.refusal(status: reply.status, endpoint: Secret.maskingPath(of: endpoint), protocolName: protocolName) {
-            return webrtc.postError(refusal)
+            return fail(refusal)
         }
         guard reply.status == 201 || reply.status == 200 else {
-            return webrtc.postError("the \(protocolName) endpoint answered HTTP \(reply.status)")
+            return fail("the \(protocolName) endpoint answered HTTP \(reply.status)")
         }
         if let location = reply.headers["location"], let resource = URL(string: location, relativeTo: url) {
             self.resource.withLock { $0 = resource.absoluteURL }
@@ -113,8 +116,12 @@ final class WHIPSession: Sendable {
         do {
             try webrtc.setAnswer(reply.text)
         } catch {
-            webrtc.postError("the \(protocolName) endpoint's answer was refused: \(error)")
+            fail("the \(protocolName) endpoint's answer was refused: \(error)")
         }
+    }
+
+    private func fail(_ line: String) {
+        if let failed { failed(line) } else { webrtc.postError(line) }
     }
 
     /// The statuses no retry mends, in the user's words.
