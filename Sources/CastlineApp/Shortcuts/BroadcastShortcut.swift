@@ -130,7 +130,9 @@ public struct BroadcastShortcut: Sendable {
         var testAudio = OptionValues(), testVideo: OptionValues?
         testAudio.set(TestSource.Audio.tone, tone)
         var encodeAudio: OptionValues? = OptionValues(), encodeVideo: OptionValues?
-        encodeAudio?.set(AudioEncoding.codec, .aac)
+        // WebRTC carries Opus: a broadcast over WHIP alone encodes it at once, not AAC to re-encode.
+        let webRTCOnly = record == nil && urls.allSatisfy { Self.protocolOf($0) == "whip" }
+        encodeAudio?.set(AudioEncoding.codec, webRTCOnly ? .opus : .aac)
         encodeAudio?.set(AudioEncoding.bitrate, audioBitrate)
         var video = OptionValues()
         video.set(VideoEncoding.codec, .h264)
