@@ -150,6 +150,15 @@ struct RunSummaryTests {
         #expect(summary.lines().contains("  stats0 audio: 0.04 MB, bitrate min/avg/max 128/128/128 kbit/s"), "\(summary.lines())")
     }
 
+    @Test("a stage that reports a stream without counting its bytes (an alarms stage's loudness) has no line: not \"0.00 MB\"")
+    func streamWithoutBytes() {
+        var summary = RunSummary()
+        summary.add(StatusLineTests.stats("stats0", .audio, ["bytes": 40_000, StatsFigure.bitrate: 128]))
+        summary.add(StatusLineTests.stats("alarms1", .audio, ["loudness_short_term_lufs": -23]))
+        #expect(!summary.lines().contains { $0.contains("alarms1") }, "\(summary.lines())")
+        #expect(summary.lines().contains { $0.hasPrefix("  stats0 audio: 0.04 MB") }, "\(summary.lines())")
+    }
+
     @Test("castline latency's line: the time, then each latency read and the A/V offset; nothing for other samples")
     func latencyLine() throws {
         let time = try #require(ISO8601DateFormatter().date(from: "2026-11-26T10:33:22Z"))

@@ -202,7 +202,9 @@ struct RunSummary {
         for figure in DeclaredFigures.measured {
             if let value = sample.figures[figure.name] { latencies[figure.name, default: []].append(value) }
         }
-        guard let stream = sample.stream else { return }
+        // Only a stage that counts a stream's bytes has a line: an alarms stage's loudness is not "0.00 MB".
+        guard let stream = sample.stream, sample.figures[figure: DeclaredFigures.bytes] != nil || sample.figures[StatsFigure.bitrate] != nil
+        else { return }
         let key = "\(sample.stage) \(stream)"
         if streams[key] == nil { order.append(key) }
         var entry = streams[key, default: Stream()]
