@@ -10,7 +10,7 @@ struct Castline: AsyncParsableCommand {
         version: CastlineVersion.current,
         subcommands: [
             RunCommand.self, BroadcastCommand.self, ListenCommand.self, ValidateCommand.self, StagesCommand.self, GraphCommand.self,
-            DoctorCommand.self, IngestCommand.self, CtlCommand.self, LatencyCommand.self, MonitorCommand.self,
+            DoctorCommand.self, IngestCommand.self, CtlCommand.self, LatencyCommand.self, MonitorCommand.self, LoadCommand.self,
         ]
     )
 }

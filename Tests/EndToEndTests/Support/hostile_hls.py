@@ -9,6 +9,9 @@ Paths:
   /turns-404.m3u8       a live playlist whose segments are real until 6 s after it was first asked for, then 404
   /stops.m3u8           a live playlist that lists a new 2 s segment every 2 s from when it was first asked
                         for (prints "stops began EPOCH"), none from 4 s to 12 s, then one every 2 s again
+  /live.m3u8            a live playlist that lists a new 2 s segment every 2 s, each served at once
+  /stall.m3u8           a live playlist (a new 2 s segment every 2 s) whose segment 6 after the live edge when it
+                        was first asked for answers only after 8 s: every player that started then stalls once
   /empty.m3u8           a live playlist that lists no segment
   /huge-line.m3u8       a playlist with a 2 MB line
   /big.m3u8             a live playlist of 100,000 segments (each one SEGMENT_TS); the window moves on
@@ -26,6 +29,7 @@ SEGMENT = open(sys.argv[2], "rb").read()
 START = time.time()
 TURNS = None
 STOPS = None
+STALL_AT = None
 
 
 def stops_sequence():
@@ -92,6 +96,16 @@ class Handler(BaseHTTPRequestHandler):
             for n in range(first, first + 5):
                 lines += ["#EXTINF:2.0,", f"seg/{n}.ts"]
             self.send(200, "\n".join(lines) + "\n")
+        elif path == "/live.m3u8":
+            self.send(200, live_playlist("seg/"))
+        elif path == "/stall.m3u8":
+            global STALL_AT
+            STALL_AT = STALL_AT or live_sequence() + 6
+            self.send(200, live_playlist("stall/"))
+        elif path.startswith("/stall/"):
+            if path == f"/stall/{STALL_AT}.ts":
+                time.sleep(8)
+            self.send(200, SEGMENT, "video/mp2t")
         elif path == "/garbage.m3u8":
             self.send(200, live_playlist("junk/"))
         elif path.startswith("/junk/"):

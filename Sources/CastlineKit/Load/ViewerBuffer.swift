@@ -1,0 +1,64 @@
+/// A simulated player's buffer, as hls.js and ExoPlayer keep theirs: segments fetched add their
+/// duration, play-out drains it at real-time pace from the first frame on, and a buffer that
+/// runs dry is a stall until enough has come to play on. Times are seconds since the viewer
+/// began (its player was asked to play); pure, so every stall is placed exactly where the
+/// buffer ran out, not where it was next looked at.
+public struct ViewerBuffer: Sendable, Equatable {
+    /// Media seconds fetched, and played.
+    public private(set) var fetched = 0.0
+    public private(set) var played = 0.0
+    /// When the first frame showed (the first segment had come whole): the time to first frame.
+    public private(set) var firstFrame: Double?
+    public private(set) var stalls = 0
+    /// Seconds spent stalled before the current stall, if any.
+    private var stalledBefore = 0.0
+    private var stalledSince: Double?
+    /// Where `played` was last brought up to date.
+    private var now = 0.0
+    /// Media ahead of the play-out a stalled player waits for before it plays on (hls.js: a segment).
+    public let resumeAhead: Double
+
+    public init(resumeAhead: Double) {
+        self.resumeAhead = resumeAhead
+    }
+
+    /// Media fetched and not yet played.
+    public var ahead: Double { fetched - played }
+    public var isStalled: Bool { stalledSince != nil }
+
+    /// Seconds stalled up to `time`.
+    public func stalledSeconds(at time: Double) -> Double {
+        stalledBefore + (stalledSince.map { max(0, time - $0) } ?? 0)
+    }
+
+    /// Plays on to `time`: a buffer that runs out before then stalls where it ran out.
+    public mutating func advance(to time: Double) {
+        guard firstFrame != nil, time > now else { return }
+        if stalledSince == nil {
+            let elapsed = time - now
+            if elapsed >= ahead {
+                stalledSince = now + ahead
+                played = fetched
+                stalls += 1
+            } else {
+                played += elapsed
+            }
+        }
+        now = time
+    }
+
+    /// A segment of `duration` seconds came whole at `time`.
+    public mutating func segmentFetched(duration: Double, at time: Double) {
+        advance(to: time)
+        fetched += duration
+        guard firstFrame != nil else {
+            firstFrame = time
+            now = time
+            return
+        }
+        if let since = stalledSince, ahead >= resumeAhead {
+            stalledBefore += time - since
+            stalledSince = nil
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import CastlineApp
+import Foundation
+
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Many simulated viewers of one HLS stream from this process: how long each waits for the first picture, how often playback stalls, which requests fail.",
+        discussion: """
+            Each viewer is a player's buffer over its own connections: it starts 3 segments behind a live edge, fetches
+            segments as they come (up to 30 s ahead), plays them out at real-time pace and stalls when the buffer runs dry.
+            Nothing is decoded. Once a second: viewers active/started/failed, time to first frame, stalls and the rebuffer
+            ratio, segment fetch times, HTTP errors; on stderr, and as a JSON line with --stats-json.
+            """)
+
+    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: its first variant is followed).")
+    var url: String
+    @Option(help: ArgumentHelp("How many viewers.", valueName: "N"))
+    var viewers: Int
+    @Option(help: ArgumentHelp("Viewers started per second (e.g. 50/s).", valueName: "rate"))
+    var ramp = LoadRun.Ramp(perSecond: 10)
+    @Option(help: ArgumentHelp("How long every viewer is held once all have started.", valueName: "duration"))
+    var duration = Duration.seconds(60)
+    @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried.", valueName: "duration"))
+    var timeout = Duration.seconds(10)
+    @Option(help: ArgumentHelp("Write the running totals each second as a JSON line to FILE, or to stdout with -.", valueName: "FILE|-"))
+    var statsJSON: String?
+
+    func validate() throws {
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+            throw ValidationError("\(url) is not an HLS URL castline loads: give the playlist's http(s):// URL (RTMP, SRT and WHEP viewers are not there yet)")
+        }
+        guard viewers >= 1 else { throw ValidationError("--viewers: give 1 or more") }
+        guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 60s)") }
+        guard timeout > .zero else { throw ValidationError("--timeout: give a time above 0 (e.g. 10s)") }
+    }
+
+    func run() async throws {
+        guard let parsed = URL(string: url) else { throw ExitCode(ExitStatus.badInput) }
+        let status = await LoadRun.run(.init(url: parsed, viewers: viewers, ramp: ramp, duration: duration, timeout: timeout, statsJSON: statsJSON))
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+extension LoadRun.Ramp: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+    public var defaultValueDescription: String { description }
+}
