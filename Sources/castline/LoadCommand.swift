@@ -25,6 +25,12 @@ struct LoadCommand: AsyncParsableCommand {
     var timeout = Duration.seconds(10)
     @Option(help: ArgumentHelp("Write the running totals each second as a JSON line to FILE, or to stdout with -.", valueName: "FILE|-"))
     var statsJSON: String?
+    @Option(help: ArgumentHelp("Serve the totals as Prometheus metrics at http://HOST:PORT/metrics (time to first frame and fetch times as histograms).",
+                               valueName: "HOST:PORT"))
+    var metrics: String?
+    @Option(help: ArgumentHelp("Run shard INDEX of COUNT of the viewers (INDEX from JOB_COMPLETION_INDEX when set, as in a Kubernetes Indexed Job).",
+                               valueName: "INDEX/COUNT"))
+    var shard: LoadRun.Shard?
 
     func validate() throws {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
@@ -33,11 +39,16 @@ struct LoadCommand: AsyncParsableCommand {
         guard viewers >= 1 else { throw ValidationError("--viewers: give 1 or more") }
         guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 60s)") }
         guard timeout > .zero else { throw ValidationError("--timeout: give a time above 0 (e.g. 10s)") }
+        if let metrics, Endpoint(metrics) == nil { throw ValidationError("--metrics: give HOST:PORT (e.g. 0.0.0.0:9464)") }
+        if let shard, shard.count > viewers { throw ValidationError("--shard: \(shard.count) shards for \(viewers) viewers would leave some with none") }
     }
 
     func run() async throws {
         guard let parsed = URL(string: url) else { throw ExitCode(ExitStatus.badInput) }
-        let status = await LoadRun.run(.init(url: parsed, viewers: viewers, ramp: ramp, duration: duration, timeout: timeout, statsJSON: statsJSON))
+        var settings = LoadRun.Settings(url: parsed, viewers: viewers, ramp: ramp, duration: duration, timeout: timeout, statsJSON: statsJSON)
+        settings.metrics = metrics.flatMap(Endpoint.init)
+        if let shard { settings.shard = shard }
+        let status = await LoadRun.run(settings)
         if status != 0 { throw ExitCode(status) }
     }
 }
@@ -45,4 +56,8 @@ struct LoadCommand: AsyncParsableCommand {
 extension LoadRun.Ramp: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
     public var defaultValueDescription: String { description }
+}
+
+extension LoadRun.Shard: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
 }

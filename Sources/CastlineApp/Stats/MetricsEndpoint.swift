@@ -109,11 +109,14 @@ final class MetricsRecorder: Sendable {
 
 extension MetricsRecorder {
     /// `GET /metrics` over HTTP for the length of a run (`--metrics HOST:PORT`).
-    func server(at endpoint: Endpoint) -> HTTPServer {
+    func server(at endpoint: Endpoint) -> HTTPServer { Self.server(at: endpoint, registry: registry) }
+
+    /// `GET /metrics`: `registry` in the text exposition format.
+    static func server(at endpoint: Endpoint, registry: PrometheusCollectorRegistry) -> HTTPServer {
         let router = Router()
-        router.get("metrics") { [self] _, _ -> Response in
+        router.get("metrics") { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: exposition())))
+                     body: .init(byteBuffer: ByteBuffer(string: registry.emitToString())))
         }
         return HTTPServer(router.buildResponder(), endpoint: endpoint, flag: "--metrics", label: "castline.metrics")
     }

@@ -30,20 +30,8 @@ final class StatsOutputs {
     /// Opens the JSON file before the run (the metrics server starts with the run's group), so a
     /// bad path or a taken port stops it before any media flows.
     static func open(_ options: StatsSettings, pipeline: String) throws -> StatsOutputs {
-        var json: FileHandle?
-        var closeJSON = false
-        if let path = options.json {
-            if path == "-" {
-                json = .standardOutput
-            } else {
-                guard FileManager.default.createFile(atPath: path, contents: nil),
-                      let handle = FileHandle(forWritingAtPath: path) else {
-                    throw SettingsError("--stats-json: cannot write \(path)")
-                }
-                json = handle
-                closeJSON = true
-            }
-        }
+        let json = try options.json.map(openJSON)
+        let closeJSON = options.json != nil && options.json != "-"
         var recorder: MetricsRecorder?
         var server: HTTPServer?
         if let text = options.metrics, let endpoint = Endpoint(text) {
@@ -53,6 +41,15 @@ final class StatsOutputs {
         }
         return StatsOutputs(pipeline: pipeline, json: json, closeJSON: closeJSON, metrics: recorder,
                             metricsServer: server, plotPath: options.plot, latencyLines: options.latencyLines)
+    }
+
+    /// `--stats-json`'s output: stdout for `-`, else the file, made empty.
+    static func openJSON(_ path: String) throws(SettingsError) -> FileHandle {
+        if path == "-" { return .standardOutput }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw SettingsError("--stats-json: cannot write \(path)")
+        }
+        return handle
     }
 
     func consume(_ event: RunEvent) {

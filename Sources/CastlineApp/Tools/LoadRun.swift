@@ -33,10 +33,38 @@ public enum LoadRun {
         public var duration: Duration
         public var timeout: Duration
         public var statsJSON: String?
+        /// `--metrics HOST:PORT`.
+        public var metrics: Endpoint?
+        /// This process's share of the viewers: shard `index` of `count`.
+        public var shard = Shard(index: 0, count: 1)
 
         public init(url: URL, viewers: Int, ramp: Ramp, duration: Duration, timeout: Duration, statsJSON: String?) {
             (self.url, self.viewers, self.ramp, self.duration, self.timeout, self.statsJSON) = (url, viewers, ramp, duration, timeout, statsJSON)
         }
+    }
+
+    /// One process of a fleet: viewers `index + 1`, `index + 1 + count`, … of the whole, each
+    /// started when the fleet's ramp would start it, so the shards started together ramp as one.
+    public struct Shard: Sendable, Equatable {
+        public var index: Int
+        public var count: Int
+
+        public init(index: Int, count: Int) {
+            (self.index, self.count) = (index, count)
+        }
+
+        /// `INDEX/COUNT`; INDEX from `JOB_COMPLETION_INDEX` when that is set (a Kubernetes Indexed
+        /// Job's pods share one command line), and may then be left out (`/4`).
+        public init?(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let count = Int(parts[1]), count >= 1 else { return nil }
+            guard let index = environment["JOB_COMPLETION_INDEX"].flatMap({ Int($0) }) ?? Int(parts[0]), (0..<count).contains(index)
+            else { return nil }
+            (self.index, self.count) = (index, count)
+        }
+
+        /// The viewers of the whole this shard runs, numbered from 1.
+        func viewers(of total: Int) -> StrideTo<Int> { stride(from: index + 1, to: total + 1, by: count) }
     }
 
     /// Sockets a viewer may hold at once: its playlist's and its segments' connections, and a spare.
@@ -51,17 +79,28 @@ public enum LoadRun {
         }
         let output: FileHandle?
         do {
-            output = try settings.statsJSON.map(openOutput)
+            output = try settings.statsJSON.map(StatsOutputs.openJSON)
         } catch {
-            Terminal.status("error: --stats-json: \(error)")
+            Terminal.status("error: \(error)")
             return ExitStatus.badInput
         }
-        let tally = LoadTally()
+        let metrics = settings.metrics.map { _ in LoadMetrics() }
+        var observe: (@Sendable (LoadTally.Observation) -> Void)?
+        if let metrics { observe = { metrics.observe($0) } }
+        let tally = LoadTally(observe: observe)
+        var services: [any Service] = [LoadService(settings: settings, tally: tally, output: output, metrics: metrics)]
+        if let endpoint = settings.metrics, let metrics {
+            services.append(MetricsRecorder.server(at: endpoint, registry: metrics.registry))
+        }
         var logger = Logger(label: "castline.load", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
-        let group = ServiceGroup(services: [LoadService(settings: settings, tally: tally, output: output)],
-                                 gracefulShutdownSignals: [.sigint, .sigterm], logger: logger)
-        try? await group.run()
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigint, .sigterm], logger: logger)
+        do {
+            try await group.run()
+        } catch {
+            Terminal.status("error: \(error)")
+            return ExitStatus.failed
+        }
         let totals = tally.totals()
         Terminal.status("summary: " + totals.line)
         if totals.started > 0, totals.failed == totals.started {
@@ -69,15 +108,6 @@ public enum LoadRun {
             return ExitStatus.failed
         }
         return 0
-    }
-
-    /// Opens `--stats-json`'s file, or stdout for `-`.
-    static func openOutput(_ path: String) throws -> FileHandle {
-        if path == "-" { return FileHandle.standardOutput }
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-        }
-        return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     }
 
     /// Raises the soft limit on open files to the hard one; the limit in force after.
@@ -99,6 +129,7 @@ struct LoadService: Service {
     let settings: LoadRun.Settings
     let tally: LoadTally
     let output: FileHandle?
+    let metrics: LoadMetrics?
 
     func run() async throws {
         let started = ContinuousClock.now
@@ -106,7 +137,7 @@ struct LoadService: Service {
         let end = started + interval * (settings.viewers - 1) + settings.duration
         let viewers = Task { [settings, tally] in
             await withTaskGroup(of: Void.self) { group in
-                for number in 1...settings.viewers {
+                for number in settings.shard.viewers(of: settings.viewers) {
                     guard (try? await Task.sleep(until: started + interval * (number - 1), clock: .continuous)) != nil else { break }
                     group.addTask { await HLSViewer(number: number, url: settings.url, tally: tally, timeout: settings.timeout).run() }
                 }
@@ -127,6 +158,7 @@ struct LoadService: Service {
     /// One reading of the totals: the status line in place, and a JSON line.
     private func report(_ totals: LoadTotals) {
         if Terminal.stderrIsTerminal { Terminal.drawStatus([totals.line]) }
+        metrics?.record(totals)
         guard let output else { return }
         var line: [String: Any] = totals.figures
         line["event"] = "load"

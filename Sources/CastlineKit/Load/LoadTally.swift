@@ -14,9 +14,20 @@ public final class LoadTally: Sendable {
         var errors: [Int?] = []
     }
 
-    private let viewers = Mutex<[Int: Viewer]>([:])
+    /// What happens to a viewer, as it happens (for histograms, which a total cannot fill).
+    public enum Observation: Sendable {
+        /// Seconds from its start to its first frame.
+        case firstFrame(Double)
+        /// Seconds a segment's fetch took.
+        case segmentFetch(Double)
+    }
 
-    public init() {}
+    private let viewers = Mutex<[Int: Viewer]>([:])
+    private let observe: (@Sendable (Observation) -> Void)?
+
+    public init(observe: (@Sendable (Observation) -> Void)? = nil) {
+        self.observe = observe
+    }
 
     func started(_ number: Int, at time: ContinuousClock.Instant) {
         viewers.withLock { $0[number] = Viewer(began: time) }
@@ -30,11 +41,15 @@ public final class LoadTally: Sendable {
     }
 
     func fetched(_ number: Int, buffer: ViewerBuffer, seconds: Double, bytes: Int) {
-        viewers.withLock {
-            $0[number]?.buffer = buffer
-            $0[number]?.fetchSeconds.append(seconds)
-            $0[number]?.bytes += bytes
+        let first = viewers.withLock { viewers -> Bool in
+            let first = viewers[number]?.buffer?.firstFrame == nil
+            viewers[number]?.buffer = buffer
+            viewers[number]?.fetchSeconds.append(seconds)
+            viewers[number]?.bytes += bytes
+            return first
         }
+        if first, let time = buffer.firstFrame { observe?(.firstFrame(time)) }
+        observe?(.segmentFetch(seconds))
     }
 
     func trouble(_ number: Int, status: Int?) {
@@ -105,6 +120,8 @@ public struct LoadTotals: Sendable, Equatable {
     public var httpErrors = 0
     public var httpErrorsByStatus: [Int: Int] = [:]
     public var bytes = 0
+
+    public init() {}
 
     /// Under the names `--stats-json` carries (seconds in `_s`).
     public var figures: [String: Double] {
