@@ -15,8 +15,9 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 TEST_APT_PACKAGES := chromium chromium-driver python3-venv prometheus
 # Python packages of the tests, from PyPI, in a venv of the checkout's own (.venv, ignored).
 VENV := .venv
-# aiortc (with aiohttp): an independent WebRTC stack playing the WHIP endpoint.
-TEST_PYTHON_PACKAGES := selenium==4.51.0 aiortc==1.14.0 aiohttp==3.14.5
+# aiortc (with aiohttp): an independent WebRTC stack playing the WHIP endpoint; kubernetes-validate:
+# deploy/kubernetes checked against a named Kubernetes version's schemas.
+TEST_PYTHON_PACKAGES := selenium==4.51.0 aiortc==1.14.0 aiohttp==3.14.5 kubernetes-validate==1.31.0
 
 .PHONY: deps test-deps build release demo test check bench fuzz clean
 
@@ -25,7 +26,7 @@ deps:
 
 test-deps: deps
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(TEST_APT_PACKAGES)"
-	@$(VENV)/bin/python -c "import selenium, aiortc, aiohttp" 2>/dev/null || \
+	@$(VENV)/bin/python -c "import selenium, aiortc, aiohttp, kubernetes_validate" 2>/dev/null || \
 		{ python3 -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check $(TEST_PYTHON_PACKAGES); }
 
 .PHONY: apt-install

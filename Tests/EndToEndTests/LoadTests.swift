@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import LocalIngest
 import Testing
 
@@ -51,5 +52,95 @@ struct LoadTests {
         #expect(totals["viewers_failed"] as? Double == 3 && totals["http_errors_404"] as? Double == 3, "\(totals)")
         let rtmp = try await Castline.run(["load", "rtmp://127.0.0.1/live/key", "--viewers", "3"])
         #expect(rtmp.status == 64 && rtmp.stderr.contains("not an HLS URL castline loads"), "\(rtmp.stderr)")
+    }
+}
+
+/// deploy/kubernetes as a cluster would run it, here: the manifests checked against a named
+/// Kubernetes version, and four shard processes (JOB_COMPLETION_INDEX set, the Job's own
+/// arguments) scraped by a real Prometheus, whose fleet-wide figures are read back.
+@Suite("deploy/kubernetes: the load fleet", .serialized, .timeLimit(.minutes(2)))
+struct LoadFleetTests {
+    static let folder = Castline.repositoryRoot + "/deploy/kubernetes"
+
+    @Test("the Job and ConfigMap validate against Kubernetes 1.31 (strict); the Job's shards, completions and parallelism agree; the PodMonitor selects its pods and port")
+    func manifests() async throws {
+        let validate = try await ChildProcess.run(Castline.repositoryRoot + "/.venv/bin/kubernetes-validate",
+                                                  ["-k", "1.31.0", "--strict", Self.folder + "/load-job.yaml"])
+        #expect(validate.status == 0 && validate.stdout.contains("passed for resource job/castline-load"), "\(validate.stdout)\(validate.stderr)")
+        // kubernetes-validate has no schema for the Operator's PodMonitor: what it must agree with is checked here.
+        let check = try await ChildProcess.run(ControlPageTests.python, ["-c", """
+            import sys, yaml
+            job = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == "Job"][0]
+            monitor = yaml.safe_load(open(sys.argv[2]))
+            spec, pod = job["spec"], job["spec"]["template"]
+            container = pod["spec"]["containers"][0]
+            shards = int(container["args"][container["args"].index("--shard") + 1].split("/")[1])
+            assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] == shards, (spec, shards)
+            labels = pod["metadata"]["labels"]
+            assert all(labels.get(k) == v for k, v in monitor["spec"]["selector"]["matchLabels"].items()), labels
+            ports = [p["name"] for p in container["ports"]]
+            assert all(e["port"] in ports for e in monitor["spec"]["podMetricsEndpoints"]), ports
+            print("agree")
+            """, Self.folder + "/load-job.yaml", Self.folder + "/podmonitor.yaml"])
+        #expect(check.status == 0 && check.stdout.contains("agree"), "\(check.stdout)\(check.stderr)")
+    }
+
+    @Test("four shards of 24 viewers, each with its JOB_COMPLETION_INDEX, scraped by Prometheus: the fleet's active viewers sum to 24 and its p95 time to first frame reads back")
+    func fleet() async throws {
+        let scratch = try Scratch()
+        let origin = try await HLSBadInputTests.HostileServer(scratch: scratch)
+        defer { Task { await origin.stop() } }
+        let ports = try (0..<4).map { _ in try FreePort.find() }
+        let prometheusPort = try FreePort.find()
+        let targets = ports.map { "\"127.0.0.1:\($0)\"" }.joined(separator: ", ")
+        let config = try scratch.write("prometheus.yml", """
+            global: { scrape_interval: 1s }
+            scrape_configs:
+              - job_name: castline-load
+                static_configs: [{ targets: [\(targets)] }]
+            """)
+        let prometheus = ChildProcess(executable: "/usr/bin/prometheus", arguments: [
+            "--config.file=\(config)", "--storage.tsdb.path=\(scratch.file("tsdb"))", "--web.listen-address=127.0.0.1:\(prometheusPort)",
+        ])
+        try prometheus.start()
+        defer { Task { await prometheus.terminate() } }
+        try #require(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: prometheusPort, timeout: .seconds(20)), "\(prometheus.standardError)")
+        // The Job's own arguments: the same command line in every pod, the index from the environment.
+        let shards = try ports.enumerated().map { index, port in
+            try Castline.start(["load", origin.url("live.m3u8"), "--viewers", "24", "--ramp", "24/s", "--duration", "30s",
+                                "--shard", "/4", "--metrics", "127.0.0.1:\(port)"], environment: ["JOB_COMPLETION_INDEX": "\(index)"])
+        }
+        defer { for shard in shards { Task { await shard.terminate() } } }
+
+        let active = try await Self.query(prometheusPort, "sum(castline_load_viewers{state=\"active\"})", until: { $0 == 24 })
+        #expect(active == 24)
+        let started = try await Self.query(prometheusPort, "sum(castline_load_viewers{state=\"started\"})", until: { $0 == 24 })
+        #expect(started == 24)
+        let ttff = try await Self.query(prometheusPort, "histogram_quantile(0.95, sum by (le) (castline_load_ttff_seconds_bucket))",
+                                        until: { $0 > 0 })
+        // The origin is on loopback: each viewer's first segment comes within the first buckets.
+        #expect(ttff > 0 && ttff <= 0.25, "fleet p95 time to first frame \(ttff) s")
+        let count = try await Self.query(prometheusPort, "sum(castline_load_ttff_seconds_count)", until: { $0 == 24 })
+        #expect(count == 24, "every viewer's first frame counted once, fleet-wide")
+    }
+
+    /// Asks Prometheus `expression` each 0.5 s until `until` holds of its value (or 20 s pass); the last value.
+    static func query(_ port: Int, _ expression: String, until: (Double) -> Bool) async throws -> Double {
+        var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/query")
+        components?.queryItems = [URLQueryItem(name: "query", value: expression)]
+        let url = try #require(components?.url)
+        var last = -1.0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let response = try? await HTTPFetcher.shared.fetch("GET", url),
+               let body = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+               let result = ((body["data"] as? [String: Any])?["result"] as? [[String: Any]])?.first,
+               let text = (result["value"] as? [Any])?.last as? String, let value = Double(text) {
+                last = value
+                if until(value) { return value }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        return last
     }
 }
