@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Benchmark: VIEWERS simulated HLS viewers (`castline load`) of one live stream from one process,
+# against SWARM `ffmpeg -re -i URL -c copy -f null -` processes (one per viewer, as swarms of
+# ffmpeg do it), one after the other, each for DURATION s. The stream: one local ingest
+# (`castline ingest`, nginx serving HLS) with ffmpeg publishing 1280x720 at 2.5 Mbit/s and AAC.
+# Prints CPU seconds and peak RSS per viewer of each, castline's stalls and p95 fetch time, and
+# the ratios. Reports, does not assert.
+#
+# Environment: CASTLINE (default .build/release/castline), VIEWERS (default 1000), SWARM (default
+# 100), DURATION (default 40), BENCH_OUT (default a new temp dir).
+set -euo pipefail
+
+source "$(dirname "$0")/lib/common.bash"
+viewers=${VIEWERS:-1000}
+swarm=${SWARM:-100}
+duration=${DURATION:-40}
+out=${BENCH_OUT:-$(mktemp -d /tmp/castline-bench.XXXXXX)}
+mkdir -p "$out"
+die() { echo "load-many: $*" >&2; exit 2; }
+[[ -x $castline ]] || die "no castline binary at $castline (build it, or set CASTLINE)"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
+
+source "$here/lib/ingest.bash"
+start_ingest
+ffmpeg -nostdin -v error -re -f lavfi -i testsrc2=size=1280x720:rate=30 -f lavfi -i sine=frequency=1000:sample_rate=48000 \
+    -c:v libx264 -preset ultrafast -tune zerolatency -b:v 2500k -g 60 -c:a aac -b:a 128k \
+    -f flv "$rtmp_base/load" >"$out/publisher.log" 2>&1 &
+publisher=$!
+trap 'kill "$publisher" 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 60); do
+    (( $(curl -fs "$hls_base/load.m3u8" 2>/dev/null | grep -c EXTINF) >= 4 )) && break
+    sleep 0.5
+done
+url=$hls_base/load.m3u8
+
+echo "load-many: castline load, $viewers viewers for $duration s after the ramp; logs in $out"
+/usr/bin/time -f '%U %S %M' -o "$out/castline.time" \
+    "$castline" load "$url" --viewers "$viewers" --ramp 200/s --duration "${duration}s" --stats-json "$out/load.jsonl" \
+    >/dev/null 2>"$out/castline.err" || echo "castline exited $? (see $out/castline.err)"
+
+echo "load-many: $swarm ffmpeg processes for $duration s"
+/usr/bin/time -f '%U %S %M' -o "$out/swarm.time" bash -c '
+    for _ in $(seq "$1"); do timeout -s INT "$2" ffmpeg -nostdin -v error -re -i "$3" -c copy -f null - 2>/dev/null & done
+    wait' _ "$swarm" "$duration" "$url" || true
+# /usr/bin/time reports the largest RSS of the waited-for processes, not their sum: ffmpeg's own is measured apart.
+/usr/bin/time -f '%M' -o "$out/ffmpeg-one.rss" timeout -s INT 10 ffmpeg -nostdin -v error -re -i "$url" -c copy -f null - 2>/dev/null || true
+
+python3 - "$out" "$viewers" "$swarm" <<'PY'
+import json, sys
+out, viewers, swarm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+last = [json.loads(l) for l in open(f"{out}/load.jsonl") if '"load"' in l][-1]
+user, system, rss = open(f"{out}/castline.time").read().split()
+c_cpu, c_rss = float(user) + float(system), int(rss) / 1024
+user, system, _ = open(f"{out}/swarm.time").read().split()
+s_cpu = float(user) + float(system)
+s_rss = int(open(f"{out}/ffmpeg-one.rss").read().split()[0]) / 1024
+print(f"castline load: {last['viewers_started']:.0f} viewers, {last['viewers_failed']:.0f} failed, stalls {last['stalls']:.0f}, "
+      f"rebuffer {last['rebuffer_ratio'] * 100:.2f} %, fetch p95 {last.get('fetch_p95_s', float('nan')):.3f} s, "
+      f"first frame p95 {last.get('ttff_p95_s', float('nan')):.3f} s")
+print(f"castline load: CPU {c_cpu:.1f} s ({c_cpu / viewers * 1000:.2f} ms per viewer), peak RSS {c_rss:.0f} MB "
+      f"({c_rss / viewers * 1024:.0f} KB per viewer)")
+print(f"ffmpeg swarm:  CPU {s_cpu:.1f} s ({s_cpu / swarm * 1000:.2f} ms per viewer), RSS {s_rss:.0f} MB per viewer (one ffmpeg)")
+print(f"per viewer, castline / ffmpeg: CPU {c_cpu / viewers / (s_cpu / swarm):.3f}, RSS {c_rss / viewers / s_rss:.3f}")
+PY
