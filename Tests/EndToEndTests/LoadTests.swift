@@ -107,7 +107,7 @@ struct LoadFleetTests {
         try #require(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: prometheusPort, timeout: .seconds(20)), "\(prometheus.standardError)")
         // The Job's own arguments: the same command line in every pod, the index from the environment.
         let shards = try ports.enumerated().map { index, port in
-            try Castline.start(["load", origin.url("live.m3u8"), "--viewers", "24", "--ramp", "24/s", "--duration", "30s",
+            try Castline.start(["load", origin.url("live.m3u8"), "--viewers", "24", "--ramp", "24/s", "--duration", "10s",
                                 "--shard", "/4", "--metrics", "127.0.0.1:\(port)"], environment: ["JOB_COMPLETION_INDEX": "\(index)"])
         }
         defer { for shard in shards { Task { await shard.terminate() } } }
@@ -122,6 +122,11 @@ struct LoadFleetTests {
         #expect(ttff > 0 && ttff <= 0.25, "fleet p95 time to first frame \(ttff) s")
         let count = try await Self.query(prometheusPort, "sum(castline_load_ttff_seconds_count)", until: { $0 == 24 })
         #expect(count == 24, "every viewer's first frame counted once, fleet-wide")
+        // Each shard ends by itself once its time is over, its metrics server with it.
+        for shard in shards {
+            let status = await shard.waitForExit(timeout: .seconds(30))
+            #expect(status == 0 && shard.standardError.contains("summary: viewers 0 active, 6 started, 0 failed"), "\(shard.standardError)")
+        }
     }
 
     /// Asks Prometheus `expression` each 0.5 s until `until` holds of its value (or 20 s pass); the last value.

@@ -64,7 +64,7 @@ public enum LoadRun {
         }
 
         /// The viewers of the whole this shard runs, numbered from 1.
-        func viewers(of total: Int) -> StrideTo<Int> { stride(from: index + 1, to: total + 1, by: count) }
+        public func viewers(of total: Int) -> [Int] { Array(stride(from: index + 1, to: total + 1, by: count)) }
     }
 
     /// Sockets a viewer may hold at once: its playlist's and its segments' connections, and a spare.
@@ -73,9 +73,10 @@ public enum LoadRun {
     /// Returns the exit status: 0, or 1 when every viewer failed. SIGINT or SIGTERM ends the
     /// test early, with its totals.
     public static func run(_ settings: Settings) async -> Int32 {
-        if let limit = raiseOpenFileLimit(), UInt64(settings.viewers * filesPerViewer) > limit {
-            Terminal.status("note: \(settings.viewers) viewers may hold \(settings.viewers * filesPerViewer) connections, over this "
-                            + "process's open-file limit (\(limit)); raise the hard limit (ulimit -Hn) or run fewer viewers")
+        let mine = settings.shard.viewers(of: settings.viewers).count
+        if let limit = raiseOpenFileLimit(), UInt64(mine * filesPerViewer) > limit {
+            Terminal.status("note: \(mine) viewers may hold \(mine * filesPerViewer) connections, over this process's open-file "
+                            + "limit (\(limit)); raise the hard limit (ulimit -Hn) or run fewer viewers per process (--shard)")
         }
         let output: FileHandle?
         do {
@@ -88,13 +89,18 @@ public enum LoadRun {
         var observe: (@Sendable (LoadTally.Observation) -> Void)?
         if let metrics { observe = { metrics.observe($0) } }
         let tally = LoadTally(observe: observe)
-        var services: [any Service] = [LoadService(settings: settings, tally: tally, output: output, metrics: metrics)]
+        // When the test is over, the metrics server stops too (gracefully: a scrape under way ends).
+        var services = [ServiceGroupConfiguration.ServiceConfiguration(
+            service: LoadService(settings: settings, tally: tally, output: output, metrics: metrics),
+            successTerminationBehavior: .gracefullyShutdownGroup)]
         if let endpoint = settings.metrics, let metrics {
-            services.append(MetricsRecorder.server(at: endpoint, registry: metrics.registry))
+            services.append(.init(service: MetricsRecorder.server(at: endpoint, registry: metrics.registry)))
         }
         var logger = Logger(label: "castline.load", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
-        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigint, .sigterm], logger: logger)
+        var configuration = ServiceGroupConfiguration(services: services, logger: logger)
+        configuration.gracefulShutdownSignals = [.sigint, .sigterm]
+        let group = ServiceGroup(configuration: configuration)
         do {
             try await group.run()
         } catch {
