@@ -51,11 +51,11 @@ python3 - "$out" "$viewers" "$swarm" <<'PY'
 import json, sys
 out, viewers, swarm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 last = [json.loads(l) for l in open(f"{out}/load.jsonl") if '"load"' in l][-1]
-user, system, rss = open(f"{out}/castline.time").read().split()
+user, system, rss = open(f"{out}/castline.time").read().split()[-3:]
 c_cpu, c_rss = float(user) + float(system), int(rss) / 1024
-user, system, _ = open(f"{out}/swarm.time").read().split()
+user, system, _ = open(f"{out}/swarm.time").read().split()[-3:]
 s_cpu = float(user) + float(system)
-s_rss = int(open(f"{out}/ffmpeg-one.rss").read().split()[0]) / 1024
+s_rss = int(open(f"{out}/ffmpeg-one.rss").read().split()[-1]) / 1024  # after "Command exited …" (timeout's 124)
 print(f"castline load: {last['viewers_started']:.0f} viewers, {last['viewers_failed']:.0f} failed, stalls {last['stalls']:.0f}, "
       f"rebuffer {last['rebuffer_ratio'] * 100:.2f} %, fetch p95 {last.get('fetch_p95_s', float('nan')):.3f} s, "
       f"first frame p95 {last.get('ttff_p95_s', float('nan')):.3f} s")
