@@ -123,4 +123,20 @@ struct SRTTests {
         #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")
         #expect(media.duration >= 3, "the second listener took \(media.duration) s")
     }
+
+    @Test("a stream ID as people write it (?streamid=#!::r=live/test,m=publish): ffmpeg's SRT listener reads it from castline's call")
+    func streamID() async throws {
+        let port = try FreePort.find(datagram: true)
+        // At debug level ffmpeg's listener says what each caller asked for: "accept streamid [ID]".
+        let receiver = ChildProcess(executable: "/usr/bin/ffmpeg",
+                                    arguments: ["-nostdin", "-v", "debug", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-f", "null", "-"])
+        try receiver.start()
+        defer { Task { await receiver.terminate() } }
+        try #require(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "\(receiver.standardError)")
+        let published = try await Castline.run(["broadcast", "srt://127.0.0.1:\(port)?streamid=#!::r=live/test,m=publish",
+                                                "--size", "320x240", "--duration", "3s"], timeout: .seconds(30))
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(receiver.standardError.contains("accept streamid [#!::r=live/test,m=publish]"),
+                "\(receiver.standardError.split(separator: "\n").filter { $0.contains("streamid") })")
+    }
 }

@@ -111,8 +111,15 @@ struct WHEPTests {
         let media = try await Self.media(in: scratch)
         let first = try await Endpoint(scratch: scratch, token: nil, source: media)
         let recording = scratch.path + "/heard.wav"
-        let listener = try Castline.start(["listen", first.url("whep"), "--output", "null", "--duration", "16s", "--record", recording])
-        try #require(await Castline.waitFor("connected 1", in: first.process, timeout: .seconds(20)), "\(listener.standardError)")
+        let listener = try Castline.start(["listen", first.url("whep"), "--output", "null", "--duration", "16s", "--record", recording,
+                                           "--stats-json", "-"])
+        // The tone heard (its level in the stats) before the endpoint goes: a loss, not a start that never played.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline,
+              !jsonLines(listener.standardOutput).contains(where: { ($0["rms_dbfs"] as? Double ?? -120) > -40 }) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try #require(jsonLines(listener.standardOutput).contains { ($0["rms_dbfs"] as? Double ?? -120) > -40 }, "\(listener.standardError)")
         // Gone without a word, as a crashed server or a dropped network: no BYE, no DTLS alert.
         first.process.signal(SIGKILL)
         _ = await first.stop()
@@ -132,6 +139,19 @@ struct WHEPTests {
         #expect(duration > 7 && duration < 12, "recorded \(duration) s")
         let frequency = try await WHIPTests.tone(in: recording, from: max(0, duration - 2.5))
         #expect(abs(frequency - 1000) < 20, "after the reconnect, the tone came back at \(frequency) Hz")
+    }
+
+    @Test("an endpoint that answers and then sends nothing: the listen tries new sessions, then fails with one line (no media in --end-after), exit 1")
+    func answersButNeverSends() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        let began = ContinuousClock.now
+        let result = try await Castline.run(["listen", endpoint.url("mute/whep"), "--output", "null", "--end-after", "8s"], timeout: .seconds(40))
+        _ = await endpoint.stop()
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("no media from the WHEP endpoint http://127.0.0.1:\(endpoint.port)/**** in 8 s"), "\(result.stderr)")
+        #expect(result.stderr.contains("connection lost (no media came in 5 s)"), "\(result.stderr)")
+        #expect(ContinuousClock.now - began < .seconds(20))
     }
 
     @Test("glass to glass: castline latency through WHIP → aiortc → WHEP reads the clock back every second, under a second behind")

@@ -14,11 +14,16 @@ final class LoadMetrics: Sendable {
 
     static let buckets = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32]
 
+    /// `castline_load_NAME_UNIT`.
+    static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "castline", subsystem: "load", metricName: name, unitName: unit, helpText: help)
+    }
+
     init() {
-        firstFrame = registry.makeValueHistogram(name: "castline_load_ttff_seconds", buckets: Self.buckets,
-                                                 help: "Seconds from a viewer's start to its first frame")
-        fetch = registry.makeValueHistogram(name: "castline_load_segment_fetch_seconds", buckets: Self.buckets,
-                                            help: "Seconds a segment's fetch took")
+        firstFrame = registry.makeValueHistogram(descriptor: Self.name("ttff", "seconds", "Seconds from a viewer's start to its first frame"),
+                                                 buckets: Self.buckets)
+        fetch = registry.makeValueHistogram(descriptor: Self.name("segment_fetch", "seconds", "Seconds a segment's fetch took"),
+                                            buckets: Self.buckets)
     }
 
     func observe(_ observation: LoadTally.Observation) {
@@ -29,17 +34,22 @@ final class LoadMetrics: Sendable {
     }
 
     func record(_ totals: LoadTotals) {
+        let viewers = Self.name("viewers", "", "Viewers active, started and failed")
         for (state, count) in [("active", totals.active), ("started", totals.started), ("failed", totals.failed)] {
-            registry.makeGauge(name: "castline_load_viewers", labels: [("state", state)]).set(Double(count))
+            registry.makeGauge(descriptor: viewers, labels: [("state", state)]).set(Double(count))
         }
         let before = last.withLock { last -> LoadTotals in defer { last = totals }; return last }
-        registry.makeCounter(name: "castline_load_stalls_total").increment(by: Int64(max(0, totals.stalls - before.stalls)))
-        registry.makeCounter(name: "castline_load_stall_seconds_total").increment(by: max(0, totals.stalledSeconds - before.stalledSeconds))
-        registry.makeCounter(name: "castline_load_bytes_total").increment(by: Int64(max(0, totals.bytes - before.bytes)))
+        registry.makeCounter(descriptor: Self.name("stalls", "total", "Stalls: a viewer's buffer ran dry"))
+            .increment(by: Int64(max(0, totals.stalls - before.stalls)))
+        registry.makeCounter(descriptor: Self.name("stall_seconds", "total", "Seconds viewers spent stalled"))
+            .increment(by: max(0, totals.stalledSeconds - before.stalledSeconds))
+        registry.makeCounter(descriptor: Self.name("bytes", "total", "Bytes of segments fetched"))
+            .increment(by: Int64(max(0, totals.bytes - before.bytes)))
+        let errors = Self.name("http_errors", "total", "Failed requests, by HTTP status")
         for (status, count) in totals.httpErrorsByStatus {
-            registry.makeCounter(name: "castline_load_http_errors_total", labels: [("status", "\(status)")])
+            registry.makeCounter(descriptor: errors, labels: [("status", "\(status)")])
                 .increment(by: Int64(max(0, count - (before.httpErrorsByStatus[status] ?? 0))))
         }
-        registry.makeGauge(name: "castline_load_rebuffer_ratio").set(totals.rebufferRatio)
+        registry.makeGauge(descriptor: Self.name("rebuffer_ratio", "", "Stalled time over stalled and played time")).set(totals.rebufferRatio)
     }
 }

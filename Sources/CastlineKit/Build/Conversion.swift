@@ -61,15 +61,8 @@ enum Conversion {
         guard let factories = decoderFactories[codec] else {
             throw BuildError("cannot decode \(codec.rawValue) \(stream) (give the stream a known codec)")
         }
-        let elements = try (factories + converter).map { try ElementCatalog.make($0) }
-        if stream == .audio { try elements[factories.count - 1].set("tolerance", Int64(audioTolerance.nanoseconds)) }
-        return try BinChain.make(name, elements)
+        return try BinChain.make(name, factories: factories + converter)
     }
-
-    /// An audio decoder's output runs on from its sample count while its input's stamps stay
-    /// this close: a WebRTC jitter buffer stamps a packet up to ±20 ms off, and what times
-    /// sound by its stamps (the sound-clock reader) would see gaps that are not there.
-    static let audioTolerance = ClockTime(Duration.milliseconds(40))
 
     /// For a codec known only once media flows (a WebRTC answer picks one): decodebin finds the
     /// decoder then, and links it to the converter.

@@ -33,7 +33,8 @@ public class URISource: SourceComponent {
             throw BuildError("not a URI (try file:///path/to/media.mp4 or https://host/stream.m3u8)",
                              at: "\(spec.keyPath).uri")
         }
-        self.uri = try Self.withCredentials(uri, spec.options, at: spec.keyPath, events: context.events)
+        self.uri = try Self.withCredentials(uriScheme(uri) == "srt" ? SRTStreamID.escaped(uri) : uri, spec.options, at: spec.keyPath,
+                                            events: context.events)
         keyPath = spec.keyPath
         loop = false
         events = context.events

@@ -45,6 +45,11 @@ final class WHEPLink: Sendable {
     /// media is a connection gone (webrtcbin 1.22 says nothing when the peer vanishes).
     static let silenceLimit: Duration = .seconds(5)
 
+    /// Opus's decoder runs its stamps on from its sample count while its input's stay this close:
+    /// webrtcbin's jitter buffer stamps a packet up to ±20 ms off its place, and what times sound
+    /// by its stamps (the sound-clock reader, a muxer) would see gaps and overlaps that are not there.
+    static let audioTolerance = ClockTime(Duration.milliseconds(40))
+
     /// What is offered, preferred first: H.264 constrained baseline (packetization-mode 1) and
     /// VP8, which every WebRTC sender has; Opus.
     static let receiverCaps: [StreamKind: String] = [
@@ -115,9 +120,8 @@ final class WHEPLink: Sendable {
             guard let bin, let decoder = try? ElementCatalog.make("decodebin"), (try? decoder.set("caps", stops)) != nil,
                   (try? bin.add(decoder)) != nil, let sink = decoder.staticPad("sink") else { return }
             connection.decoders.withLock { $0.append(decoder) }
-            // Stamped from arrival, Opus would show gaps that are not there (see `Conversion.audioTolerance`).
             decoder.onDeepElementAdded { element in
-                if element.factoryName == "opusdec" { try? element.set("tolerance", Int64(Conversion.audioTolerance.nanoseconds)) }
+                if element.factoryName == "opusdec" { try? element.set("tolerance", Int64(Self.audioTolerance.nanoseconds)) }
             }
             URISource.link(decoder, to: outlets)
             _ = decoder.syncStateWithParent()
@@ -144,21 +148,29 @@ final class WHEPLink: Sendable {
     }
 
     private func watchEverySecond() async {
-        var attempt = 0, tried: ContinuousClock.Instant?, backoff = Backoff()
+        var attempt = 0, tried: ContinuousClock.Instant?, firstAnswer: ContinuousClock.Instant?, backoff = Backoff()
         backoff.maximum = .seconds(10)
         while (try? await Task.sleep(for: .seconds(1))) != nil {
             let webrtc = current.withLock { $0?.webrtc }
             if let stats = await webrtc?.webRTCStats() {
                 context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: Self.receiveFigures(stats))))
             }
-            // Nothing has come yet: the first session's own failure, or the run's stop, ends it.
-            guard let last = lastMedia.withLock({ $0 }) else { continue }
-            let silent = ContinuousClock.now - last
+            // A session answered that never brings media is as silent as one that stopped; one not
+            // answered yet (waiting for live) is the session's to end.
+            let heard = lastMedia.withLock { $0 }
+            firstAnswer = firstAnswer ?? current.withLock { $0?.session.answeredAt }
+            guard let reference = heard ?? firstAnswer else { continue }
+            let silent = ContinuousClock.now - reference
             if silent >= endAfter {
+                // Media came and stopped: the stream has ended. None ever came: the listen failed.
+                guard heard != nil else {
+                    webrtc?.postError("no media from the WHEP endpoint \(Secret.maskingPath(of: endpoint.url)) in \(Int(endAfter.seconds)) s")
+                    return
+                }
                 ends.stop(idle: Set(outlets.keys.map(\.rawValue)))
                 return
             }
-            if let since = tried, last > since {
+            if let since = tried, let last = heard, last > since {
                 context.connection(.reconnected(attempts: attempt))
                 (attempt, tried) = (0, nil)
                 continue
@@ -168,7 +180,7 @@ final class WHEPLink: Sendable {
             else { continue }
             attempt += 1
             let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1))
-            let reason = failed ?? "no media for \(Int(silent.seconds)) s"
+            let reason = failed ?? (heard == nil ? "no media came in \(Int(silent.seconds)) s" : "no media for \(Int(silent.seconds)) s")
             context.connection(.reconnecting(reason: reason, attempt: attempt, delay: delay))
             await tearDown()
             guard (try? await Task.sleep(for: delay)) != nil else { return }

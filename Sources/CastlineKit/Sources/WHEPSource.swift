@@ -40,10 +40,10 @@ public final class WHEPSource: SourceComponent {
         Dictionary(uniqueKeysWithValues: wanted.withLock { $0 }.map { ($0, StreamForm.raw) })
     }
 
-    /// Opus, and H.264 or VP8 (the answer says which): kept encoded when nothing needs them decoded.
+    /// H.264 or VP8 (the answer says which), kept encoded when nothing needs it decoded. Opus is
+    /// always decoded here, where its stamps are evened out (see `WHEPLink.audioTolerance`).
     public func encodedForms() throws -> [StreamKind: StreamForm] {
-        let encoded: [StreamKind: StreamForm] = [.audio: .encoded(.opus), .video: .encoded(nil)]
-        return encoded.filter { wanted.withLock { streams in streams }.contains($0.key) }
+        wanted.withLock { $0 }.contains(.video) ? [.video: .encoded(nil)] : [:]
     }
 
     public func makeBin(streams: [StreamKind: StreamForm], name: String) throws -> Bin {

@@ -10,6 +10,7 @@ usage: whip_server.py PORT OUT_FOLDER [--token TOKEN] [--source MEDIA_FILE]
                         201, Location: whep/session/N; 404 while there is neither (as MediaMTX answers)
   POST /moved           307 to /whip
   POST /silent/whep     reads the offer, says "silent", never answers
+  POST /mute/whep       answers a player's offer (201), then sends nothing
   DELETE /whip/session/N, /whep/session/N  ends session N
   anything else         404
 Says on stderr "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
@@ -93,13 +94,14 @@ async def whip(request):
 async def whep(request):
     if TOKEN is not None and request.headers.get("Authorization") != f"Bearer {TOKEN}":
         return web.Response(status=401, text="unauthorized")
-    if not published and not options.source:
+    mute = request.path == "/mute/whep"
+    if not published and not options.source and not mute:
         return web.Response(status=404, text="no stream is published")
     offer = await request.text()
     number = next(numbers)
     say(f"offer {number}")
     pc = RTCPeerConnection()
-    player = MediaPlayer(options.source, loop=True) if options.source and not published else None
+    player = MediaPlayer(options.source, loop=True) if options.source and not published and not mute else None
     sessions[number] = {"pc": pc, "tasks": [], "video": [0, ""], "player": player}
 
     @pc.on("connectionstatechange")
@@ -109,7 +111,9 @@ async def whep(request):
 
     await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
     for transceiver in pc.getTransceivers():
-        if player is not None:
+        if mute:
+            track = None
+        elif player is not None:
             track = player.audio if transceiver.kind == "audio" else player.video
         else:
             track = relay.subscribe(published[transceiver.kind]) if transceiver.kind in published else None
@@ -178,6 +182,8 @@ app.router.add_post("/whip", whip)
 app.router.add_post("/moved", moved)
 app.router.add_post("/whep", whep)
 app.router.add_post("/silent/whep", silent)
+app.router.add_post("/mute/whep", whep)
+app.router.add_delete("/mute/whep/session/{number}", delete)
 app.router.add_delete("/whip/session/{number}", delete)
 app.router.add_delete("/whep/session/{number}", delete)
 

@@ -59,23 +59,29 @@ struct SRTOutput: MuxedOutput {
     let passphrase: Secret?
     let latencyMilliseconds: Int
     let isListener: Bool
+    /// SRT's stream ID (the access-control form `#!::r=live/stream,m=publish`), which the far end
+    /// reads to route or admit the stream; kept out of `uri`, as it may name a user.
+    let streamID: String?
 
     init(url text: String, passphrase: Secret?, latencyMilliseconds: Int, at keyPath: String) throws {
-        guard let url = URLComponents(string: text), url.scheme?.lowercased() == "srt" else {
+        guard let url = URLComponents(string: SRTStreamID.escaped(text)), url.scheme?.lowercased() == "srt" else {
             throw BuildError("\"\(text)\" is not an srt:// URL (try srt://ingest.example:9000)", at: keyPath)
         }
         guard let port = url.port, (1...65_535).contains(port) else {
             throw BuildError("\"\(text)\" has no port (try srt://\(url.host ?? "HOST"):9000)", at: keyPath)
         }
         var mode = "caller"
+        var streamID: String?
         for item in url.queryItems ?? [] {
             switch item.name {
             case "mode" where ["caller", "listener"].contains(item.value ?? ""):
                 mode = item.value ?? mode
+            case "streamid":
+                streamID = item.value
             case "passphrase":
                 throw BuildError("the passphrase does not go in the URL, where it would show (use passphrase: ${VAR})", at: keyPath)
             default:
-                throw BuildError("\"\(item.name)=\(item.value ?? "")\" is not a query castline takes (mode=caller or mode=listener)", at: keyPath)
+                throw BuildError("\"\(item.name)=\(item.value ?? "")\" is not a query castline takes (mode=caller or mode=listener, streamid=…)", at: keyPath)
             }
         }
         let host = url.host ?? ""
@@ -86,6 +92,7 @@ struct SRTOutput: MuxedOutput {
         uri = "srt://\(host):\(port)" + (isListener ? "?mode=listener" : "")
         self.passphrase = passphrase
         self.latencyMilliseconds = latencyMilliseconds
+        self.streamID = streamID
     }
 
     var scheme: String { "srt" }
@@ -100,6 +107,7 @@ struct SRTOutput: MuxedOutput {
         try output.set("uri", text: uri)
         try output.set("latency", Int32(clamping: latencyMilliseconds))
         if let passphrase, !picture { try output.set("passphrase", text: passphrase.reveal()) }
+        if let streamID { try output.set("streamid", text: streamID) }
         // Pacing happened in the main pipeline. A listener with no caller yet drops what comes; a
         // caller waits for its connection, so a refused one is an error, not media dropped unseen.
         try output.set("sync", false)
@@ -155,5 +163,13 @@ struct SRTOutput: MuxedOutput {
         }
         return "the SRT peer at \(uri) did not take the connection: \(reason ?? "nothing answered in \(seconds)") "
             + "(is it listening, with the same passphrase?)"
+    }
+}
+
+/// SRT's stream ID in a URL as people write it, ffmpeg and OBS alike: `?streamid=#!::r=live,m=publish`,
+/// whose `#` would otherwise begin the URL's fragment.
+enum SRTStreamID {
+    static func escaped(_ url: String) -> String {
+        url.replacingOccurrences(of: "streamid=#", with: "streamid=%23")
     }
 }

@@ -23,6 +23,9 @@ final class WHIPSession: Sendable {
     /// again every 2 s, as an HLS listen waits for live.
     private let waitsForLive: Bool
     private let closed = OnceFlag()
+    /// When the endpoint's answer was set.
+    private let answered = Mutex<ContinuousClock.Instant?>(nil)
+    var answeredAt: ContinuousClock.Instant? { answered.withLock { $0 } }
     /// Where a failure goes; nil: posted as webrtcbin's error.
     private let failed: (@Sendable (String) -> Void)?
     /// RTP bytes the payloaders handed to webrtcbin: what this connection sent.
@@ -115,6 +118,7 @@ final class WHIPSession: Sendable {
         }
         do {
             try webrtc.setAnswer(reply.text)
+            answered.withLock { $0 = .now }
         } catch {
             fail("the \(protocolName) endpoint's answer was refused: \(error)")
         }
