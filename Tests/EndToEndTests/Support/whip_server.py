@@ -61,56 +61,70 @@ def negotiated_codecs(sdp):
     return codecs
 
 
-async def whip(request):
+def refused(request):
+    """401 for a request without the token, when there is one."""
     if TOKEN is not None and request.headers.get("Authorization") != f"Bearer {TOKEN}":
         return web.Response(status=401, text="unauthorized")
-    if request.content_type != "application/sdp":
-        return web.Response(status=415, text="application/sdp only")
+    return None
+
+
+async def open_session(request, session):
+    """A new numbered session: its peer connection, told "connected", with the offer set."""
     offer = await request.text()
     number = next(numbers)
     say(f"offer {number}")
     pc = RTCPeerConnection()
-    session = {"pc": pc, "tasks": [], "video": [0, ""]}
+    session["pc"] = pc
     sessions[number] = session
+
+    @pc.on("connectionstatechange")
+    async def on_state():
+        if pc.connectionState == "connected":
+            say(f"connected {number}")
+
+    return pc, number, offer
+
+
+async def answer(pc, number, offer, kind):
+    """The offer set, the answer made: 201 with it and the session's relative Location."""
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+    yield pc.getTransceivers()
+    made = await pc.createAnswer()
+    await pc.setLocalDescription(made)
+    say(f"codecs {number} " + " ".join(negotiated_codecs(pc.localDescription.sdp)))
+    yield web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
+                       headers={"Location": f"{kind}/session/{number}"})
+
+
+async def whip(request):
+    if (refusal := refused(request)) is not None:
+        return refusal
+    if request.content_type != "application/sdp":
+        return web.Response(status=415, text="application/sdp only")
+    session = {"tasks": [], "video": [0, ""]}
+    pc, number, offer = await open_session(request, session)
 
     @pc.on("track")
     def on_track(track):
         published[track.kind] = track
         session["tasks"].append(asyncio.ensure_future(receive(relay.subscribe(track), number, session)))
 
-    @pc.on("connectionstatechange")
-    async def on_state():
-        if pc.connectionState == "connected":
-            say(f"connected {number}")
-
-    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
-    answer = await pc.createAnswer()
-    await pc.setLocalDescription(answer)
-    say(f"codecs {number} " + " ".join(negotiated_codecs(pc.localDescription.sdp)))
-    return web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
-                        headers={"Location": f"whip/session/{number}"})
+    steps = answer(pc, number, offer, "whip")
+    await anext(steps)
+    return await anext(steps)
 
 
 async def whep(request):
-    if TOKEN is not None and request.headers.get("Authorization") != f"Bearer {TOKEN}":
-        return web.Response(status=401, text="unauthorized")
+    if (refusal := refused(request)) is not None:
+        return refusal
     mute = request.path == "/mute/whep"
     if not published and not options.source and not mute:
         return web.Response(status=404, text="no stream is published")
-    offer = await request.text()
-    number = next(numbers)
-    say(f"offer {number}")
-    pc = RTCPeerConnection()
     player = MediaPlayer(options.source, loop=True) if options.source and not published and not mute else None
-    sessions[number] = {"pc": pc, "tasks": [], "video": [0, ""], "player": player}
-
-    @pc.on("connectionstatechange")
-    async def on_state():
-        if pc.connectionState == "connected":
-            say(f"connected {number}")
-
-    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
-    for transceiver in pc.getTransceivers():
+    pc, number, offer = await open_session(request, {"tasks": [], "video": [0, ""], "player": player})
+    steps = answer(pc, number, offer, "whep")
+    # The player's transceivers, each given what this endpoint sends (nothing, when mute).
+    for transceiver in await anext(steps):
         if mute:
             track = None
         elif player is not None:
@@ -119,11 +133,7 @@ async def whep(request):
             track = relay.subscribe(published[transceiver.kind]) if transceiver.kind in published else None
         if track is not None:
             pc.addTrack(track)
-    answer = await pc.createAnswer()
-    await pc.setLocalDescription(answer)
-    say(f"codecs {number} " + " ".join(negotiated_codecs(pc.localDescription.sdp)))
-    return web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
-                        headers={"Location": f"whep/session/{number}"})
+    return await anext(steps)
 
 
 async def silent(request):
