@@ -164,7 +164,8 @@ final class WHEPLink: Sendable {
             if silent >= endAfter {
                 // Media came and stopped: the stream has ended. None ever came: the listen failed.
                 guard heard != nil else {
-                    webrtc?.postError("no media from the WHEP endpoint \(Secret.maskingPath(of: endpoint.url)) in \(Int(endAfter.seconds)) s")
+                    // On the session's webrtcbin, or the bin when a reconnect left none.
+                    (webrtc ?? bin).postError("no media from the WHEP endpoint \(Secret.maskingPath(of: endpoint.url)) in \(Int(endAfter.seconds)) s")
                     return
                 }
                 ends.stop(idle: Set(outlets.keys.map(\.rawValue)))
