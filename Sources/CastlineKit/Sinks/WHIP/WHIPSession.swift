@@ -106,15 +106,17 @@ final class WHIPSession: Sendable {
             let line = [endpoint, url].reduce("\(error)") { $0.replacingOccurrences(of: $1.absoluteString, with: Secret.maskingPath(of: $1)) }
             return fail(line)
         }
-        guard !closed.isTripped else { return }
+        if reply.status == 201 || reply.status == 200, let location = reply.headers["location"],
+           let resource = URL(string: location, relativeTo: url) {
+            self.resource.withLock { $0 = resource.absoluteURL }
+        }
+        // Ended while the endpoint answered: what it made for this session goes too.
+        guard !closed.isTripped else { return await close() }
         if let refusal = Self.refusal(status: reply.status, endpoint: Secret.maskingPath(of: endpoint), protocolName: protocolName) {
             return fail(refusal)
         }
         guard reply.status == 201 || reply.status == 200 else {
             return fail("the \(protocolName) endpoint answered HTTP \(reply.status)")
-        }
-        if let location = reply.headers["location"], let resource = URL(string: location, relativeTo: url) {
-            self.resource.withLock { $0 = resource.absoluteURL }
         }
         do {
             try webrtc.setAnswer(reply.text)
