@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import LocalIngest
+import TestSupport
 import Testing
 
 /// `castline load` against an origin that misbehaves on purpose (Support/hostile_hls.py).
@@ -129,22 +130,20 @@ struct LoadFleetTests {
         }
     }
 
-    /// Asks Prometheus `expression` each 0.5 s until `until` holds of its value (or 20 s pass); the last value.
+    /// Asks Prometheus `expression` each 0.5 s (a scrape a second) until `until` holds of its value,
+    /// or 20 s pass; the last value.
     static func query(_ port: Int, _ expression: String, until: (Double) -> Bool) async throws -> Double {
         var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/query")
         components?.queryItems = [URLQueryItem(name: "query", value: expression)]
         let url = try #require(components?.url)
         var last = -1.0
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if let response = try? await HTTPFetcher.shared.fetch("GET", url),
-               let body = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-               let result = ((body["data"] as? [String: Any])?["result"] as? [[String: Any]])?.first,
-               let text = (result["value"] as? [Any])?.last as? String, let value = Double(text) {
-                last = value
-                if until(value) { return value }
-            }
-            try await Task.sleep(for: .milliseconds(500))
+        _ = await waitUntil(.seconds(20), every: .milliseconds(500)) {
+            guard let response = try? await HTTPFetcher.shared.fetch("GET", url),
+                  let body = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+                  let result = ((body["data"] as? [String: Any])?["result"] as? [[String: Any]])?.first,
+                  let text = (result["value"] as? [Any])?.last as? String, let value = Double(text) else { return false }
+            last = value
+            return until(value)
         }
         return last
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LocalIngest
+import TestSupport
 import Testing
 
 /// `castline listen` over WebRTC from a WHEP endpoint played by aiortc (Support/whip_server.py),
@@ -92,12 +93,8 @@ struct WHEPTests {
                 && !timedOut.stderr.contains("silent/whep"), "\(timedOut.stderr)")
 
         let listener = try Castline.start(["listen", endpoint.url("silent/whep"), "--output", "null"])
-        // The endpoint has this listener's offer (its second "silent"): castline waits on the answer.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, endpoint.process.standardError.components(separatedBy: "silent").count < 3 {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        try #require(endpoint.process.standardError.components(separatedBy: "silent").count == 3, "\(listener.standardError)")
+        // The endpoint has this listener's offer (its second): castline waits on the answer.
+        try #require(await Castline.waitFor("silent 2", in: endpoint.process, timeout: .seconds(20)), "\(listener.standardError)")
         let stopping = ContinuousClock.now
         let status = await Castline.interrupt(listener, with: SIGINT, within: .seconds(5))
         _ = await endpoint.stop()
@@ -114,12 +111,8 @@ struct WHEPTests {
         let listener = try Castline.start(["listen", first.url("whep"), "--output", "null", "--duration", "16s", "--record", recording,
                                            "--stats-json", "-"])
         // The tone heard (its level in the stats) before the endpoint goes: a loss, not a start that never played.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline,
-              !jsonLines(listener.standardOutput).contains(where: { ($0["rms_dbfs"] as? Double ?? -120) > -40 }) {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        try #require(jsonLines(listener.standardOutput).contains { ($0["rms_dbfs"] as? Double ?? -120) > -40 }, "\(listener.standardError)")
+        let heard = await waitUntil(.seconds(20)) { jsonLines(listener.standardOutput).contains { ($0["rms_dbfs"] as? Double ?? -120) > -40 } }
+        try #require(heard, "\(listener.standardError)")
         // Gone without a word, as a crashed server or a dropped network: no BYE, no DTLS alert.
         first.process.signal(SIGKILL)
         _ = await first.stop()

@@ -20,12 +20,14 @@ public func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool
 }
 
 /// The same from async code: it sleeps between polls rather than holding a thread of the
-/// cooperative pool (two on this machine).
-public func waitUntil(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+/// cooperative pool (two on this machine). The condition may itself wait (a query to a server),
+/// and be asked `every` so often.
+public func waitUntil(_ timeout: Duration = .seconds(5), every interval: Duration = .milliseconds(10),
+                      _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        if await condition() { return true }
+        try? await Task.sleep(for: interval)
     }
-    return condition()
+    return await condition()
 }

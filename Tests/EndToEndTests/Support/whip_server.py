@@ -9,7 +9,7 @@ usage: whip_server.py PORT OUT_FOLDER [--token TOKEN] [--source MEDIA_FILE]
                         session publishes (relayed, as a server does), else MEDIA_FILE (looped);
                         201, Location: whep/session/N; 404 while there is neither (as MediaMTX answers)
   POST /moved           307 to /whip
-  POST /silent/whep     reads the offer, says "silent", never answers
+  POST /silent/whep     reads the offer, says "silent N" (N counts them), never answers
   POST /mute/whep       answers a player's offer (201), then sends nothing
   DELETE /whip/session/N, /whep/session/N  ends session N
   anything else         404
@@ -136,9 +136,12 @@ async def whep(request):
     return await anext(steps)
 
 
+silences = itertools.count(1)
+
+
 async def silent(request):
     await request.text()
-    say("silent")
+    say(f"silent {next(silences)}")
     await asyncio.Event().wait()
 
 
