@@ -85,15 +85,17 @@ async def open_session(request, session):
     return pc, number, offer
 
 
-async def answer(pc, number, offer, kind):
-    """The offer set, the answer made: 201 with it and the session's relative Location."""
+async def answer(pc, number, offer, kind, send=None):
+    """The offer set (then `send(transceivers)` adds what this end sends), the answer made: 201 with
+    it and the session's relative Location."""
     await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
-    yield pc.getTransceivers()
+    if send is not None:
+        send(pc.getTransceivers())
     made = await pc.createAnswer()
     await pc.setLocalDescription(made)
     say(f"codecs {number} " + " ".join(negotiated_codecs(pc.localDescription.sdp)))
-    yield web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
-                       headers={"Location": f"{kind}/session/{number}"})
+    return web.Response(status=201, content_type="application/sdp", text=pc.localDescription.sdp,
+                        headers={"Location": f"{kind}/session/{number}"})
 
 
 async def whip(request):
@@ -109,9 +111,7 @@ async def whip(request):
         published[track.kind] = track
         session["tasks"].append(asyncio.ensure_future(receive(relay.subscribe(track), number, session)))
 
-    steps = answer(pc, number, offer, "whip")
-    await anext(steps)
-    return await anext(steps)
+    return await answer(pc, number, offer, "whip")
 
 
 async def whep(request):
@@ -122,21 +122,20 @@ async def whep(request):
         return web.Response(status=404, text="no stream is published")
     player = MediaPlayer(options.source, loop=True) if options.source and not published and not mute else None
     pc, number, offer = await open_session(request, {"tasks": [], "video": [0, ""], "player": player})
-    steps = answer(pc, number, offer, "whep")
-    # The player's transceivers, each given what this endpoint sends (nothing, when mute).
-    for transceiver in await anext(steps):
-        if mute:
-            track = None
-        elif player is not None:
-            track = player.audio if transceiver.kind == "audio" else player.video
-        else:
-            track = relay.subscribe(published[transceiver.kind]) if transceiver.kind in published else None
-        if track is not None:
-            pc.addTrack(track)
-    return await anext(steps)
 
+    def send(transceivers):
+        """Each of the player's transceivers given what this endpoint sends (nothing, when mute)."""
+        for transceiver in transceivers:
+            if mute:
+                track = None
+            elif player is not None:
+                track = player.audio if transceiver.kind == "audio" else player.video
+            else:
+                track = relay.subscribe(published[transceiver.kind]) if transceiver.kind in published else None
+            if track is not None:
+                pc.addTrack(track)
 
-silences = itertools.count(1)
+    return await answer(pc, number, offer, "whep", send)
 
 
 async def silent(request):
