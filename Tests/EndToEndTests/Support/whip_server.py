@@ -138,6 +138,9 @@ async def whep(request):
     return await answer(pc, number, offer, "whep", send)
 
 
+silences = itertools.count(1)
+
+
 async def silent(request):
     await request.text()
     say(f"silent {next(silences)}")
