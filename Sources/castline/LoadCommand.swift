@@ -10,7 +10,8 @@ struct LoadCommand: AsyncParsableCommand {
             Each viewer is a player's buffer over its own connections: it starts 3 segments behind a live edge, fetches
             segments as they come (up to 30 s ahead), plays them out at real-time pace and stalls when the buffer runs dry.
             Nothing is decoded. Once a second: viewers active/started/failed, time to first frame, stalls and the rebuffer
-            ratio, segment fetch times, HTTP errors; on stderr, and as a JSON line with --stats-json.
+            ratio, live latency (wall clock minus the EXT-X-PROGRAM-DATE-TIME of what each viewer plays), segment fetch
+            times, HTTP errors; on stderr, and as a JSON line with --stats-json.
             """)
 
     @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: its first variant is followed).")
@@ -31,6 +32,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Run shard INDEX of COUNT of the viewers (INDEX from JOB_COMPLETION_INDEX when set, as in a Kubernetes Indexed Job).",
                                valueName: "INDEX/COUNT"))
     var shard: LoadRun.Shard?
+    @Option(help: ArgumentHelp("At the end, write an SVG of the test over time to FILE: viewers, stalls, time to first frame, live latency.",
+                               valueName: "FILE"))
+    var statsPlot: String?
 
     func validate() throws {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
@@ -48,6 +52,7 @@ struct LoadCommand: AsyncParsableCommand {
         var settings = LoadRun.Settings(url: parsed, viewers: viewers, ramp: ramp, duration: duration, timeout: timeout, statsJSON: statsJSON)
         settings.metrics = metrics.flatMap(Endpoint.init)
         if let shard { settings.shard = shard }
+        settings.statsPlot = statsPlot
         let status = await LoadRun.run(settings)
         if status != 0 { throw ExitCode(status) }
     }

@@ -1,4 +1,5 @@
 import CastlineKit
+import Foundation
 import Testing
 
 @Suite("a simulated viewer's buffer and the load test's percentiles")
@@ -46,5 +47,43 @@ struct ViewerBufferTests {
         #expect(ranks.p50 == 50 && ranks.p95 == 95 && ranks.p99 == 99)
         #expect(Percentiles([]) == nil)
         #expect(Percentiles([7])?.p99 == 7)
+    }
+
+    @Test("the programme time played: each segment's EXT-X-PROGRAM-DATE-TIME plus what of it played; a stall holds it still")
+    func programDateTime() throws {
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        var buffer = ViewerBuffer(resumeAhead: 2)
+        #expect(buffer.programDateTime == nil)
+        buffer.segmentFetched(duration: 2, at: 0, programDateTime: start)
+        buffer.segmentFetched(duration: 2, at: 0, programDateTime: start.addingTimeInterval(2))
+        // A gap in the programme (a segment the origin skipped): the date jumps where that segment begins.
+        buffer.segmentFetched(duration: 2, at: 0, programDateTime: start.addingTimeInterval(10))
+        buffer.advance(to: 1.5)
+        #expect(try #require(buffer.programDateTime).timeIntervalSince(start) == 1.5)
+        buffer.advance(to: 4.5)
+        #expect(try #require(buffer.programDateTime).timeIntervalSince(start) == 10.5)
+        buffer.advance(to: 9)  // ran out at 6, stalled since
+        #expect(buffer.isStalled && buffer.programDateTime?.timeIntervalSince(start) == 12)
+        buffer.segmentFetched(duration: 2, at: 9, programDateTime: start.addingTimeInterval(12))
+        buffer.advance(to: 10)
+        #expect(buffer.programDateTime?.timeIntervalSince(start) == 13, "latency (wall minus this) grew by the 3 s stalled")
+    }
+
+    @Test("the fetch histogram: fixed memory, each percentile a recorded value within 1 % of the exact one")
+    func histogram() throws {
+        var generator = SystemRandomNumberGenerator()
+        let values = (0..<20_000).map { _ in exp(Double.random(in: log(0.0005)...log(50), using: &generator)) }
+        var histogram = SecondsHistogram()
+        values.forEach { histogram.record($0) }
+        let exact = try #require(Percentiles(values))
+        let binned = try #require(Percentiles(histogram))
+        for (binnedValue, exactValue) in [(binned.p50, exact.p50), (binned.p95, exact.p95), (binned.p99, exact.p99)] {
+            #expect(binnedValue >= exactValue && binnedValue <= exactValue * 1.01 + 0.001, "\(binnedValue) against \(exactValue)")
+            #expect(values.contains(binnedValue))
+        }
+        #expect(histogram.count == values.count && SecondsHistogram().percentile(0.5) == nil)
+        var outside = SecondsHistogram()
+        [0, 1e-9, 5000, .infinity].forEach { outside.record($0) }
+        #expect(outside.count == 3 && outside.percentile(1) == 5000, "the end buckets take what lies beyond; no infinity")
     }
 }

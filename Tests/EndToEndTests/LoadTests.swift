@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import HTTPClient
 import LocalIngest
 import TestSupport
@@ -14,14 +17,18 @@ struct LoadTests {
         jsonLines(stdout).last { $0["event"] as? String == "load" } ?? [:]
     }
 
-    @Test("a segment held back 8 s from every viewer: one stall per viewer, to the count, and the held fetch in p95; a clean stream: no stall")
+    @Test("""
+        a segment held back 8 s from every viewer: one stall per viewer, to the count, the held fetch in p95, and the live \
+        latency grown by the time stalled; a clean stream: no stall, the latency the origin's programme times give
+        """)
     func stallsCounted() async throws {
         let scratch = try Scratch()
         let origin = try await Origin(scratch: scratch)
         defer { Task { await origin.stop() } }
-        // 20 viewers started within 0.2 s: all fetch the held segment (6 after the edge when the first asked).
+        // 20 viewers started within 0.2 s: all fetch the held segment (2 after the edge when the first asked).
+        let plot = scratch.file("load.svg")
         let held = try await Castline.run(["load", origin.url("stall.m3u8"), "--viewers", "20", "--ramp", "100/s", "--duration", "14s",
-                                           "--stats-json", "-"], timeout: .seconds(60))
+                                           "--stats-json", "-", "--stats-plot", plot], timeout: .seconds(60))
         #expect(held.status == 0, "\(held.stderr)")
         let totals = lastTotals(held.stdout)
         #expect(totals["viewers_started"] as? Double == 20 && totals["viewers_failed"] as? Double == 0, "\(totals)")
@@ -32,12 +39,45 @@ struct LoadTests {
         #expect((totals["fetch_p95_s"] as? Double ?? 0) > 7.9, "\(totals)")
         #expect((totals["ttff_p95_s"] as? Double ?? 9) < 1, "\(totals)")
         #expect(held.stderr.contains("summary: viewers 0 active, 20 started, 0 failed"), "\(held.stderr)")
+        // A viewer's latency (wall clock minus the programme time it plays) grows by exactly the time it stalled:
+        // between a reading before any stall and the last, the mean latency grows by the mean stall.
+        let readings = jsonLines(held.stdout).filter { $0["event"] as? String == "load" }
+        let before = try #require(readings.first { $0["viewers_playing"] as? Double == 20 && $0["stalls"] as? Double == 0 }, "\(readings)")
+        let after = try #require(readings.last)
+        #expect(after["viewers_playing"] as? Double == 20, "\(after)")
+        let grown = (after["latency_mean_s"] as? Double ?? 0) - (before["latency_mean_s"] as? Double ?? 0)
+        #expect(abs(grown - stalled / 20) < 0.05, "latency grew \(grown) s, the mean stall was \(stalled / 20) s")
+        // Started 2 segments behind the edge (the newest whole when listed): 6 s behind, plus up to one segment's wait.
+        let first = before["latency_mean_s"] as? Double ?? 0
+        #expect(first > 5.9 && first < 8.3, "latency at the start \(first) s")
+        try checkPlot(plot, readings: readings)
 
         let clean = try await Castline.run(["load", origin.url("live.m3u8"), "--viewers", "10", "--ramp", "20/s", "--duration", "8s",
                                             "--stats-json", "-"], timeout: .seconds(60))
         #expect(clean.status == 0, "\(clean.stderr)")
         let calm = lastTotals(clean.stdout)
         #expect(calm["stalls"] as? Double == 0 && calm["http_errors"] as? Double == 0 && calm["viewers_active"] as? Double == 10, "\(calm)")
+        let (p50, p95) = (calm["latency_p50_s"] as? Double ?? 0, calm["latency_p95_s"] as? Double ?? 0)
+        #expect(p50 > 5.9 && p95 < 8.3, "latency p50 \(p50) s p95 \(p95) s")
+    }
+
+    /// The SVG report: well-formed, one point per reading in each series, and what it draws reads
+    /// back (through its own axis labels) as the figures of the JSON lines.
+    private func checkPlot(_ path: String, readings: [[String: Any]]) throws {
+        let reader = SVGReader()
+        let parser = XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+        parser.delegate = reader
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        for (panel, name, figure) in [("viewers", "active", "viewers_active"), ("stalls", "stalls", "stalls"), ("latency", "p50", "latency_p50_s")] {
+            let series = try #require(reader.series.first { $0.series == panel && $0.name == name }, "\(panel) \(name): \(reader.series.map(\.name))")
+            let values = readings.compactMap { $0[figure] as? Double }
+            #expect(series.points == values.count, "\(panel) \(name)")
+            for (point, value) in zip(series.coordinates, values) {
+                let drawn = reader.value(atY: point.y, in: panel) ?? .nan
+                #expect(abs(drawn - value) < 0.02 * max(1, value), "\(panel) \(name): drawn \(drawn), read \(value)")
+            }
+        }
+        #expect(reader.texts.contains { $0.hasPrefix("viewers 0 active, 20 started, 0 failed") }, "the summary under the title")
     }
 
     @Test("an origin with nothing there: every viewer failed, HTTP 404 counted, one line naming it, exit 1; a URL that is not HLS: exit 64")

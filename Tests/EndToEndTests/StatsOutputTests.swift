@@ -206,17 +206,27 @@ struct Exposition {
 
 final class SVGReader: NSObject, XMLParserDelegate {
     var root: String?
-    var series: [(series: String, name: String, points: Int)] = []
+    var series: [(series: String, name: String, points: Int, coordinates: [(x: Double, y: Double)])] = []
     var texts: [String] = []
+    /// Each panel's value-axis labels (by the panel's group id): the value and its height.
+    var ticks: [String: [(value: Double, y: Double)]] = [:]
     private var text = ""
+    private var group: String?
+    private var tickY: Double?
 
     func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
                 qualifiedName: String?, attributes: [String: String] = [:]) {
         if root == nil { root = name }
+        if name == "g" { group = attributes["id"] }
         if name == "polyline", let kind = attributes["data-series"] {
-            let points = attributes["points"]?.split(separator: " ").count ?? 0
-            series.append((kind, attributes["data-name"] ?? "", points))
+            let pairs = attributes["points"]?.split(separator: " ") ?? []
+            let coordinates = pairs.compactMap { pair -> (x: Double, y: Double)? in
+                let parts = pair.split(separator: ",").compactMap { Double($0) }
+                return parts.count == 2 ? (parts[0], parts[1]) : nil
+            }
+            series.append((kind, attributes["data-name"] ?? "", pairs.count, coordinates))
         }
+        tickY = name == "text" && attributes["text-anchor"] == "end" ? attributes["y"].flatMap(Double.init) : nil
         text = ""
     }
 
@@ -224,5 +234,13 @@ final class SVGReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
         if name == "text" { texts.append(text) }
+        if name == "text", let group, let tickY, let value = Double(text) { ticks[group, default: []].append((value, tickY)) }
+        if name == "g" { group = nil }
+    }
+
+    /// The value a height stands for on a panel's axis (read from its first and last labels).
+    func value(atY y: Double, in panel: String) -> Double? {
+        guard let low = ticks[panel]?.first, let high = ticks[panel]?.last, high.y != low.y else { return nil }
+        return low.value + (y - low.y) * (high.value - low.value) / (high.y - low.y)
     }
 }

@@ -143,4 +143,22 @@ struct TerminalTests {
         #expect(lines.filter { $0.hasPrefix("[tone] playing  ") }.count == 1, "one status line for the tone, redrawn in place:\n\(shown)")
         for line in lines { #expect(line.count <= 80, "a line over 80 columns: \(line)") }
     }
+
+    @Test("load: one progress block redrawn in place (not a scroll), every line within 80 columns, the live latency in it")
+    func loadBlock() async throws {
+        let scratch = try Scratch()
+        let origin = try await HLSBadInputTests.HostileServer(scratch: scratch)
+        defer { Task { await origin.stop() } }
+        let pane = try await Pane([Castline.executable, "load", origin.url("live.m3u8"), "--viewers", "5", "--ramp", "10/s", "--duration", "4s"])
+        defer { Task { await pane.close() } }
+        let shown = try await pane.waitFor("summary: viewers 0 active, 5 started, 0 failed")
+        let lines = shown.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        let block = ["viewers  ", "first frame  ", "stalls  ", "live latency  ", "fetch  ", "http errors  "]
+        for start in block {
+            #expect(lines.filter { $0.hasPrefix(start) }.count == 1, "one '\(start)' line, redrawn in place:\n\(shown)")
+        }
+        #expect(lines.contains { $0.hasPrefix("viewers       5 active (5 playing, 0 stalled)   5 of 5 started   0 failed") }, "\(shown)")
+        #expect(lines.contains { $0.hasPrefix("live latency  p50 ") }, "\(shown)")
+        for line in lines where block.contains(where: line.hasPrefix) { #expect(line.count <= 80, "a line over 80 columns: \(line)") }
+    }
 }

@@ -117,16 +117,31 @@ enum StatsPlot {
             : Axis(low: 0, high: bitrateHigh)
         let levelLow = min((data.level.flatMap(\.points).map(\.value).min() ?? -60) - 5, -60)
         // Bitrate and level always; the others when the run reported them.
-        var panels: [(id: String, label: String, series: [(name: String, points: [PlotData.Point])], values: Axis)] = [
-            ("bitrate", "bitrate (kbit/s)", data.bitrate, bitrateAxis),
-            ("level", "audio RMS (dBFS)", data.level, Axis(low: levelLow, high: 0)),
+        var panels = [
+            Panel(id: "bitrate", label: "bitrate (kbit/s)", series: data.bitrate, values: bitrateAxis),
+            Panel(id: "level", label: "audio RMS (dBFS)", series: data.level, values: Axis(low: levelLow, high: 0)),
         ]
-        if !data.behind.isEmpty { panels.append(("behind", "behind live (s)", data.behind, Axis(low: 0, high: highest(data.behind)))) }
-        if !data.buffered.isEmpty { panels.append(("buffered", "buffered ahead (s)", data.buffered, Axis(low: 0, high: highest(data.buffered)))) }
+        if !data.behind.isEmpty { panels.append(Panel(id: "behind", label: "behind live (s)", series: data.behind, values: Axis(low: 0, high: highest(data.behind)))) }
+        if !data.buffered.isEmpty {
+            panels.append(Panel(id: "buffered", label: "buffered ahead (s)", series: data.buffered, values: Axis(low: 0, high: highest(data.buffered))))
+        }
         if !data.avOffset.isEmpty {
             let widest = max(data.avOffset.flatMap(\.points).map { abs($0.value) }.max() ?? 0, 10) * 1.1
-            panels.append(("av-offset", "a/v offset (ms)", data.avOffset, Axis(low: -widest, high: widest)))
+            panels.append(Panel(id: "av-offset", label: "a/v offset (ms)", series: data.avOffset, values: Axis(low: -widest, high: widest)))
         }
+        return svg(panels, title: title, time: time, marks: data.marks)
+    }
+
+    /// One panel of a plot: its series against a value axis.
+    struct Panel {
+        var id: String
+        var label: String
+        var series: [(name: String, points: [PlotData.Point])]
+        var values: Axis
+    }
+
+    /// Panels one under the other on one time axis, the marks across them all.
+    static func svg(_ panels: [Panel], title: String, subtitle: String? = nil, time: Axis, marks: [(time: Double, label: String)] = []) -> String {
         // Each panel 230 high with 50 below it; the time axis's labels under the last.
         let height = 280 * panels.count + 60
         var svg = """
@@ -137,17 +152,18 @@ enum StatsPlot {
             <text x="\(Int(width / 2))" y="28" text-anchor="middle" font-size="18">\(escape(title))</text>
 
             """
+        if let subtitle { svg += "<text id=\"subtitle\" x=\"\(Int(width / 2))\" y=\"44\" text-anchor=\"middle\">\(escape(subtitle))</text>\n" }
         for (index, entry) in panels.enumerated() {
             svg += panel(id: entry.id, label: entry.label, series: entry.series, top: 50 + 280 * Double(index), height: 230,
                          time: time, values: entry.values, showTime: index == panels.count - 1)
         }
-        svg += marks(data.marks, time: time, top: 50, bottom: Double(280 * panels.count))
+        svg += self.marks(marks, time: time, top: 50, bottom: Double(280 * panels.count))
         svg += "</svg>\n"
         return svg
     }
 
     /// An axis top a tenth above the highest value (at least 1).
-    private static func highest(_ series: [(name: String, points: [PlotData.Point])]) -> Double {
+    static func highest(_ series: [(name: String, points: [PlotData.Point])]) -> Double {
         max(series.flatMap(\.points).map(\.value).max() ?? 0, 1) * 1.1
     }
 

@@ -37,6 +37,8 @@ public enum LoadRun {
         public var metrics: Endpoint?
         /// This process's share of the viewers: shard `index` of `count`.
         public var shard = Shard(index: 0, count: 1)
+        /// `--stats-plot FILE`: the SVG report written at the end.
+        public var statsPlot: String?
 
         public init(url: URL, viewers: Int, ramp: Ramp, duration: Duration, timeout: Duration, statsJSON: String?) {
             (self.url, self.viewers, self.ramp, self.duration, self.timeout, self.statsJSON) = (url, viewers, ramp, duration, timeout, statsJSON)
@@ -89,9 +91,10 @@ public enum LoadRun {
         var observe: (@Sendable (LoadTally.Observation) -> Void)?
         if let metrics { observe = { metrics.observe($0) } }
         let tally = LoadTally(observe: observe)
+        let plot = LoadPlot()
         // When the test is over, the metrics server stops too (gracefully: a scrape under way ends).
         var services = [ServiceGroupConfiguration.ServiceConfiguration(
-            service: LoadService(settings: settings, tally: tally, output: output, metrics: metrics),
+            service: LoadService(settings: settings, tally: tally, output: output, metrics: metrics, plot: plot),
             successTerminationBehavior: .gracefullyShutdownGroup)]
         if let endpoint = settings.metrics, let metrics {
             services.append(.init(service: MetricsRecorder.server(at: endpoint, registry: metrics.registry)))
@@ -109,6 +112,15 @@ public enum LoadRun {
         }
         let totals = tally.totals()
         Terminal.status("summary: " + totals.line)
+        if let path = settings.statsPlot {
+            let title = "castline load: \(mine) viewers of \(LoadPlot.shown(settings.url))"
+            do {
+                try Data(plot.svg(title: title, summary: totals.line).utf8).write(to: URL(fileURLWithPath: path))
+                Terminal.status("plot: \(path)")
+            } catch {
+                Terminal.status("--stats-plot: cannot write \(path): \(error.localizedDescription)")
+            }
+        }
         if totals.started > 0, totals.failed == totals.started {
             Terminal.status("error: every viewer failed: \(tally.firstFailure ?? "no reason given")")
             return ExitStatus.failed
@@ -136,6 +148,7 @@ struct LoadService: Service {
     let tally: LoadTally
     let output: FileHandle?
     let metrics: LoadMetrics?
+    let plot: LoadPlot
 
     func run() async throws {
         let started = ContinuousClock.now
@@ -151,8 +164,9 @@ struct LoadService: Service {
         }
         await cancelWhenGracefulShutdown {
             var next = started + .seconds(1)
+            let planned = settings.shard.viewers(of: settings.viewers).count
             while next <= end, (try? await Task.sleep(until: next, clock: .continuous)) != nil {
-                report(tally.totals())
+                report(tally.totals(), planned: planned, at: (next - started).seconds)
                 next += .seconds(1)
             }
         }
@@ -161,10 +175,11 @@ struct LoadService: Service {
         Terminal.endStatus()
     }
 
-    /// One reading of the totals: the status line in place, and a JSON line.
-    private func report(_ totals: LoadTotals) {
-        if Terminal.stderrIsTerminal { Terminal.drawStatus([totals.line]) }
+    /// One reading of the totals: the progress block in place, a JSON line, the metrics, the report's point.
+    private func report(_ totals: LoadTotals, planned: Int, at second: Double) {
+        if Terminal.stderrIsTerminal { Terminal.drawStatus(totals.block(planned: planned)) }
         metrics?.record(totals)
+        plot.add(totals, at: second)
         guard let output else { return }
         var line: [String: Any] = totals.figures
         line["event"] = "load"

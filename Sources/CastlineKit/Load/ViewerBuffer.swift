@@ -1,3 +1,5 @@
+import Foundation
+
 /// A simulated player's buffer, as hls.js and ExoPlayer keep theirs: segments fetched add their
 /// duration, play-out drains it at real-time pace from the first frame on, and a buffer that
 /// runs dry is a stall until enough has come to play on. Times are seconds since the viewer
@@ -17,6 +19,14 @@ public struct ViewerBuffer: Sendable, Equatable {
     private var now = 0.0
     /// Media ahead of the play-out a stalled player waits for before it plays on (hls.js: a segment).
     public let resumeAhead: Double
+    /// The segments not yet played whose playlist gave their `EXT-X-PROGRAM-DATE-TIME`: where
+    /// each begins in what was fetched, and that date.
+    private var programDates: [ProgramDate] = []
+
+    struct ProgramDate: Sendable, Equatable {
+        var offset: Double
+        var date: Date
+    }
 
     public init(resumeAhead: Double) {
         self.resumeAhead = resumeAhead
@@ -47,9 +57,17 @@ public struct ViewerBuffer: Sendable, Equatable {
         now = time
     }
 
-    /// A segment of `duration` seconds came whole at `time`.
-    public mutating func segmentFetched(duration: Double, at time: Double) {
+    /// The programme date-time of what plays now, where the segment it is in had one.
+    public var programDateTime: Date? {
+        guard let segment = programDates.last(where: { $0.offset <= played }) else { return nil }
+        return segment.date.addingTimeInterval(played - segment.offset)
+    }
+
+    /// A segment of `duration` seconds came whole at `time`, with its `EXT-X-PROGRAM-DATE-TIME`.
+    public mutating func segmentFetched(duration: Double, at time: Double, programDateTime: Date? = nil) {
         advance(to: time)
+        if let programDateTime { programDates.append(ProgramDate(offset: fetched, date: programDateTime)) }
+        while programDates.count > 1, programDates[1].offset <= played { programDates.removeFirst() }
         fetched += duration
         guard firstFrame != nil else {
             firstFrame = time

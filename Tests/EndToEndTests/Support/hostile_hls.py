@@ -9,7 +9,8 @@ Paths:
   /turns-404.m3u8       a live playlist whose segments are real until 6 s after it was first asked for, then 404
   /stops.m3u8           a live playlist that lists a new 2 s segment every 2 s from when it was first asked
                         for (prints "stops began EPOCH"), none from 4 s to 12 s, then one every 2 s again
-  /live.m3u8            a live playlist that lists a new 2 s segment every 2 s, each served at once
+  /live.m3u8            a live playlist that lists a new 2 s segment every 2 s, each served at once; its
+                        EXT-X-PROGRAM-DATE-TIMEs (as all live ones here) say when each segment's first sample was made
   /stall.m3u8           a live playlist (a new 2 s segment every 2 s) whose segment 6 after the live edge when it
                         was first asked for answers only after 8 s: every player that started then stalls once
   /empty.m3u8           a live playlist that lists no segment
@@ -44,11 +45,17 @@ def live_sequence():
     return 1000 + int((time.time() - START) / 2)
 
 
+def program_date_time(n, count):
+    """When segment n's first sample was made: the newest of `count` is whole when the window moves to list it."""
+    made = START + (n - (count - 1) - 1000) * 2 - 2
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(made)) + ".%03dZ" % int((made % 1) * 1000)
+
+
 def live_playlist(prefix, count=5):
     first = live_sequence()
     lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:2", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
     for n in range(first, first + count):
-        lines += ["#EXTINF:2.0,", f"{prefix}{n}.ts"]
+        lines += [f"#EXT-X-PROGRAM-DATE-TIME:{program_date_time(n, count)}", "#EXTINF:2.0,", f"{prefix}{n}.ts"]
     return "\n".join(lines) + "\n"
 
 
