@@ -12,3 +12,17 @@ public struct ABRController: Sendable {
         variants.last { Double($0.bandwidth) <= throughput * 0.8 } ?? variants.first
     }
 }
+
+/// Download throughput as players estimate it: bits per second of each segment's fetch
+/// (waiting for the server included), smoothed over segments.
+public struct ThroughputEstimate: Sendable, Equatable {
+    public private(set) var bitsPerSecond: Double?
+
+    public init() {}
+
+    public mutating func segmentFetched(bytes: Int, seconds: Double) {
+        guard seconds > 0, bytes > 0 else { return }
+        let rate = Double(bytes) * 8 / seconds
+        bitsPerSecond = bitsPerSecond.map { 0.7 * $0 + 0.3 * rate } ?? rate
+    }
+}

@@ -14,7 +14,7 @@ struct LoadCommand: AsyncParsableCommand {
             times, HTTP errors; on stderr, and as a JSON line with --stats-json.
             """)
 
-    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: its first variant is followed).")
+    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition).")
     var url: String
     @Option(help: ArgumentHelp("How many viewers.", valueName: "N"))
     var viewers: Int
@@ -32,6 +32,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Run shard INDEX of COUNT of the viewers (INDEX from JOB_COMPLETION_INDEX when set, as in a Kubernetes Indexed Job).",
                                valueName: "INDEX/COUNT"))
     var shard: LoadRun.Shard?
+    @Option(help: ArgumentHelp("A multivariant playlist's variant: auto (the first listed, then what each viewer's measured throughput carries), best, lowest, a bitrate (800k) or a name/resolution (720p).", valueName: "rendition"))
+    var rendition = "auto"
     @Option(help: ArgumentHelp("At the end, write an SVG of the test over time to FILE: viewers, stalls, time to first frame, live latency.",
                                valueName: "FILE"))
     var statsPlot: String?
@@ -53,6 +55,7 @@ struct LoadCommand: AsyncParsableCommand {
         settings.metrics = metrics.flatMap(Endpoint.init)
         if let shard { settings.shard = shard }
         settings.statsPlot = statsPlot
+        settings.rendition = rendition
         let status = await LoadRun.run(settings)
         if status != 0 { throw ExitCode(status) }
     }

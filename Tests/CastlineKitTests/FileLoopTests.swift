@@ -73,12 +73,19 @@ struct FileLoopTests {
     /// Runs `yaml` for `seconds`, then stops it as Ctrl-C does.
     func run(_ yaml: String, for seconds: Double) async throws -> Outcome {
         let runner = try PipelineRunner(spec: try loadSpec(yaml), registry: .builtin)
+        // The time counts from the first `playing`: a start slowed by a busy machine takes none of it.
+        let (playing, reached) = AsyncStream.makeStream(of: Void.self)
         let events = Task {
             var seen: [RunEvent] = []
-            for await event in runner.events { seen.append(event) }
+            for await event in runner.events {
+                seen.append(event)
+                if case .stateChanged(_, .playing) = event.kind { reached.finish() }
+            }
+            reached.finish()
             return seen
         }
         try await runner.start()
+        for await _ in playing {}
         try await Task.sleep(for: .seconds(seconds))
         await runner.stop()
         let end = await runner.wait()

@@ -80,6 +80,28 @@ struct LoadTests {
         #expect(reader.texts.contains { $0.hasPrefix("viewers 0 active, 20 started, 0 failed") }, "the summary under the title")
     }
 
+    @Test("rendition auto: each viewer starts on the first variant listed and moves to what its throughput carries (on loopback, the high); lowest stays")
+    func renditions() async throws {
+        let scratch = try Scratch()
+        let origin = try await Origin(scratch: scratch)
+        defer { Task { await origin.stop() } }
+        let auto = try await Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "6", "--ramp", "20/s", "--duration", "5s",
+                                           "--stats-json", "-"], timeout: .seconds(60))
+        #expect(auto.status == 0, "\(auto.stderr)")
+        let moved = lastTotals(auto.stdout)
+        #expect(moved["rendition_switches"] as? Double == 6 && moved["viewers_rendition_high_500k"] as? Double == 6, "\(moved)")
+        #expect(moved["viewers_rendition_low_50k"] == nil && moved["stalls"] as? Double == 0, "\(moved)")
+        let lowest = try await Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "3", "--ramp", "20/s", "--duration", "3s",
+                                             "--rendition", "lowest", "--stats-json", "-"], timeout: .seconds(60))
+        let stayed = lastTotals(lowest.stdout)
+        #expect(stayed["rendition_switches"] as? Double == 0 && stayed["viewers_rendition_low_50k"] as? Double == 3, "\(stayed)")
+        let unknown = try await Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "2", "--duration", "1s", "--rendition", "1080p",
+                                              "--stats-json", "-"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("no rendition \"1080p\" in the playlist (it has: low ? 50k; high ? 500k)"),
+                "\(unknown.stderr)")
+        #expect(lastTotals(unknown.stdout)["http_errors"] as? Double == 0, "a rendition not there is no HTTP error")
+    }
+
     @Test("an origin with nothing there: every viewer failed, HTTP 404 counted, one line naming it, exit 1; a URL that is not HLS: exit 64")
     func failures() async throws {
         let scratch = try Scratch()
@@ -126,7 +148,7 @@ struct LoadFleetTests {
         #expect(check.status == 0 && check.stdout.contains("agree"), "\(check.stdout)\(check.stderr)")
     }
 
-    @Test("four shards of 24 viewers, each with its JOB_COMPLETION_INDEX, scraped by Prometheus: the fleet's active viewers sum to 24 and its p95 time to first frame reads back")
+    @Test("four shards of 24 viewers, each with its JOB_COMPLETION_INDEX, scraped by Prometheus: the fleet's active viewers sum to 24, its p95 time to first frame and live latency read back")
     func fleet() async throws {
         let scratch = try Scratch()
         let origin = try await HLSBadInputTests.HostileServer(scratch: scratch)
@@ -163,6 +185,13 @@ struct LoadFleetTests {
         #expect(ttff > 0 && ttff <= 0.25, "fleet p95 time to first frame \(ttff) s")
         let count = try await Self.query(prometheusPort, "sum(castline_load_ttff_seconds_count)", until: { $0 == 24 })
         #expect(count == 24, "every viewer's first frame counted once, fleet-wide")
+        // Live latency: each shard's viewers now, by how far behind live, summed over the fleet.
+        let behind = try await Self.query(prometheusPort, "sum(castline_load_viewers_behind_live_seconds{le=\"+Inf\"})", until: { $0 == 24 })
+        #expect(behind == 24, "every playing viewer's latency counted, fleet-wide")
+        let latency = try await Self.query(prometheusPort, "histogram_quantile(0.95, sum by (le) (castline_load_viewers_behind_live_seconds))",
+                                           until: { $0 > 0 })
+        // 2 segments behind the edge when each started: 6 to 8 s (the buckets' bounds around it: 6, 7, 8, 10).
+        #expect(latency > 5.9 && latency <= 10, "fleet p95 live latency \(latency) s")
         // Each shard ends by itself once its time is over, its metrics server with it.
         for shard in shards {
             let status = await shard.waitForExit(timeout: .seconds(30))
@@ -175,6 +204,9 @@ struct LoadFleetTests {
     static func query(_ port: Int, _ expression: String, until: (Double) -> Bool) async throws -> Double {
         var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/query")
         components?.queryItems = [URLQueryItem(name: "query", value: expression)]
+        // A form's query reads "+" as a space: `le="+Inf"` must reach Prometheus as written.
+        let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        components?.percentEncodedQuery = query
         let url = try #require(components?.url)
         var last = -1.0
         _ = await waitUntil(.seconds(20), every: .milliseconds(500)) {

@@ -13,6 +13,8 @@ final class LoadMetrics: Sendable {
     private let last = Mutex(LoadTotals())
 
     static let buckets = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32]
+    /// Live latency's bucket bounds: from a low-latency stream's 2 s to a minute behind.
+    static let latencyBuckets = [1.0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 30, 60]
 
     /// `castline_load_NAME_UNIT`.
     static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -51,5 +53,12 @@ final class LoadMetrics: Sendable {
                 .increment(by: Int64(max(0, count - (before.httpErrorsByStatus[status] ?? 0))))
         }
         registry.makeGauge(descriptor: Self.name("rebuffer_ratio", "", "Stalled time over stalled and played time")).set(totals.rebufferRatio)
+        // A histogram of now, not of all time: viewers at most `le` seconds behind live, as gauges
+        // shaped as buckets, so `histogram_quantile` over their sum reads a fleet's percentiles.
+        let behind = Self.name("viewers_behind_live", "seconds", "Active viewers at most le seconds behind live (EXT-X-PROGRAM-DATE-TIME)")
+        for bound in Self.latencyBuckets {
+            registry.makeGauge(descriptor: behind, labels: [("le", "\(bound)")]).set(Double(totals.liveLatencies.count { $0 <= bound }))
+        }
+        registry.makeGauge(descriptor: behind, labels: [("le", "+Inf")]).set(Double(totals.liveLatencies.count))
     }
 }

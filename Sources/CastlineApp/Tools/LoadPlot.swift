@@ -9,7 +9,9 @@ final class LoadPlot: Sendable {
     private let readings = Mutex<[(second: Double, totals: LoadTotals)]>([])
 
     func add(_ totals: LoadTotals, at second: Double) {
-        readings.withLock { $0.append((second, totals)) }
+        var reading = totals
+        reading.liveLatencies = []  // drawn as percentiles; a long test need not keep each viewer's
+        readings.withLock { $0.append((second, reading)) }
     }
 
     func svg(title: String, summary: String) -> String {

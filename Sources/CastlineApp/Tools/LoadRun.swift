@@ -39,6 +39,8 @@ public enum LoadRun {
         public var shard = Shard(index: 0, count: 1)
         /// `--stats-plot FILE`: the SVG report written at the end.
         public var statsPlot: String?
+        /// A multivariant playlist's variant, as `listen --rendition` takes it (auto: adapts).
+        public var rendition = "auto"
 
         public init(url: URL, viewers: Int, ramp: Ramp, duration: Duration, timeout: Duration, statsJSON: String?) {
             (self.url, self.viewers, self.ramp, self.duration, self.timeout, self.statsJSON) = (url, viewers, ramp, duration, timeout, statsJSON)
@@ -158,7 +160,7 @@ struct LoadService: Service {
             await withTaskGroup(of: Void.self) { group in
                 for number in settings.shard.viewers(of: settings.viewers) {
                     guard (try? await Task.sleep(until: started + interval * (number - 1), clock: .continuous)) != nil else { break }
-                    group.addTask { await HLSViewer(number: number, url: settings.url, tally: tally, timeout: settings.timeout).run() }
+                    group.addTask { await HLSViewer(number: number, url: settings.url, rendition: settings.rendition, tally: tally, timeout: settings.timeout).run() }
                 }
             }
         }

@@ -15,8 +15,7 @@ final class HLSStats: Sendable {
     private let started = OnceFlag()
 
     private struct State {
-        /// Bits per second, smoothed over segments (fetch time includes waiting for the server).
-        var throughput: Double?
+        var throughput = ThroughputEstimate()
         var lastFetch: Double?
         /// Seconds of media the last segment held per second its fetch took.
         var lastSpeed: Double?
@@ -40,7 +39,7 @@ final class HLSStats: Sendable {
         state = Mutex(State(pdtStart: pdtStart))
     }
 
-    var throughput: Double? { state.withLock(\.throughput) }
+    var throughput: Double? { state.withLock(\.throughput.bitsPerSecond) }
 
     /// Starts sampling; a second call (another track) changes nothing.
     func start() {
@@ -63,10 +62,9 @@ final class HLSStats: Sendable {
         state.withLock { state in
             state.fetchedSeconds += segment.duration
             state.lastFetch = fetch.seconds
+            state.throughput.segmentFetched(bytes: fetch.bytes, seconds: fetch.seconds)
             guard fetch.seconds > 0, fetch.bytes > 0 else { return }
             state.lastSpeed = segment.duration / fetch.seconds
-            let rate = Double(fetch.bytes) * 8 / fetch.seconds
-            state.throughput = state.throughput.map { 0.7 * $0 + 0.3 * rate } ?? rate
         }
     }
 
@@ -100,7 +98,7 @@ final class HLSStats: Sendable {
     private func emit() {
         let figures = state.withLock { state -> [String: Double] in
             var figures: [String: Double] = [:]
-            if let throughput = state.throughput { figures[StatsFigure.downloadBitrate] = throughput / 1000 }
+            if let throughput = state.throughput.bitsPerSecond { figures[StatsFigure.downloadBitrate] = throughput / 1000 }
             if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
             if let lastSpeed = state.lastSpeed { figures[StatsFigure.fetchSpeed] = lastSpeed }
             let played = Self.played(state) ?? 0

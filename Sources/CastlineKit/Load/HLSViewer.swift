@@ -4,16 +4,20 @@ import HTTPClient
 
 /// One simulated viewer of an HLS stream: its own connections, the playlist followed and its
 /// segments fetched as a player's loader does (from 3 segments behind a live edge; no further
-/// than `maxBuffer` ahead of the play-out), nothing decoded. What it sees goes to its slot in
-/// the tally: its buffer (first frame, stalls), each fetch, each HTTP error.
+/// than `maxBuffer` ahead of the play-out), nothing decoded; with `rendition: auto`, the variant
+/// moved to what its measured throughput carries after each segment, as `listen` does. What it
+/// sees goes to its slot in the tally: its buffer (first frame, stalls), each fetch, each HTTP
+/// error, its rendition.
 public struct HLSViewer: Sendable {
     let number: Int
     let url: URL
+    let rendition: RenditionRequest
     let tally: LoadTally
     let timeout: Duration
 
-    public init(number: Int, url: URL, tally: LoadTally, timeout: Duration) {
-        (self.number, self.url, self.tally, self.timeout) = (number, url, tally, timeout)
+    /// `rendition` as `listen --rendition` takes it: auto, best, lowest, a bitrate (800k), a name or resolution (720p).
+    public init(number: Int, url: URL, rendition: String = "auto", tally: LoadTally, timeout: Duration) {
+        (self.number, self.url, self.rendition, self.tally, self.timeout) = (number, url, HLSSource.request(rendition), tally, timeout)
     }
     /// How far a player fetches ahead of what it plays (hls.js's `maxBufferLength`).
     static let maxBuffer = 30.0
@@ -22,12 +26,16 @@ public struct HLSViewer: Sendable {
         let began = ContinuousClock.now
         tally.started(number, at: began)
         let fetcher = HTTPFetcher(idleTimeout: timeout)
-        let start: (reader: SegmentReader, fetched: SegmentReader.Fetched)
+        let start: Start
         do {
-            start = try await Self.open(url, fetcher: fetcher)
+            start = try await Self.open(url, rendition: rendition, fetcher: fetcher)
         } catch {
-            return tally.failed(number, reason: "\(error)", status: (error as? FetchError).flatMap(Self.status))
+            let fetch = error as? FetchError
+            return tally.failed(number, reason: "\(error)", httpError: fetch != nil, status: fetch.flatMap(Self.status))
         }
+        if let variant = start.variant { tally.rendition(number, HLSRenditions.describe(variant), switched: false) }
+        var throughput = ThroughputEstimate()
+        var current = start.variant?.uri
         let playlist = start.fetched.playlist
         let first = playlist.isLive ? max(playlist.mediaSequence, playlist.endSequence - 3) : playlist.mediaSequence
         let session = start.reader.session(playlist: playlist, fetchedAt: (start.fetched.sent, start.fetched.received), start: first)
@@ -37,8 +45,14 @@ public struct HLSViewer: Sendable {
             reading: for await output in session {
                 switch output {
                 case .segmentEnds(let segment, let fetch):
-                    buffer.segmentFetched(duration: segment.duration, at: elapsed())
+                    buffer.segmentFetched(duration: segment.duration, at: elapsed(), programDateTime: segment.programDateTime)
                     tally.fetched(number, buffer: buffer, seconds: fetch.seconds, bytes: fetch.bytes)
+                    throughput.segmentFetched(bytes: fetch.bytes, seconds: fetch.seconds)
+                    if let abr = start.abr, let rate = throughput.bitsPerSecond, let best = abr.variant(forThroughput: rate), best.uri != current {
+                        current = best.uri
+                        start.reader.switchPlaylist(to: best.uri)
+                        tally.rendition(number, HLSRenditions.describe(best), switched: true)
+                    }
                     // A player stops fetching while its buffer is full; the reading waits with it.
                     while buffer.ahead > Self.maxBuffer, (try? await Task.sleep(for: .seconds(buffer.ahead - Self.maxBuffer))) != nil {
                         buffer.advance(to: elapsed())
@@ -57,19 +71,28 @@ public struct HLSViewer: Sendable {
         tally.finished(number)
     }
 
-    /// The media playlist to follow: `url` itself, or a multivariant playlist's first variant
-    /// (where hls.js starts before it has measured anything).
-    private static func open(_ url: URL, fetcher: HTTPFetcher) async throws -> (SegmentReader, SegmentReader.Fetched) {
+    struct Start {
+        var reader: SegmentReader
+        var fetched: SegmentReader.Fetched
+        /// The variant followed, and what adapts across them (`rendition: auto` with several).
+        var variant: MultivariantPlaylist.Variant?
+        var abr: ABRController?
+    }
+
+    /// The media playlist to follow: `url` itself, or the variant of a multivariant playlist that
+    /// `rendition` chooses (auto: the first listed, where hls.js starts before it has measured anything).
+    private static func open(_ url: URL, rendition: RenditionRequest, fetcher: HTTPFetcher) async throws -> Start {
         let sent = MonotonicTime.now()
         let body = try await fetcher.data(url, limit: PlaylistParser.maxBytes)
         let received = MonotonicTime.now()
         switch try PlaylistParser.parse(body, base: url) {
         case .media(let playlist):
-            return (SegmentReader(playlistURL: url, fetcher: fetcher), SegmentReader.Fetched(playlist: playlist, sent: sent, received: received))
+            return Start(reader: SegmentReader(playlistURL: url, fetcher: fetcher), fetched: SegmentReader.Fetched(playlist: playlist, sent: sent, received: received))
         case .multivariant(let main):
-            guard let variant = main.variants.first else { throw PlaylistError.malformed("\(url.absoluteString) lists no variant") }
-            let reader = SegmentReader(playlistURL: variant.uri, fetcher: fetcher)
-            return (reader, try await reader.fetchPlaylist(variant.uri))
+            let choice = try HLSRenditions.choose(rendition, from: main, wantVideo: true)
+            let reader = SegmentReader(playlistURL: choice.variant.uri, fetcher: fetcher)
+            return Start(reader: reader, fetched: try await reader.fetchPlaylist(choice.variant.uri), variant: choice.variant,
+                         abr: choice.adaptive ? ABRController(variants: main.variants) : nil)
         }
     }
 

@@ -12,6 +12,9 @@ public final class LoadTally: Sendable {
         var finished = false
         var bytes = 0
         var errors: [Int?] = []
+        /// The variant followed (a multivariant playlist's), and how often it changed.
+        var rendition: String?
+        var switches = 0
     }
 
     struct State {
@@ -39,10 +42,11 @@ public final class LoadTally: Sendable {
         state.withLock { $0.viewers[number] = Viewer(began: time) }
     }
 
-    func failed(_ number: Int, reason: String, status: Int?) {
+    /// `httpError`: the request failed (with `status` when the server answered), not what came back.
+    func failed(_ number: Int, reason: String, httpError: Bool = true, status: Int? = nil) {
         state.withLock {
             $0.viewers[number]?.failed = reason
-            $0.viewers[number]?.errors.append(status)
+            if httpError { $0.viewers[number]?.errors.append(status) }
         }
     }
 
@@ -56,6 +60,13 @@ public final class LoadTally: Sendable {
         }
         if first, let time = buffer.firstFrame { observe?(.firstFrame(time)) }
         observe?(.segmentFetch(seconds))
+    }
+
+    func rendition(_ number: Int, _ rendition: String, switched: Bool) {
+        state.withLock {
+            $0.viewers[number]?.rendition = rendition
+            if switched { $0.viewers[number]?.switches += 1 }
+        }
     }
 
     func trouble(_ number: Int, status: Int?) {
@@ -82,6 +93,8 @@ public final class LoadTally: Sendable {
                 let active = viewer.failed == nil && !viewer.finished
                 if viewer.failed != nil { totals.failed += 1 } else if active { totals.active += 1 }
                 totals.bytes += viewer.bytes
+                totals.renditionSwitches += viewer.switches
+                if active, let rendition = viewer.rendition { totals.renditions[rendition, default: 0] += 1 }
                 for status in viewer.errors {
                     totals.httpErrors += 1
                     if let status { totals.httpErrorsByStatus[status, default: 0] += 1 }
@@ -100,94 +113,10 @@ public final class LoadTally: Sendable {
             totals.firstFrame = Percentiles(firstFrames)
             totals.fetch = Percentiles(state.fetches)
             totals.liveLatency = Percentiles(latencies)
+            totals.liveLatencies = latencies
             totals.liveLatencyMean = latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count)
             totals.rebufferRatio = totals.stalledSeconds + played > 0 ? totals.stalledSeconds / (totals.stalledSeconds + played) : 0
             return totals
         }
-    }
-}
-
-/// The 50th, 95th and 99th percentiles of some seconds (nearest rank); nil when there are none.
-public struct Percentiles: Sendable, Equatable {
-    public var p50: Double, p95: Double, p99: Double
-
-    public init?(_ values: [Double]) {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        func rank(_ share: Double) -> Double { sorted[min(sorted.count - 1, max(0, Int((share * Double(sorted.count)).rounded(.up)) - 1))] }
-        (p50, p95, p99) = (rank(0.50), rank(0.95), rank(0.99))
-    }
-
-    public init?(_ histogram: SecondsHistogram) {
-        guard let p50 = histogram.percentile(0.50), let p95 = histogram.percentile(0.95), let p99 = histogram.percentile(0.99) else { return nil }
-        (self.p50, self.p95, self.p99) = (p50, p95, p99)
-    }
-}
-
-/// A load test's running totals.
-public struct LoadTotals: Sendable, Equatable {
-    public var started = 0, active = 0, failed = 0
-    public var stalls = 0
-    /// Active viewers stalled at the reading, and playing (past their first frame, not stalled).
-    public var stalledNow = 0, playingNow = 0
-    public var stalledSeconds = 0.0
-    /// Stalled time over stalled and played time.
-    public var rebufferRatio = 0.0
-    public var firstFrame: Percentiles?
-    public var fetch: Percentiles?
-    /// Wall clock minus the `EXT-X-PROGRAM-DATE-TIME` of what each active viewer plays, where the playlist gives it.
-    public var liveLatency: Percentiles?
-    public var liveLatencyMean: Double?
-    public var httpErrors = 0
-    public var httpErrorsByStatus: [Int: Int] = [:]
-    public var bytes = 0
-
-    public init() {}
-
-    /// Under the names `--stats-json` carries (seconds in `_s`).
-    public var figures: [String: Double] {
-        var figures: [String: Double] = [
-            "viewers_started": Double(started), "viewers_active": Double(active), "viewers_failed": Double(failed),
-            "stalls": Double(stalls), "viewers_stalled": Double(stalledNow),
-            "viewers_playing": Double(playingNow), "stall_s": stalledSeconds, "rebuffer_ratio": rebufferRatio,
-            "http_errors": Double(httpErrors), "bytes": Double(bytes),
-        ]
-        if let firstFrame { (figures["ttff_p50_s"], figures["ttff_p95_s"], figures["ttff_p99_s"]) = (firstFrame.p50, firstFrame.p95, firstFrame.p99) }
-        if let fetch { (figures["fetch_p50_s"], figures["fetch_p95_s"], figures["fetch_p99_s"]) = (fetch.p50, fetch.p95, fetch.p99) }
-        if let liveLatency {
-            (figures["latency_p50_s"], figures["latency_p95_s"], figures["latency_p99_s"]) = (liveLatency.p50, liveLatency.p95, liveLatency.p99)
-        }
-        if let liveLatencyMean { figures["latency_mean_s"] = liveLatencyMean }
-        for (status, count) in httpErrorsByStatus { figures["http_errors_\(status)"] = Double(count) }
-        return figures
-    }
-
-    /// One line for people: viewers, first frame, stalls, live latency, fetches, errors.
-    public var line: String {
-        var parts = ["viewers \(active) active, \(started) started, \(failed) failed"]
-        if let firstFrame { parts.append(String(format: "first frame p50 %.2f s p95 %.2f s", firstFrame.p50, firstFrame.p95)) }
-        parts.append(String(format: "stalls %d (%.1f s, %.2f %%)", stalls, stalledSeconds, rebufferRatio * 100))
-        if let liveLatency { parts.append(String(format: "latency p50 %.2f s p95 %.2f s", liveLatency.p50, liveLatency.p95)) }
-        if let fetch { parts.append(String(format: "fetch p95 %.2f s", fetch.p95)) }
-        parts.append("http errors \(httpErrors)")
-        return parts.joined(separator: "  ")
-    }
-
-    /// The progress block a terminal shows, refreshed in place: one figure per line, `planned`
-    /// the viewers this process will start.
-    public func block(planned: Int) -> [String] {
-        func percentiles(_ value: Percentiles?) -> String {
-            value.map { String(format: "p50 %.2f s   p95 %.2f s   p99 %.2f s", $0.p50, $0.p95, $0.p99) } ?? "-"
-        }
-        let errors = httpErrorsByStatus.sorted { $0.key < $1.key }.map { "\($0.value)× \($0.key)" }
-        let otherErrors = httpErrors - httpErrorsByStatus.values.reduce(0, +)
-        return [
-            "viewers       \(active) active (\(playingNow) playing, \(stalledNow) stalled)   \(started) of \(planned) started   \(failed) failed",
-            "first frame   " + percentiles(firstFrame),
-            String(format: "stalls        %d   %.1f s stalled   rebuffer ratio %.2f %%", stalls, stalledSeconds, rebufferRatio * 100),
-            "live latency  " + (liveLatency == nil ? "- (the playlist gives no EXT-X-PROGRAM-DATE-TIME)" : percentiles(liveLatency)),
-            "fetch         " + percentiles(fetch) + String(format: "   %.1f MB", Double(bytes) / 1e6),
-            "http errors   \(httpErrors)" + (errors.isEmpty && otherErrors == 0 ? "" : "   (" + (errors + (otherErrors > 0 ? ["\(otherErrors)× no answer"] : [])).joined(separator: ", ") + ")"),
-        ]
     }
 }

@@ -13,6 +13,7 @@ Paths:
                         EXT-X-PROGRAM-DATE-TIMEs (as all live ones here) say when each segment's first sample was made
   /stall.m3u8           a live playlist (a new 2 s segment every 2 s) whose segment 6 after the live edge when it
                         was first asked for answers only after 8 s: every player that started then stalls once
+  /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
   /empty.m3u8           a live playlist that lists no segment
   /huge-line.m3u8       a playlist with a 2 MB line
   /big.m3u8             a live playlist of 100,000 segments (each one SEGMENT_TS); the window moves on
@@ -103,6 +104,10 @@ class Handler(BaseHTTPRequestHandler):
             for n in range(first, first + 5):
                 lines += ["#EXTINF:2.0,", f"seg/{n}.ts"]
             self.send(200, "\n".join(lines) + "\n")
+        elif path == "/abr.m3u8":
+            self.send(200, "#EXTM3U\n"
+                      '#EXT-X-STREAM-INF:BANDWIDTH=50000,NAME="low"\nlive.m3u8?low\n'
+                      '#EXT-X-STREAM-INF:BANDWIDTH=500000,NAME="high"\nlive.m3u8?high\n')
         elif path == "/live.m3u8":
             self.send(200, live_playlist("seg/"))
         elif path == "/stall.m3u8":
