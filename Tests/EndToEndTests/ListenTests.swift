@@ -199,25 +199,26 @@ struct ListenTests {
         try await HLSFixtures.vod("tone", in: scratch.path, seconds: 3, video: false)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
-        for extra in [[], ["--record", scratch.file("quiet.mkv")]] {
-            let json = scratch.file("quiet.jsonl")
-            let result = try await Castline.run(["listen", server.url("quiet.m3u8"), "--audio-only", "--output", "null",
-                                                 "--stats-json", json] + extra, timeout: .seconds(40))
-            #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains(", silences 1\n"), "\(extra): \(result.stderr)")
-            let levels = try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n")
+        // The three listens at once: each plays in real time, and they share nothing but the server.
+        func listen(_ playlist: String, _ json: String, _ extra: [String] = []) async throws -> (Castline.Result, [Double]) {
+            let result = try await Castline.run(["listen", server.url(playlist), "--audio-only", "--output", "null",
+                                                 "--stats-json", scratch.file(json)] + extra, timeout: .seconds(40))
+            let levels = try String(contentsOfFile: scratch.file(json), encoding: .utf8).split(separator: "\n")
                 .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
                 .filter { $0["stream"] as? String == "audio" }.compactMap { $0["rms_dbfs"] as? Double }
-            #expect(!levels.isEmpty && levels.allSatisfy { $0 <= -100 }, "\(extra): \(levels)")
+            return (result, levels)
         }
-        let json = scratch.file("tone.jsonl")
-        let tone = try await Castline.run(["listen", server.url("tone.m3u8"), "--audio-only", "--output", "null", "--stats-json", json],
-                                          timeout: .seconds(40))
+        async let alone = listen("quiet.m3u8", "alone.jsonl")
+        async let recording = listen("quiet.m3u8", "recording.jsonl", ["--record", scratch.file("quiet.mkv")])
+        async let toneListen = listen("tone.m3u8", "tone.jsonl")
+        for (name, (result, levels)) in try await [("alone", alone), ("recording", recording)] {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains(", silences 1\n"), "\(name): \(result.stderr)")
+            #expect(!levels.isEmpty && levels.allSatisfy { $0 <= -100 }, "\(name): \(levels)")
+        }
+        let (tone, levels) = try await toneListen
         #expect(tone.stderr.contains(", silences 0\n"), "\(tone.stderr)")
         // ffmpeg's sine is at 1/8 of full scale: -21 dBFS RMS.
-        let levels = try String(contentsOfFile: json, encoding: .utf8).split(separator: "\n")
-            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .filter { $0["stream"] as? String == "audio" }.compactMap { $0["rms_dbfs"] as? Double }
         #expect(levels.contains { abs($0 + 21) < 1.5 }, "\(levels)")
     }
 

@@ -27,6 +27,9 @@ struct LoadTests {
         defer { Task { await origin.stop() } }
         // 20 viewers started within 0.2 s: all fetch the held segment (2 after the edge when the first asked).
         let plot = scratch.file("load.svg")
+        // The clean stream at the same time: a path of its own on the same origin.
+        async let cleanRun = Castline.run(["load", origin.url("live.m3u8"), "--viewers", "10", "--ramp", "20/s", "--duration", "8s",
+                                           "--stats-json", "-"], timeout: .seconds(60))
         let held = try await Castline.run(["load", origin.url("stall.m3u8"), "--viewers", "20", "--ramp", "100/s", "--duration", "14s",
                                            "--stats-json", "-", "--stats-plot", plot], timeout: .seconds(60))
         #expect(held.status == 0, "\(held.stderr)")
@@ -52,8 +55,7 @@ struct LoadTests {
         #expect(first > 5.9 && first < 8.3, "latency at the start \(first) s")
         try checkPlot(plot, readings: readings)
 
-        let clean = try await Castline.run(["load", origin.url("live.m3u8"), "--viewers", "10", "--ramp", "20/s", "--duration", "8s",
-                                            "--stats-json", "-"], timeout: .seconds(60))
+        let clean = try await cleanRun
         #expect(clean.status == 0, "\(clean.stderr)")
         let calm = lastTotals(clean.stdout)
         #expect(calm["stalls"] as? Double == 0 && calm["http_errors"] as? Double == 0 && calm["viewers_active"] as? Double == 10, "\(calm)")
@@ -85,18 +87,22 @@ struct LoadTests {
         let scratch = try Scratch()
         let origin = try await Origin(scratch: scratch)
         defer { Task { await origin.stop() } }
-        let auto = try await Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "6", "--ramp", "20/s", "--duration", "5s",
-                                           "--stats-json", "-"], timeout: .seconds(60))
+        // The three at once: each reads the same playlist for its own viewers.
+        async let autoRun = Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "6", "--ramp", "20/s", "--duration", "3s",
+                                          "--stats-json", "-"], timeout: .seconds(60))
+        async let lowestRun = Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "3", "--ramp", "20/s", "--duration", "3s",
+                                            "--rendition", "lowest", "--stats-json", "-"], timeout: .seconds(60))
+        async let unknownRun = Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "2", "--duration", "1s", "--rendition", "1080p",
+                                             "--stats-json", "-"])
+        let auto = try await autoRun
         #expect(auto.status == 0, "\(auto.stderr)")
         let moved = lastTotals(auto.stdout)
         #expect(moved["rendition_switches"] as? Double == 6 && moved["viewers_rendition_high_500k"] as? Double == 6, "\(moved)")
         #expect(moved["viewers_rendition_low_50k"] == nil && moved["stalls"] as? Double == 0, "\(moved)")
-        let lowest = try await Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "3", "--ramp", "20/s", "--duration", "3s",
-                                             "--rendition", "lowest", "--stats-json", "-"], timeout: .seconds(60))
+        let lowest = try await lowestRun
         let stayed = lastTotals(lowest.stdout)
         #expect(stayed["rendition_switches"] as? Double == 0 && stayed["viewers_rendition_low_50k"] as? Double == 3, "\(stayed)")
-        let unknown = try await Castline.run(["load", origin.url("abr.m3u8"), "--viewers", "2", "--duration", "1s", "--rendition", "1080p",
-                                              "--stats-json", "-"])
+        let unknown = try await unknownRun
         #expect(unknown.status == 1 && unknown.stderr.contains("no rendition \"1080p\" in the playlist (it has: low ? 50k; high ? 500k)"),
                 "\(unknown.stderr)")
         #expect(lastTotals(unknown.stdout)["http_errors"] as? Double == 0, "a rendition not there is no HTTP error")
