@@ -8,8 +8,8 @@ import Testing
 struct HLSVariantsTests {
     /// Plays `playlist` audio only into a WAV; checks its length and its tone.
     private func expectTone(_ server: HTTPFolder, _ playlist: String, scratch: Scratch, seconds: Double,
-                            tone: Double = 1000, extra: [String] = []) async throws -> Castline.Result {
-        let wav = scratch.file("\(playlist).wav")
+                            tone: Double = 1000, extra: [String] = [], recording: String? = nil) async throws -> Castline.Result {
+        let wav = scratch.file("\(recording ?? playlist).wav")
         let result = try await Castline.run(["listen", server.url(playlist), "--audio-only", "--output", "null",
                                              "--record", wav] + extra, timeout: .seconds(40))
         #expect(result.status == 0, "\(playlist): \(result.stderr)")
@@ -34,8 +34,12 @@ struct HLSVariantsTests {
         try event.write(toFile: scratch.file("event.m3u8"), atomically: true, encoding: .utf8)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
-        for playlist in ["ts.m3u8", "fmp4.m3u8", "ranges.m3u8", "event.m3u8"] {
-            _ = try await expectTone(server, playlist, scratch: scratch, seconds: 3)
+        // All at once: each plays in real time and records its own file.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for playlist in ["ts.m3u8", "fmp4.m3u8", "ranges.m3u8", "event.m3u8"] {
+                group.addTask { _ = try await expectTone(server, playlist, scratch: scratch, seconds: 3) }
+            }
+            try await group.waitForAll()
         }
         // Byte ranges: one file, fetched in parts.
         #expect(server.requests(of: "ranges.ts") >= 3, "\(server.requests(of: "ranges.ts")) ranged GETs")
@@ -51,20 +55,29 @@ struct HLSVariantsTests {
         try await HLSFixtures.transportStreamNamedAAC("mislabelled", in: scratch.path)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
-        for playlist in ["aac-id3.m3u8", "aac.m3u8", "mp3.m3u8", "ac3.m3u8", "mislabelled.m3u8"] {
-            let result = try await expectTone(server, playlist, scratch: scratch, seconds: 3)
-            #expect(!result.stderr.contains("Internal data stream error"), "\(playlist): \(result.stderr)")
+        // All at once: each plays in real time and records its own file.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for playlist in ["aac-id3.m3u8", "aac.m3u8", "mp3.m3u8", "ac3.m3u8", "mislabelled.m3u8"] {
+                group.addTask {
+                    let result = try await expectTone(server, playlist, scratch: scratch, seconds: 3)
+                    #expect(!result.stderr.contains("Internal data stream error"), "\(playlist): \(result.stderr)")
+                }
+            }
+            // Not only audio-only: a listen that records the encoded stream, and one that plays through a delay.
+            group.addTask {
+                let recording = scratch.file("aac-id3.mkv")
+                let recorded = try await Castline.run(["listen", server.url("aac-id3.m3u8"), "--output", "null", "--record", recording],
+                                                      timeout: .seconds(40))
+                #expect(recorded.status == 0, "\(recorded.stderr)")
+                let media = try await ProbedMedia.probe(recording)
+                #expect(media.stream("audio")?.codec == "aac" && abs(media.duration - 3) <= 0.2, "\(media)")
+            }
+            // Through a delay stage: the whole of it comes out behind, the tone intact.
+            group.addTask {
+                _ = try await expectTone(server, "aac-id3.m3u8", scratch: scratch, seconds: 3, extra: ["--delay", "1s"], recording: "delayed")
+            }
+            try await group.waitForAll()
         }
-        // Not only audio-only: a listen that records the encoded stream, and one that plays through a delay.
-        let recording = scratch.file("aac-id3.mkv")
-        let recorded = try await Castline.run(["listen", server.url("aac-id3.m3u8"), "--output", "null", "--record", recording],
-                                              timeout: .seconds(40))
-        #expect(recorded.status == 0, "\(recorded.stderr)")
-        let media = try await ProbedMedia.probe(recording)
-        #expect(media.stream("audio")?.codec == "aac" && abs(media.duration - 3) <= 0.2, "\(media)")
-        // Through a delay stage: the whole of it comes out behind, the tone intact.
-        try FileManager.default.removeItem(atPath: scratch.file("aac-id3.m3u8.wav"))
-        _ = try await expectTone(server, "aac-id3.m3u8", scratch: scratch, seconds: 3, extra: ["--delay", "1s"])
     }
 
     @Test("a live playlist that stops growing: said from the first overdue segment (and in the source's figures), not only when --end-after runs out")
