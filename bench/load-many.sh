@@ -5,8 +5,8 @@
 # (`castline ingest`, nginx serving HLS) with ffmpeg publishing 320x180 at 200 kbit/s and AAC
 # 64k: a thousand viewers of it fetch about 270 Mbit/s from nginx over loopback (of 2.5 Mbit/s,
 # 2.6 Gbit/s: this machine's two cores cannot serve that, and every viewer stalls).
-# Prints CPU seconds and peak RSS per viewer of each, castline's stalls and p95 fetch time, and
-# the ratios. Reports, does not assert.
+# Prints CPU seconds and peak RSS per viewer of each, castline's stalls and p95 fetch time, how
+# late its timers fired, nginx's CPU over castline's run, and the ratios. Reports, does not assert.
 #
 # Environment: CASTLINE (default .build/release/castline), VIEWERS (default 1000), SWARM (default
 # 100), DURATION (default 40), BENCH_OUT (default a new temp dir).
@@ -35,11 +35,15 @@ for _ in $(seq 60); do
 done
 url=$hls_base/load.m3u8
 
+# The origin's CPU beside castline's: nginx's processes' user and system clock ticks.
+nginx_ticks() { local t=0; for p in $(pgrep -x nginx); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
 echo "load-many: castline load, $viewers viewers for $duration s after the ramp; logs in $out"
+nginx_before=$(nginx_ticks)
 /usr/bin/time -f '%U %S %M' -o "$out/castline.time" \
     "$castline" load "$url" --viewers "$viewers" --ramp 200/s --duration "${duration}s" --stats-json "$out/load.jsonl" \
     >/dev/null 2>"$out/castline.err" || echo "castline exited $? (see $out/castline.err)"
 
+echo $(( $(nginx_ticks) - nginx_before )) >"$out/nginx.ticks"
 echo "load-many: $swarm ffmpeg processes for $duration s"
 /usr/bin/time -f '%U %S %M' -o "$out/swarm.time" bash -c '
     for _ in $(seq "$1"); do timeout -s INT "$2" ffmpeg -nostdin -v error -re -i "$3" -c copy -f null - 2>/dev/null & done
@@ -48,7 +52,7 @@ echo "load-many: $swarm ffmpeg processes for $duration s"
 /usr/bin/time -f '%M' -o "$out/ffmpeg-one.rss" timeout -s INT 10 ffmpeg -nostdin -v error -re -i "$url" -c copy -f null - 2>/dev/null || true
 
 python3 - "$out" "$viewers" "$swarm" <<'PY'
-import json, sys
+import json, os, sys
 out, viewers, swarm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 last = [json.loads(l) for l in open(f"{out}/load.jsonl") if '"load"' in l][-1]
 user, system, rss = open(f"{out}/castline.time").read().split()[-3:]
@@ -61,6 +65,10 @@ print(f"castline load: {last['viewers_started']:.0f} viewers, {last['viewers_fai
       f"first frame p95 {last.get('ttff_p95_s', float('nan')):.3f} s")
 print(f"castline load: CPU {c_cpu:.1f} s ({c_cpu / viewers * 1000:.2f} ms per viewer), peak RSS {c_rss:.0f} MB "
       f"({c_rss / viewers * 1024:.0f} KB per viewer)")
+lag = max(json.loads(l).get("timer_lag_ms", 0) for l in open(f"{out}/load.jsonl") if '"load"' in l)
+nginx = int(open(f"{out}/nginx.ticks").read()) / os.sysconf("SC_CLK_TCK")
+print(f"castline load: its timers at most {lag:.0f} ms late in any second (every viewer's fetches and play-out kept time "
+      f"to that); the origin, nginx: CPU {nginx:.1f} s over the same run")
 print(f"ffmpeg swarm:  CPU {s_cpu:.1f} s ({s_cpu / swarm * 1000:.2f} ms per viewer), RSS {s_rss:.0f} MB per viewer (one ffmpeg)")
 print(f"per viewer, castline / ffmpeg: CPU {c_cpu / viewers / (s_cpu / swarm):.3f}, RSS {c_rss / viewers / s_rss:.3f}")
 PY

@@ -54,6 +54,7 @@ struct LoadTests {
         let first = before["latency_mean_s"] as? Double ?? 0
         #expect(first > 5.9 && first < 8.3, "latency at the start \(first) s")
         try checkPlot(plot, readings: readings)
+        #expect(readings.allSatisfy { ($0["timer_lag_ms"] as? Double ?? -1) >= 0 }, "each reading says how late this process's timers were")
 
         let clean = try await cleanRun
         #expect(clean.status == 0, "\(clean.stderr)")

@@ -153,7 +153,7 @@ struct TerminalTests {
         defer { Task { await pane.close() } }
         let shown = try await pane.waitFor("summary: viewers 0 active, 5 started, 0 failed")
         let lines = shown.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-        let block = ["viewers  ", "first frame  ", "stalls  ", "live latency  ", "fetch  ", "http errors  "]
+        let block = ["viewers  ", "first frame  ", "stalls  ", "live latency  ", "fetch  ", "http errors  ", "this process  "]
         for start in block {
             #expect(lines.filter { $0.hasPrefix(start) }.count == 1, "one '\(start)' line, redrawn in place:\n\(shown)")
         }

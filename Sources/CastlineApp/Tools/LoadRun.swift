@@ -2,6 +2,7 @@ import CastlineKit
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// `castline load`: many simulated viewers of one HLS stream from this process, started at a
 /// steady rate, held for a time, each a player's buffer over its own connections (see
@@ -164,26 +165,42 @@ struct LoadService: Service {
                 }
             }
         }
+        // Whether this process keeps up: how late a 100 ms timer fires, the worst each second.
+        let lateness = Mutex(0.0)
+        let timer = Task {
+            var due = ContinuousClock.now
+            while !Task.isCancelled {
+                due += .milliseconds(100)
+                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
+                let late = (ContinuousClock.now - due).seconds
+                lateness.withLock { $0 = max($0, late) }
+            }
+        }
         await cancelWhenGracefulShutdown {
             var next = started + .seconds(1)
             let planned = settings.shard.viewers(of: settings.viewers).count
             while next <= end, (try? await Task.sleep(until: next, clock: .continuous)) != nil {
-                report(tally.totals(), planned: planned, at: (next - started).seconds)
+                let late = lateness.withLock { late in defer { late = 0 }; return late }
+                report(tally.totals(), planned: planned, at: (next - started).seconds, timerLag: late)
                 next += .seconds(1)
             }
         }
+        timer.cancel()
         viewers.cancel()
         await viewers.value
         Terminal.endStatus()
     }
 
     /// One reading of the totals: the progress block in place, a JSON line, the metrics, the report's point.
-    private func report(_ totals: LoadTotals, planned: Int, at second: Double) {
-        if Terminal.stderrIsTerminal { Terminal.drawStatus(totals.block(planned: planned)) }
+    private func report(_ totals: LoadTotals, planned: Int, at second: Double, timerLag: Double) {
+        if Terminal.stderrIsTerminal {
+            Terminal.drawStatus(totals.block(planned: planned) + [String(format: "this process  timers up to %.0f ms late", timerLag * 1000)])
+        }
         metrics?.record(totals)
         plot.add(totals, at: second)
         guard let output else { return }
         var line: [String: Any] = totals.figures
+        line["timer_lag_ms"] = timerLag * 1000
         line["event"] = "load"
         line["ts"] = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         if let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) {
