@@ -15,6 +15,9 @@ public final class SegmentReader: Sendable {
         /// `LiveEdgeEstimator.timingPollInterval`).
         public var timeLiveEdge = false
         public var backoff = Backoff()
+        /// Hands each segment's bytes on (`bytes`); a reader that only times its fetches (a load
+        /// test's viewer) counts them and hands on none.
+        public var deliversBytes = true
         public init() {}
     }
 
@@ -314,7 +317,7 @@ public final class SegmentReader: Sendable {
                         let clear = try decryptor?.update(chunk) ?? chunk
                         if delivered == 0, !clear.isEmpty, let refusal = Self.refusal(clear, segment: segment) { return .skip(refusal) }
                         delivered += clear.count
-                        if !clear.isEmpty { await deliver(.bytes(clear)) }
+                        if !clear.isEmpty, options.deliversBytes { await deliver(.bytes(clear)) }
                     }
                     break
                 } catch FetchError.http(status: 416, _) where live && delivered == 0 && unsatisfied < Self.unsatisfiedRetries {

@@ -71,6 +71,13 @@ public struct HLSViewer: Sendable {
         tally.finished(number)
     }
 
+    /// Nothing is decoded: the reader times each segment's fetch and hands no bytes on.
+    static let readerOptions = {
+        var options = SegmentReader.Options()
+        options.deliversBytes = false
+        return options
+    }()
+
     struct Start {
         var reader: SegmentReader
         var fetched: SegmentReader.Fetched
@@ -87,10 +94,10 @@ public struct HLSViewer: Sendable {
         let received = MonotonicTime.now()
         switch try PlaylistParser.parse(body, base: url) {
         case .media(let playlist):
-            return Start(reader: SegmentReader(playlistURL: url, fetcher: fetcher), fetched: SegmentReader.Fetched(playlist: playlist, sent: sent, received: received))
+            return Start(reader: SegmentReader(playlistURL: url, fetcher: fetcher, options: Self.readerOptions), fetched: SegmentReader.Fetched(playlist: playlist, sent: sent, received: received))
         case .multivariant(let main):
             let choice = try HLSRenditions.choose(rendition, from: main, wantVideo: true)
-            let reader = SegmentReader(playlistURL: choice.variant.uri, fetcher: fetcher)
+            let reader = SegmentReader(playlistURL: choice.variant.uri, fetcher: fetcher, options: Self.readerOptions)
             return Start(reader: reader, fetched: try await reader.fetchPlaylist(choice.variant.uri), variant: choice.variant,
                          abr: choice.adaptive ? ABRController(variants: main.variants) : nil)
         }
