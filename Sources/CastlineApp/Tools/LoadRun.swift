@@ -95,9 +95,10 @@ public enum LoadRun {
         if let metrics { observe = { metrics.observe($0) } }
         let tally = LoadTally(observe: observe)
         let plot = LoadPlot()
+        let timerLag = TimerLag()
         // When the test is over, the metrics server stops too (gracefully: a scrape under way ends).
         var services = [ServiceGroupConfiguration.ServiceConfiguration(
-            service: LoadService(settings: settings, tally: tally, output: output, metrics: metrics, plot: plot),
+            service: LoadService(settings: settings, tally: tally, output: output, metrics: metrics, plot: plot, timerLag: timerLag),
             successTerminationBehavior: .gracefullyShutdownGroup)]
         if let endpoint = settings.metrics, let metrics {
             services.append(.init(service: MetricsRecorder.server(at: endpoint, registry: metrics.registry)))
@@ -115,6 +116,7 @@ public enum LoadRun {
         }
         let totals = tally.totals()
         Terminal.status("summary: " + totals.line)
+        if let worst = timerLag.worst(over: TimerLag.behind) { Terminal.status(TimerLag.note(worst)) }
         if let path = settings.statsPlot {
             let title = "castline load: \(mine) viewers of \(LoadPlot.shown(settings.url))"
             do {
@@ -152,6 +154,7 @@ struct LoadService: Service {
     let output: FileHandle?
     let metrics: LoadMetrics?
     let plot: LoadPlot
+    let timerLag: TimerLag
 
     func run() async throws {
         let started = ContinuousClock.now
@@ -165,22 +168,14 @@ struct LoadService: Service {
                 }
             }
         }
-        // Whether this process keeps up: how late a 100 ms timer fires, the worst each second.
-        let lateness = Mutex(0.0)
-        let timer = Task {
-            var due = ContinuousClock.now
-            while !Task.isCancelled {
-                due += .milliseconds(100)
-                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
-                let late = (ContinuousClock.now - due).seconds
-                lateness.withLock { $0 = max($0, late) }
-            }
-        }
+        let timer = Task { [timerLag] in await timerLag.measure() }
         await cancelWhenGracefulShutdown {
             var next = started + .seconds(1)
             let planned = settings.shard.viewers(of: settings.viewers).count
             while next <= end, (try? await Task.sleep(until: next, clock: .continuous)) != nil {
-                let late = lateness.withLock { late in defer { late = 0 }; return late }
+                let late = timerLag.takeSecond()
+                // Said once, as it happens: the figures from here on carry this process's own delay.
+                if late > TimerLag.behind, timerLag.firstTimeBehind() { Terminal.status(TimerLag.note(late)) }
                 report(tally.totals(), planned: planned, at: (next - started).seconds, timerLag: late)
                 next += .seconds(1)
             }
@@ -206,5 +201,40 @@ struct LoadService: Service {
         if let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) {
             output.write(data + Data("\n".utf8))
         }
+    }
+}
+
+/// Whether this process keeps up with its viewers: how late a 100 ms timer fires, the worst of
+/// each second and of the whole test. A process that falls behind notes each viewer's fetches
+/// late, so its fetch times and stalls carry its own delay, not only the origin's.
+final class TimerLag: Sendable {
+    private struct State {
+        var second = 0.0, worst = 0.0
+        var said = false
+    }
+    private let state = Mutex(State())
+    /// Later than this, the figures are said to carry this process's delay.
+    static let behind = 0.1
+
+    func measure() async {
+        var due = ContinuousClock.now
+        while !Task.isCancelled {
+            due += .milliseconds(100)
+            guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
+            let late = (ContinuousClock.now - due).seconds
+            state.withLock { ($0.second, $0.worst) = (max($0.second, late), max($0.worst, late)) }
+        }
+    }
+
+    /// The worst lateness since the last call.
+    func takeSecond() -> Double { state.withLock { state in defer { state.second = 0 }; return state.second } }
+
+    func firstTimeBehind() -> Bool { state.withLock { state in defer { state.said = true }; return !state.said } }
+
+    func worst(over bound: Double) -> Double? { state.withLock { $0.worst > bound ? $0.worst : nil } }
+
+    static func note(_ late: Double) -> String {
+        String(format: "note: this process fell behind its viewers (its timers up to %.0f ms late): fetch times and stalls include "
+               + "that delay of its own; run fewer viewers per process (--shard)", late * 1000)
     }
 }
