@@ -12,7 +12,7 @@ APT_PACKAGES := pulseaudio pulseaudio-utils xvfb pkg-config libgstreamer1.0-dev 
 	libebur128-dev gstreamer1.0-nice
 
 # What the tests add: a headless Chromium and its driver (the control page), Prometheus and promtool (the alert rules).
-TEST_APT_PACKAGES := chromium chromium-driver python3-venv prometheus
+TEST_APT_PACKAGES := chromium chromium-driver python3-venv prometheus coturn
 # Python packages of the tests, from PyPI, in a venv of the checkout's own (.venv, ignored).
 VENV := .venv
 # aiortc (with aiohttp): an independent WebRTC stack playing the WHIP endpoint; kubernetes-validate:

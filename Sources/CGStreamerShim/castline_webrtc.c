@@ -107,6 +107,12 @@ gboolean castline_webrtc_set_answer(GstElement *webrtc, const gchar *sdp, gchar 
     return TRUE;
 }
 
+gboolean castline_webrtc_add_turn_server(GstElement *webrtc, const gchar *uri) {
+    gboolean added = FALSE;
+    g_signal_emit_by_name(webrtc, "add-turn-server", uri, &added);
+    return added;
+}
+
 gboolean castline_webrtc_add_receiver(GstElement *webrtc, GstCaps *caps) {
     GObject *transceiver = NULL;
     g_signal_emit_by_name(webrtc, "add-transceiver", castline_recvonly, caps, &transceiver);

@@ -52,6 +52,12 @@ extension Element {
         guard castline_webrtc_add_receiver(pointer, caps.pointer) != 0 else { throw .other("webrtcbin took no transceiver for \(caps)") }
     }
 
+    /// webrtcbin: a TURN relay, `turn(s)://USER:PASSWORD@HOST:PORT`, added through the signal so that
+    /// no dump of the element's properties shows it (the error names no part of it either).
+    public func addTurnServer(_ uri: String) throws(GstError) {
+        guard castline_webrtc_add_turn_server(pointer, uri) != 0 else { throw .other("webrtcbin refused the TURN relay's URL") }
+    }
+
     /// webrtcbin's peer connection state.
     public var connectionState: WebRTC.ConnectionState? { int("connection-state").flatMap(WebRTC.ConnectionState.init) }
 

@@ -139,4 +139,71 @@ struct WHIPTests {
         }.sorted()
         return rates.isEmpty ? 0 : rates[rates.count / 2]
     }
+
+    @Test("ice-servers: relay-only publishes through a real TURN relay (coturn), aiortc sees the media come from the relay, and the relay's password shows nowhere; without relay-only the pair is direct")
+    func throughTURN() async throws {
+        let scratch = try Scratch()
+        // The relay on the machine's own address: libnice and aioice leave loopback out.
+        let address = try #require(try await ChildProcess.run("hostname", ["-I"]).stdout.split(separator: " ").first.map(String.init))
+        let port = try FreePort.find()
+        let password = "relay-pass:9@x"
+        let relay = ChildProcess(executable: "/usr/bin/turnserver", arguments: [
+            "-n", "--listening-ip=\(address)", "--relay-ip=\(address)", "--listening-port=\(port)", "--realm=castline",
+            "--lt-cred-mech", "--user=caster:\(password)", "--no-tls", "--no-dtls", "--no-cli", "--log-file=stdout", "--verbose",
+            "--allow-loopback-peers",
+        ])
+        try relay.start()
+        defer { Task { await relay.terminate() } }
+        try #require(await PortProbe.waitUntilOpen(host: address, port: port, timeout: .seconds(10)), "\(relay.standardOutput)")
+        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        func publish(relayOnly: Bool) async throws -> Castline.Result {
+            let file = try scratch.write("relayed.yaml", """
+                version: 1
+                name: relayed
+                source: { test: { video: { width: 320, height: 240 }, audio: {} } }
+                stages: [ { encode: { video: { profile: constrained-baseline }, audio: { codec: opus } } } ]
+                sinks:
+                  - whip:
+                      url: \(endpoint.url("whip"))
+                      ice-servers: { turn: "turn:\(address):\(port)", username: caster, credential: "${TURN_PASSWORD}", relay-only: \(relayOnly) }
+                """)
+            return try await Castline.run(["run", file, "--duration", "3s", "--stats-json", "-"], environment: ["TURN_PASSWORD": password],
+                                          timeout: .seconds(40))
+        }
+        let relayed = try await publish(relayOnly: true)
+        let direct = try await publish(relayOnly: false)
+        let said = await endpoint.stop()
+        // A WHEP listen through the relay only, from an endpoint that sends a file.
+        let sender = try await Endpoint(scratch: scratch, token: nil, source: try await WHEPTests.media(in: scratch))
+        let listenFile = try scratch.write("listen.yaml", """
+            version: 1
+            name: relayed-listen
+            source:
+              whep:
+                url: \(sender.url("whep"))
+                ice-servers: { turn: "turn:\(address):\(port)", username: caster, credential-file: \(try scratch.write("turn-password", password)), relay-only: true }
+            sinks: [ { null: {} } ]
+            """)
+        let listened = try await Castline.run(["run", listenFile, "--duration", "3s"], timeout: .seconds(40))
+        let sent = await sender.stop()
+        #expect(listened.status == 0 && !listened.stderr.contains("relay-pass"), "\(listened.stderr)")
+        #expect(sent.contains("pair 1 remote relay"), "relay-only: castline's end of the WHEP session must be the relay: \(sent)")
+        // GStreamer's own dump of the built pipeline, every property of webrtcbin in it: the relay is not among them.
+        let dump = try await Castline.run(["graph", scratch.file("relayed.yaml"), "--gst"], environment: ["TURN_PASSWORD": password])
+        #expect(dump.stdout.contains("ice-agent=(GstWebRTCNice) webrtcbin0"), "\(dump.stdout.prefix(400))\(dump.stderr)")
+        for result in [relayed, direct, dump] {
+            #expect(result.status == 0, "\(result.stderr)")
+            for shown in [result.stdout, result.stderr] {
+                #expect(!shown.contains(password) && !shown.contains("relay-pass%3A9%40x") && !shown.contains("relay-pass"),
+                        "the relay's password shown: \(shown.prefix(2000))")
+            }
+        }
+        #expect(relayed.stderr.contains("whip: published") && direct.stderr.contains("whip: published"), "\(relayed.stderr)\(direct.stderr)")
+        #expect(said.contains("pair 1 remote relay"), "relay-only: castline's media must come from the relay: \(said)")
+        #expect(said.contains("pair 2 remote host"), "\(said)")
+        #expect(said.contains { $0.hasPrefix("video 1 ") } && said.contains("closed 1"), "\(said)")
+        await relay.terminate()
+        await relay.waitForOutput()
+        #expect(relay.standardOutput.contains("CHANNEL_BIND processed, success"), "the relay never carried a channel")
+    }
 }

@@ -74,6 +74,8 @@ void castline_webrtc_offer(GstElement *webrtc, castline_sdp_ready ready, gpointe
 gboolean castline_webrtc_set_answer(GstElement *webrtc, const gchar *sdp, gchar **error);
 // Adds a receive-only transceiver offering `caps` (one structure per codec, in order of preference).
 gboolean castline_webrtc_add_receiver(GstElement *webrtc, GstCaps *caps);
+/// webrtcbin's add-turn-server: a relay that, unlike the turn-server property, no dump of the element shows.
+gboolean castline_webrtc_add_turn_server(GstElement *webrtc, const gchar *uri);
 // The transceiver behind a webrtcbin sink or src pad: its direction, by nick ("sendonly", "recvonly").
 gboolean castline_webrtc_set_direction(GstPad *pad, const gchar *direction);
 // webrtcbin's "get-stats": `ready` gets a copy of the reply (gst_structure_free it), or NULL,

@@ -24,7 +24,7 @@ public enum Credentials {
     }
 
     /// A secret given in the file (`${VAR}`) or in a file of its own: at most one of them, not empty.
-    private static func secret(_ options: OptionValues, _ inline: ConfigOption<Secret?>, _ file: ConfigOption<String?>,
+    static func secret(_ options: OptionValues, _ inline: ConfigOption<Secret?>, _ file: ConfigOption<String?>,
                                named noun: String, at keyPath: String) throws -> Secret? {
         switch (options[inline], options[file]) {
         case (let secret?, nil):

@@ -16,6 +16,7 @@ final class WHEPLink: Sendable {
         let certificate: DTLSCertificate
         let timeout: Duration
         let waitForLive: Bool
+        let iceServers: ICEServers
     }
 
     /// One session's elements.
@@ -102,6 +103,7 @@ final class WHEPLink: Sendable {
     private func connect(failed: (@Sendable (String) -> Void)?) throws {
         let webrtc = try ElementCatalog.make("webrtcbin")
         try webrtc.set("bundle-policy", text: "max-bundle")
+        try endpoint.iceServers.apply(to: webrtc)
         for stream in outlets.keys.sorted() {
             if let caps = Self.receiverCaps[stream] { try webrtc.addReceiver(try Caps(caps)) }
         }

@@ -11,7 +11,7 @@ public final class WHEPSource: SourceComponent {
     public static let summary = "play a WebRTC stream from a WHEP endpoint (H.264 or VP8, and Opus)"
     public static let url = ConfigOption<String?>("url", required: true, help: "the WHEP endpoint, e.g. https://live.example.com/whep")
     public static let schema = OptionSchema(url, Credentials.token, Credentials.tokenFile, HLSSource.waitForLive, HLSSource.endAfter,
-                                            WHIPSink.timeout, shorthand: "url")
+                                            WHIPSink.timeout, ICEServers.option, shorthand: "url")
 
     let endpoint: WHEPLink.Endpoint
     /// webrtcbin ends no stream when the far end stops sending: no media for this long ends them.
@@ -27,7 +27,8 @@ public final class WHEPSource: SourceComponent {
         if let token { context.events.protect(token) }
         endpoint = WHEPLink.Endpoint(url: try WHIPSink.parse(url: options[Self.url] ?? "", at: "\(at).url", path: "whep"), token: token,
                                      certificate: try DTLSCertificate(), timeout: options[WHIPSink.timeout],
-                                     waitForLive: options[HLSSource.waitForLive])
+                                     waitForLive: options[HLSSource.waitForLive],
+                                     iceServers: try ICEServers(options, at: at, events: context.events))
         endAfter = options[HLSSource.endAfter]
         self.context = context
     }

@@ -14,7 +14,7 @@ usage: whip_server.py PORT OUT_FOLDER [--token TOKEN] [--source MEDIA_FILE]
   DELETE /whip/session/N, /whep/session/N  ends session N
   anything else         404
 Says on stderr "ready" once listening, then one line per event: "offer N", "codecs N audio/opus video/H264",
-"connected N", "deleted N", "video N FRAMES WxH", "closed N" (the WAV file is complete).
+"connected N", "pair N remote TYPE" (the far end's candidate ICE chose: host, srflx, relay), "deleted N", "video N FRAMES WxH", "closed N" (the WAV file is complete).
 aiortc's MediaRecorder is not used: its re-encoding crashed the process now and then (PyAV).
 """
 import argparse
@@ -81,8 +81,18 @@ async def open_session(request, session):
     async def on_state():
         if pc.connectionState == "connected":
             say(f"connected {number}")
+            say(f"pair {number} remote {remote_candidate_type(pc)}")
 
     return pc, number, offer
+
+
+def remote_candidate_type(pc):
+    """The far end's candidate in the pair ICE nominated (host, srflx, relay): how its media came."""
+    for transceiver in pc.getTransceivers():
+        connection = transceiver.receiver.transport.transport._connection
+        for pair in connection._nominated.values():
+            return pair.remote_candidate.type
+    return "none"
 
 
 async def answer(pc, number, offer, kind, send=None):

@@ -14,6 +14,7 @@ struct WHIPOutput: PublishOutput {
     let certificate: DTLSCertificate
     /// How long the endpoint may take to answer a request.
     let timeout: Duration
+    let iceServers: ICEServers
     let sessions = WHIPSessions()
 
     var scheme: String { "whip" }
@@ -27,6 +28,7 @@ struct WHIPOutput: PublishOutput {
                requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
         let webrtc = try ElementCatalog.make("webrtcbin")
         try webrtc.set("bundle-policy", text: "max-bundle")
+        try iceServers.apply(to: webrtc)
         try pipeline.add(webrtc)
         let session = WHIPSession(endpoint: endpoint, token: picture ? nil : token, certificate: certificate, webrtc: webrtc,
                                   timeout: timeout)

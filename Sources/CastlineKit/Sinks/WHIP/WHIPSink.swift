@@ -12,13 +12,15 @@ public final class WHIPSink: SinkComponent {
     public static let url = ConfigOption<String?>("url", required: true, help: "the WHIP endpoint, e.g. https://live.example.com/whip")
     public static let timeout = ConfigOption<Duration>("timeout", default: .seconds(5),
                                                        help: "how long the endpoint may take to answer a request")
-    public static let schema = OptionSchema(url, Credentials.token, Credentials.tokenFile, timeout, PublishOptions.maxReconnects)
+    public static let schema = OptionSchema(url, Credentials.token, Credentials.tokenFile, timeout, PublishOptions.maxReconnects,
+                                            ICEServers.option)
 
     let endpoint: URL
     let token: Secret?
     let timeout: Duration
     let maxReconnects: Int?
     let certificate: DTLSCertificate
+    let iceServers: ICEServers
     let context: ComponentContext
     private let publisher = PublisherSlot()
 
@@ -31,6 +33,7 @@ public final class WHIPSink: SinkComponent {
         timeout = options[Self.timeout]
         maxReconnects = options[PublishOptions.maxReconnects]
         certificate = try DTLSCertificate()
+        iceServers = try ICEServers(options, at: at, events: context.events)
         self.context = context
     }
 
@@ -57,7 +60,8 @@ public final class WHIPSink: SinkComponent {
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         var audio: Codec?
         if case .encoded(let codec)? = inputs[.audio] { audio = codec }
-        let output = WHIPOutput(endpoint: endpoint, token: token, audio: audio, certificate: certificate, timeout: timeout)
+        let output = WHIPOutput(endpoint: endpoint, token: token, audio: audio, certificate: certificate, timeout: timeout,
+                                iceServers: iceServers)
         return try publisher.makeBin(inputs: inputs, name: name, framing: { [self] in framing(for: $0) }, output: output,
                               maxReconnects: maxReconnects, context: context)
     }
