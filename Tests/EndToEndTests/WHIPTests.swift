@@ -187,6 +187,7 @@ struct WHIPTests {
         let listened = try await Castline.run(["run", listenFile, "--duration", "3s"], timeout: .seconds(40))
         let sent = await sender.stop()
         #expect(listened.status == 0 && !listened.stderr.contains("relay-pass"), "\(listened.stderr)")
+        #expect(listened.stderr.contains("source: ICE pair: this end relay \(address):"), "\(listened.stderr)")
         #expect(sent.contains("pair 1 remote relay"), "relay-only: castline's end of the WHEP session must be the relay: \(sent)")
         // GStreamer's own dump of the built pipeline, every property of webrtcbin in it: the relay is not among them.
         let dump = try await Castline.run(["graph", scratch.file("relayed.yaml"), "--gst"], environment: ["TURN_PASSWORD": password])
@@ -199,6 +200,14 @@ struct WHIPTests {
             }
         }
         #expect(relayed.stderr.contains("whip: published") && direct.stderr.contains("whip: published"), "\(relayed.stderr)\(direct.stderr)")
+        // The pair as castline reports it agrees with aiortc's (webrtcbin 1.22 files the candidates under each other's names).
+        #expect(relayed.stderr.contains("whip0: ICE pair: this end relay \(address):") && relayed.stderr.contains("the far end host"),
+                "\(relayed.stderr)")
+        #expect(direct.stderr.contains("whip0: ICE pair: this end host "), "\(direct.stderr)")
+        let relayedFigure = jsonLines(relayed.stdout).compactMap { $0["ice_relayed"] as? Double }
+        let directFigure = jsonLines(direct.stdout).compactMap { $0["ice_relayed"] as? Double }
+        #expect(!relayedFigure.isEmpty && relayedFigure.allSatisfy { $0 == 1 } && !directFigure.isEmpty && directFigure.allSatisfy { $0 == 0 },
+                "\(relayedFigure) \(directFigure)")
         #expect(said.contains("pair 1 remote relay"), "relay-only: castline's media must come from the relay: \(said)")
         #expect(said.contains("pair 2 remote host"), "\(said)")
         #expect(said.contains { $0.hasPrefix("video 1 ") } && said.contains("closed 1"), "\(said)")

@@ -135,4 +135,6 @@ public enum StatsFigure {
     /// and PLIs above are then what it missed and asked for.
     public static let packetsReceived = "packets_received"
     public static let rtpJitter = "rtp_jitter_ms"
+    /// A WebRTC connection's candidate pair: 1 when this end goes through a TURN relay.
+    public static let iceRelayed = "ice_relayed"
 }

@@ -153,9 +153,14 @@ final class WHEPLink: Sendable {
         var attempt = 0, tried: ContinuousClock.Instant?, firstAnswer: ContinuousClock.Instant?, backoff = Backoff()
         backoff.maximum = .seconds(10)
         while (try? await Task.sleep(for: .seconds(1))) != nil {
-            let webrtc = current.withLock { $0?.webrtc }
-            if let stats = await webrtc?.webRTCStats() {
-                context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: Self.receiveFigures(stats))))
+            let connection = current.withLock { $0 }
+            if let stats = await connection?.webrtc.webRTCStats() {
+                var figures = Self.receiveFigures(stats)
+                if let pair = ICECandidatePair(stats) {
+                    figures[StatsFigure.iceRelayed] = pair.relayed
+                    if connection?.session.pairChanged(to: pair) == true { context.events.emit(.notice("\(context.componentName): \(pair)")) }
+                }
+                context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: figures)))
             }
             // A session answered that never brings media is as silent as one that stopped; one not
             // answered yet (waiting for live) is the session's to end.
@@ -167,7 +172,7 @@ final class WHEPLink: Sendable {
                 // Media came and stopped: the stream has ended. None ever came: the listen failed.
                 guard heard != nil else {
                     // On the session's webrtcbin, or the bin when a reconnect left none.
-                    (webrtc ?? bin).postError("no media from the WHEP endpoint \(Secret.maskingPath(of: endpoint.url)) in \(Int(endAfter.seconds)) s")
+                    (connection?.webrtc ?? bin).postError("no media from the WHEP endpoint \(Secret.maskingPath(of: endpoint.url)) in \(Int(endAfter.seconds)) s")
                     return
                 }
                 ends.stop(idle: Set(outlets.keys.map(\.rawValue)))

@@ -80,3 +80,45 @@ struct ICEServers: Sendable {
         if relayOnly { try webrtc.set("ice-transport-policy", text: "relay") }
     }
 }
+
+/// The candidate pair ICE chose, from webrtcbin's statistics. Found by the ids the pair names:
+/// webrtcbin 1.22 files each candidate under the other's type ("local-candidate" holds the far
+/// end's), so the type names cannot be trusted and the ids can.
+struct ICECandidatePair: Sendable, Equatable, CustomStringConvertible {
+    struct Candidate: Sendable, Equatable, CustomStringConvertible {
+        /// host, srflx, prflx or relay.
+        var type: String
+        var address: String
+        var port: Int?
+        var transport: String
+
+        /// `relay 192.0.2.2:49160 (udp)`; an IPv6 address in brackets before its port.
+        var description: String {
+            let host = address.contains(":") ? "[\(address)]" : address
+            return "\(type) \(host)\(port.map { ":\($0)" } ?? "") (\(transport))"
+        }
+    }
+
+    var local: Candidate
+    var remote: Candidate
+
+    init?(_ stats: Structure) {
+        var candidates: [String: Candidate] = [:]
+        var pair: (local: String, remote: String)?
+        for field in stats.fieldNames {
+            guard let stat = stats.structure(field) else { continue }
+            if stat.name == "candidate-pair", pair == nil, let local = stat.string("local-candidate-id"), let remote = stat.string("remote-candidate-id") {
+                pair = (local, remote)
+            } else if stat.name.hasSuffix("-candidate"), let id = stat.string("id"), let type = stat.string("candidate-type") {
+                candidates[id] = Candidate(type: type, address: stat.string("address") ?? "?", port: stat.int("port"),
+                                           transport: stat.string("protocol") ?? "udp")
+            }
+        }
+        guard let pair, let local = candidates[pair.local], let remote = candidates[pair.remote] else { return nil }
+        (self.local, self.remote) = (local, remote)
+    }
+
+    var description: String { "ICE pair: this end \(local), the far end \(remote)" }
+    /// 1 when this end sends through a TURN relay (`ice_relayed`).
+    var relayed: Double { local.type == "relay" ? 1 : 0 }
+}

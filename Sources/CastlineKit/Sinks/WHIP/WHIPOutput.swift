@@ -15,6 +15,8 @@ struct WHIPOutput: PublishOutput {
     /// How long the endpoint may take to answer a request.
     let timeout: Duration
     let iceServers: ICEServers
+    /// Where a line for people goes (the candidate pair, when it is chosen or changes).
+    let notice: @Sendable (String) -> Void
     let sessions = WHIPSessions()
 
     var scheme: String { "whip" }
@@ -138,7 +140,12 @@ struct WHIPOutput: PublishOutput {
                 continue
             }
         }
-        sessions.session(for: output)?.receiverReported(highest: highest)
+        let session = sessions.session(for: output)
+        session?.receiverReported(highest: highest)
+        if let pair = ICECandidatePair(stats) {
+            figures[StatsFigure.iceRelayed] = pair.relayed
+            if session?.pairChanged(to: pair) == true { notice("\(pair)") }
+        }
         return figures
     }
 

@@ -33,6 +33,12 @@ final class WHIPSession: Sendable {
     /// The highest sequence numbers the far end's receiver reports have given (summed over the
     /// streams), and when they last rose; nil until the connection is first seen up.
     private let heard = Mutex<(highest: Int, at: ContinuousClock.Instant)?>(nil)
+    private let pair = Mutex<ICECandidatePair?>(nil)
+
+    /// The pair ICE uses now; true when it is new to this session (said once, and at each change).
+    func pairChanged(to now: ICECandidatePair) -> Bool {
+        pair.withLock { pair in defer { pair = now }; return pair != now }
+    }
     /// With receiver reports about once a second (RFC 3550's interval at these rates), this long
     /// without one that says more arrived is a far end that has gone.
     static let silenceLimit: Duration = .seconds(5)
