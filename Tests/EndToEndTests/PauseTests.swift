@@ -16,19 +16,9 @@ struct PauseTests {
             ]) { api, process in
                 let playing = try await api.status { ($0["state"] as? String) == "playing" && $0["position_s"] is Double }
                 #expect(playing["state"] as? String == "playing", "\(playing)")
-                /// The latency stage's reading (of the test signal's clock) reported after `after`.
-                func latency(after: Date) async throws -> Double {
-                    let status = try await api.status(until: { Self.latency(in: $0, after: after) != nil }, timeout: .seconds(15))
-                    return try #require(Self.latency(in: status, after: after), "no latency read: \(status)")
-                }
-
                 // The delay moved by exactly 5 s (once 5 s of history is held): the latency read
                 // from the media moves by that.
-                _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 5.5 }, timeout: .seconds(20))
-                let start = try await latency(after: Date())
-                let movedAt = Date()
-                #expect(try await api.post("/delay", json: #"{"seconds": 5}"#).status == 200)
-                let moved = try await latency(after: movedAt.addingTimeInterval(1.5))
+                let (start, moved) = try await api.latencyAcrossDelay(to: 5, historyTimeout: .seconds(20))
                 print(String(format: "delay 0 → 5 s: latency %.4f → %.4f s (%.4f)", start, moved, moved - start))
                 #expect(abs(moved - start - 5) <= 0.02, "latency \(start) then \(moved)")
                 let delayBefore = try #require(try await api.get("/status").json?["delay_s"] as? Double)
@@ -65,19 +55,11 @@ struct PauseTests {
                 // (seen to 1.2 ms; 20 ms off while the latency stage queried the pipeline's latency
                 // at start instead of taking it from the latency event).
                 let delayAfter = try #require(later["delay_s"] as? Double, "\(later)")
-                let resumedLatency = try await latency(after: resumedAt.addingTimeInterval(1.5))
+                let resumedLatency = try await api.latency(after: resumedAt.addingTimeInterval(1.5))
                 print(String(format: "after the pause: delay +%.4f s, latency +%.4f s", delayAfter - delayBefore, resumedLatency - moved))
                 #expect(abs((resumedLatency - moved) - (delayAfter - delayBefore)) <= 0.01,
                         "delay grew \(delayAfter - delayBefore) s, latency \(resumedLatency - moved) s")
             }
         }
-    }
-
-    /// The latency stage's latest sound latency in a `/status` reply, when reported after `after`.
-    static func latency(in status: [String: Any], after: Date) -> Double? {
-        let stats = status["stats"] as? [[String: Any]] ?? []
-        guard let sample = stats.first(where: { $0["latency_audio_s"] != nil }),
-              let time = DelayListener.time(sample), time > after else { return nil }
-        return sample["latency_audio_s"] as? Double
     }
 }

@@ -178,16 +178,8 @@ struct WHEPTests {
         try await ControlAPITests.withControl([
             "listen", endpoint.url("whep"), "--wait-for-live", "--audio-only", "--output", "null", "--delay", "0s", "--measure-latency",
         ]) { api, process in
-            func latency(after: Date) async throws -> Double {
-                let status = try await api.status(until: { PauseTests.latency(in: $0, after: after) != nil }, timeout: .seconds(20))
-                return try #require(PauseTests.latency(in: status, after: after), "no latency read: \(status)")
-            }
             // Once 2.5 s of history is held, the delay moved by exactly 2 s moves the latency read from the media by that.
-            _ = try await api.status(until: { ($0["available_delay_s"] as? Double ?? 0) >= 2.5 }, timeout: .seconds(30))
-            let start = try await latency(after: Date())
-            let movedAt = Date()
-            #expect(try await api.post("/delay", json: #"{"seconds": 2}"#).status == 200)
-            let moved = try await latency(after: movedAt.addingTimeInterval(1.5))
+            let (start, moved) = try await api.latencyAcrossDelay(to: 2, historyTimeout: .seconds(30))
             print(String(format: "WHEP, delay 0 → 2 s: latency %.4f → %.4f s (%.4f)", start, moved, moved - start))
             #expect(start > 0.05 && start < 1, "latency at delay 0: \(start) s")
             #expect(abs(moved - start - 2) <= 0.05, "latency \(start) then \(moved)")

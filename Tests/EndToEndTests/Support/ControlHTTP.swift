@@ -125,3 +125,30 @@ struct ControlHTTP: Sendable {
             .filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
     }
 }
+
+/// The latency stage's readings (of the test signal's clock) through `/status`.
+extension ControlHTTP {
+    /// The latest sound latency in a `/status` reply, when reported after `after`.
+    static func latency(in status: [String: Any], after: Date) -> Double? {
+        let stats = status["stats"] as? [[String: Any]] ?? []
+        guard let sample = stats.first(where: { $0["latency_audio_s"] != nil }),
+              let time = DelayListener.time(sample), time > after else { return nil }
+        return sample["latency_audio_s"] as? Double
+    }
+
+    /// The first sound latency reported after `after`.
+    func latency(after: Date, timeout: Duration = .seconds(15)) async throws -> Double {
+        let status = try await status(until: { Self.latency(in: $0, after: after) != nil }, timeout: timeout)
+        return try #require(Self.latency(in: status, after: after), "no latency read: \(status)")
+    }
+
+    /// Once `seconds` and a half of history is held, moves the delay from 0 to `seconds`: the
+    /// latency read before, and after the move has had 1.5 s to show.
+    func latencyAcrossDelay(to seconds: Double, historyTimeout: Duration) async throws -> (before: Double, after: Double) {
+        _ = try await status(until: { ($0["available_delay_s"] as? Double ?? 0) >= seconds + 0.5 }, timeout: historyTimeout)
+        let before = try await latency(after: Date())
+        let movedAt = Date()
+        #expect(try await post("/delay", json: "{\"seconds\": \(seconds)}").status == 200)
+        return (before, try await latency(after: movedAt.addingTimeInterval(1.5)))
+    }
+}
