@@ -51,6 +51,7 @@ pipeline="videotestsrc is-live=true pattern=smpte-rp-219 ! video/x-raw,width=128
  ! application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000 ! webrtcbin name=w bundle-policy=max-bundle
  audiotestsrc is-live=true ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample ! opusenc bitrate=128000 ! rtpopuspay
  ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000 ! w."
+echo "$pipeline" >"$out/pipeline.txt"  # the peer's pipeline, for a profile of it alone
 cat >"$out/plain.yaml" <<EOF
 version: 1
 name: plain
