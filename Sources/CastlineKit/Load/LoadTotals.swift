@@ -70,10 +70,10 @@ public struct LoadTotals: Sendable, Equatable {
     /// One line for people: viewers, first frame, stalls, live latency, fetches, errors.
     public var line: String {
         var parts = ["viewers \(active) active, \(started) started, \(failed) failed"]
-        if let firstFrame { parts.append(String(format: "first frame p50 %.2f s p95 %.2f s", firstFrame.p50, firstFrame.p95)) }
+        if let firstFrame { parts.append(String(format: "first frame p50 %.3f s p95 %.3f s", firstFrame.p50, firstFrame.p95)) }
         parts.append(String(format: "stalls %d (%.1f s, %.2f %%)", stalls, stalledSeconds, rebufferRatio * 100))
         if let liveLatency { parts.append(String(format: "latency p50 %.2f s p95 %.2f s", liveLatency.p50, liveLatency.p95)) }
-        if let fetch { parts.append(String(format: "fetch p95 %.2f s", fetch.p95)) }
+        if let fetch { parts.append(String(format: "fetch p95 %.3f s", fetch.p95)) }
         parts.append("http errors \(httpErrors)")
         return parts.joined(separator: "  ")
     }
@@ -82,7 +82,7 @@ public struct LoadTotals: Sendable, Equatable {
     /// the viewers this process will start.
     public func block(planned: Int) -> [String] {
         func percentiles(_ value: Percentiles?) -> String {
-            value.map { String(format: "p50 %.2f s   p95 %.2f s   p99 %.2f s", $0.p50, $0.p95, $0.p99) } ?? "-"
+            value.map { String(format: "p50 %.3f s   p95 %.3f s   p99 %.3f s", $0.p50, $0.p95, $0.p99) } ?? "-"
         }
         let errors = httpErrorsByStatus.sorted { $0.key < $1.key }.map { "\($0.value)× \($0.key)" }
         let otherErrors = httpErrors - httpErrorsByStatus.values.reduce(0, +)
