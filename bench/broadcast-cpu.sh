@@ -79,7 +79,6 @@ start_ingest
 # Each runs under /usr/bin/time; writes "user sys maxrss_kb wall" to $out/$run.time.
 # The equivalent hand-written gst-launch-1.0 line, as an argument list; $1 is the
 # overlay (empty for none), $2 the URL. Sets the array `gst`.
-caption='timeoverlay font-desc=Monospace\ 15 shaded-background=true draw-outline=false draw-shadow=false halignment=position valignment=position xpos=0.02 ypos=0.05 text=2026-11-21\ 12:00:00.000\ UTC\ \ \ frame'
 gst_line() {
     local overlay=() url=$2 pattern=${3:-pattern=smpte-rp-219}
     [[ -n $1 ]] && read -a overlay <<<"$1 !"
@@ -102,19 +101,8 @@ publish() {  # tool key run
         castline-plain)
             # The picture the gst-launch line draws (caption still, top left; no beep,
             # flash or clock stripe, which no gst-launch line can draw): the like-for-like overhead.
-            cat >"$out/plain.yaml" <<EOF
-version: 1
-name: plain
-source:
-  test:
-    clock: false
-    video: {caption: still}
-    audio: {beep: 0s}
-stages:
-  - encode: {video: {threads: 1, qp-min: 20}, audio: {}}
-sinks:
-  - rtmp: {url: "$rtmp_base", key: "\${BENCH_STREAM_KEY}"}
-EOF
+            plain_pipeline "$out/plain.yaml" "{video: {threads: 1, qp-min: 20}, audio: {}}" \
+                "rtmp: {url: \"$rtmp_base\", key: \"\${BENCH_STREAM_KEY}\"}"
             BENCH_STREAM_KEY=$key "${timer[@]}" "$castline" run "$out/plain.yaml" \
                 --duration "${duration}s" >"$log" 2>&1 ;;
         castline | castline-beside)
@@ -128,11 +116,11 @@ EOF
             case $tool in
                 # castline's own picture: HD bars and a caption re-rendered every
                 # frame (timeoverlay does that too), shaded, no outline or shadow.
-                gst-launch) gst_line "$caption" "$url" ;;
+                gst-launch) gst_line "$plain_caption" "$url" ;;
                 gst-nooverlay) gst_line '' "$url" ;;
                 # The scrolling SD bars castline used before: the content alone
                 # moves the x264 cost (see bench/README.md).
-                gst-scrolling-smpte) gst_line "$caption" "$url" 'pattern=smpte horizontal-speed=2' ;;
+                gst-scrolling-smpte) gst_line "$plain_caption" "$url" 'pattern=smpte horizontal-speed=2' ;;
             esac
             # gst-launch has no duration flag: SIGINT after DURATION, and -e turns it into EOS.
             "${timer[@]}" timeout -s INT -k 15 "$duration" "${gst[@]}" >"$log" 2>&1 ;;

@@ -44,27 +44,15 @@ trap 'kill "$endpoint" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q ready "$out/endpoint.log" 2>/dev/null && break; sleep 0.1; done
 url=http://127.0.0.1:$port/whip
 
-caption='timeoverlay font-desc=Monospace\ 15 shaded-background=true draw-outline=false draw-shadow=false halignment=position valignment=position xpos=0.02 ypos=0.05 text=2026-11-21\ 12:00:00.000\ UTC\ \ \ frame'
-pipeline="videotestsrc is-live=true pattern=smpte-rp-219 ! video/x-raw,width=1280,height=720,framerate=30/1,format=I420 ! $caption
+pipeline="videotestsrc is-live=true pattern=smpte-rp-219 ! video/x-raw,width=1280,height=720,framerate=30/1,format=I420 ! $plain_caption
  ! x264enc tune=zerolatency speed-preset=veryfast key-int-max=60 bitrate=2500 vbv-buf-capacity=1000 threads=1 option-string=nal-hrd=cbr:filler=1:qpmin=20
  ! video/x-h264,profile=constrained-baseline ! h264parse ! rtph264pay config-interval=-1 aggregate-mode=zero-latency
  ! application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000 ! webrtcbin name=w bundle-policy=max-bundle
  audiotestsrc is-live=true ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample ! opusenc bitrate=128000 ! rtpopuspay
  ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000 ! w."
 echo "$pipeline" >"$out/pipeline.txt"  # the peer's pipeline, for a profile of it alone
-cat >"$out/plain.yaml" <<EOF
-version: 1
-name: plain
-source:
-  test:
-    clock: false
-    video: {caption: still}
-    audio: {beep: 0s}
-stages:
-  - encode: {video: {threads: 1, qp-min: 20, profile: constrained-baseline}, audio: {codec: opus}}
-sinks:
-  - whip: {url: "$url"}
-EOF
+plain_pipeline "$out/plain.yaml" "{video: {threads: 1, qp-min: 20, profile: constrained-baseline}, audio: {codec: opus}}" \
+    "whip: {url: \"$url\"}"
 
 sessions=0
 publish() {  # tool run

@@ -21,3 +21,24 @@ serve_folder() {
     curl -fsS "http://127.0.0.1:$port/$probe" >/dev/null || { echo "the HTTP server did not start" >&2; exit 2; }
     served=http://127.0.0.1:$port
 }
+
+# The picture a gst-launch line can draw, as castline's own (`castline-plain` in the CPU benches):
+# the caption still, top left; no beep, flash or clock stripe. Writes a pipeline file to $1 with
+# the encode stage's options $2 and the sink $3 (a YAML flow map).
+plain_pipeline() {
+    cat >"$1" <<EOF
+version: 1
+name: plain
+source:
+  test:
+    clock: false
+    video: {caption: still}
+    audio: {beep: 0s}
+stages:
+  - encode: $2
+sinks:
+  - $3
+EOF
+}
+# The same caption for a gst-launch line (timeoverlay, where castline's test source draws its own).
+plain_caption='timeoverlay font-desc=Monospace\ 15 shaded-background=true draw-outline=false draw-shadow=false halignment=position valignment=position xpos=0.02 ypos=0.05 text=2026-11-21\ 12:00:00.000\ UTC\ \ \ frame'
