@@ -1,3 +1,5 @@
+import Foundation
+
 /// `rendition: auto` as it plays: the variant the measured throughput carries.
 public struct ABRController: Sendable {
     /// The variants with video, by bandwidth: what it adapts across.
@@ -10,6 +12,12 @@ public struct ABRController: Sendable {
     /// The variant for a measured throughput (bit/s): the best that fits in 80 % of it, or the lowest.
     public func variant(forThroughput throughput: Double) -> MultivariantPlaylist.Variant? {
         variants.last { Double($0.bandwidth) <= throughput * 0.8 } ?? variants.first
+    }
+
+    /// The variant to move to from `current` (its URL) at a measured throughput; nil to stay.
+    public func move(from current: URL?, throughput: Double) -> MultivariantPlaylist.Variant? {
+        guard let best = variant(forThroughput: throughput), best.uri != current else { return nil }
+        return best
     }
 }
 

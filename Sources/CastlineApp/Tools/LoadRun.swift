@@ -43,6 +43,9 @@ public enum LoadRun {
         /// A multivariant playlist's variant, as `listen --rendition` takes it (auto: adapts).
         public var rendition = "auto"
 
+        /// The viewers this process runs (its shard's).
+        public var mine: [Int] { shard.viewers(of: viewers) }
+
         public init(url: URL, viewers: Int, ramp: Ramp, duration: Duration, timeout: Duration, statsJSON: String?) {
             (self.url, self.viewers, self.ramp, self.duration, self.timeout, self.statsJSON) = (url, viewers, ramp, duration, timeout, statsJSON)
         }
@@ -78,7 +81,7 @@ public enum LoadRun {
     /// Returns the exit status: 0, or 1 when every viewer failed. SIGINT or SIGTERM ends the
     /// test early, with its totals.
     public static func run(_ settings: Settings) async -> Int32 {
-        let mine = settings.shard.viewers(of: settings.viewers).count
+        let mine = settings.mine.count
         if let limit = raiseOpenFileLimit(), UInt64(mine * filesPerViewer) > limit {
             Terminal.status("note: \(mine) viewers may hold \(mine * filesPerViewer) connections, over this process's open-file "
                             + "limit (\(limit)); raise the hard limit (ulimit -Hn) or run fewer viewers per process (--shard)")
@@ -162,7 +165,7 @@ struct LoadService: Service {
         let end = started + interval * (settings.viewers - 1) + settings.duration
         let viewers = Task { [settings, tally] in
             await withTaskGroup(of: Void.self) { group in
-                for number in settings.shard.viewers(of: settings.viewers) {
+                for number in settings.mine {
                     guard (try? await Task.sleep(until: started + interval * (number - 1), clock: .continuous)) != nil else { break }
                     group.addTask { await HLSViewer(number: number, url: settings.url, rendition: settings.rendition, tally: tally, timeout: settings.timeout).run() }
                 }
@@ -171,7 +174,7 @@ struct LoadService: Service {
         let timer = Task { [timerLag] in await timerLag.measure() }
         await cancelWhenGracefulShutdown {
             var next = started + .seconds(1)
-            let planned = settings.shard.viewers(of: settings.viewers).count
+            let planned = settings.mine.count
             while next <= end, (try? await Task.sleep(until: next, clock: .continuous)) != nil {
                 let late = timerLag.takeSecond()
                 // Said once, as it happens: the figures from here on carry this process's own delay.

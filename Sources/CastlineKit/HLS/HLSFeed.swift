@@ -203,12 +203,13 @@ final class HLSFeed: Sendable {
 
     /// `rendition: auto`: moves to the rendition the measured throughput carries.
     private func adapt() {
-        guard let abr, let throughput = stats.throughput, let best = abr.variant(forThroughput: throughput) else { return }
-        let changed = flow.withLock { flow in
-            defer { flow.variant = best.uri }
-            return flow.variant != best.uri
+        guard let abr, let throughput = stats.throughput else { return }
+        let next = flow.withLock { flow -> MultivariantPlaylist.Variant? in
+            guard let next = abr.move(from: flow.variant, throughput: throughput) else { return nil }
+            flow.variant = next.uri
+            return next
         }
-        if changed { track.reader.switchPlaylist(to: best.uri) }
+        if let next { track.reader.switchPlaylist(to: next.uri) }
     }
 
     static func nanoseconds(ofTicks ticks: UInt64) -> UInt64 { ticks * 100_000 / 9 }

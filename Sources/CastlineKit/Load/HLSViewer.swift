@@ -48,10 +48,10 @@ public struct HLSViewer: Sendable {
                     buffer.segmentFetched(duration: segment.duration, at: elapsed(), programDateTime: segment.programDateTime)
                     tally.fetched(number, buffer: buffer, seconds: fetch.seconds, bytes: fetch.bytes)
                     throughput.segmentFetched(bytes: fetch.bytes, seconds: fetch.seconds)
-                    if let abr = start.abr, let rate = throughput.bitsPerSecond, let best = abr.variant(forThroughput: rate), best.uri != current {
-                        current = best.uri
-                        start.reader.switchPlaylist(to: best.uri)
-                        tally.rendition(number, HLSRenditions.describe(best), switched: true)
+                    if let rate = throughput.bitsPerSecond, let next = start.abr?.move(from: current, throughput: rate) {
+                        current = next.uri
+                        start.reader.switchPlaylist(to: next.uri)
+                        tally.rendition(number, HLSRenditions.describe(next), switched: true)
                     }
                     // A player stops fetching while its buffer is full; the reading waits with it.
                     while buffer.ahead > Self.maxBuffer, (try? await Task.sleep(for: .seconds(buffer.ahead - Self.maxBuffer))) != nil {

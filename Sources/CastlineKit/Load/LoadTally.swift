@@ -112,9 +112,7 @@ public final class LoadTally: Sendable {
             }
             totals.firstFrame = Percentiles(firstFrames)
             totals.fetch = Percentiles(state.fetches)
-            totals.liveLatency = Percentiles(latencies)
             totals.liveLatencies = latencies
-            totals.liveLatencyMean = latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count)
             totals.rebufferRatio = totals.stalledSeconds + played > 0 ? totals.stalledSeconds / (totals.stalledSeconds + played) : 0
             return totals
         }

@@ -28,11 +28,11 @@ public struct LoadTotals: Sendable, Equatable {
     public var rebufferRatio = 0.0
     public var firstFrame: Percentiles?
     public var fetch: Percentiles?
-    /// Wall clock minus the `EXT-X-PROGRAM-DATE-TIME` of what each active viewer plays, where the playlist gives it.
-    public var liveLatency: Percentiles?
-    public var liveLatencyMean: Double?
-    /// Each of those viewers' latency (for histograms across a fleet).
+    /// Wall clock minus the `EXT-X-PROGRAM-DATE-TIME` of what each active viewer plays, where the
+    /// playlist gives it: each viewer's (for histograms across a fleet), their percentiles and mean.
     public var liveLatencies: [Double] = []
+    public var liveLatency: Percentiles? { Percentiles(liveLatencies) }
+    public var liveLatencyMean: Double? { liveLatencies.isEmpty ? nil : liveLatencies.reduce(0, +) / Double(liveLatencies.count) }
     public var httpErrors = 0
     public var httpErrorsByStatus: [Int: Int] = [:]
     public var bytes = 0

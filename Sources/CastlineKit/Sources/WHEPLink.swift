@@ -154,11 +154,10 @@ final class WHEPLink: Sendable {
         backoff.maximum = .seconds(10)
         while (try? await Task.sleep(for: .seconds(1))) != nil {
             let connection = current.withLock { $0 }
-            if let stats = await connection?.webrtc.webRTCStats() {
+            if let connection, let stats = await connection.webrtc.webRTCStats() {
                 var figures = Self.receiveFigures(stats)
-                if let pair = ICECandidatePair(stats) {
-                    figures[StatsFigure.iceRelayed] = pair.relayed
-                    if connection?.session.pairChanged(to: pair) == true { context.events.emit(.notice("\(context.componentName): \(pair)")) }
+                if let changed = connection.session.candidatePair(in: stats, into: &figures) {
+                    context.events.emit(.notice("\(context.componentName): \(changed)"))
                 }
                 context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: figures)))
             }

@@ -140,12 +140,9 @@ struct WHIPOutput: PublishOutput {
                 continue
             }
         }
-        let session = sessions.session(for: output)
-        session?.receiverReported(highest: highest)
-        if let pair = ICECandidatePair(stats) {
-            figures[StatsFigure.iceRelayed] = pair.relayed
-            if session?.pairChanged(to: pair) == true { notice("\(pair)") }
-        }
+        guard let session = sessions.session(for: output) else { return figures }
+        session.receiverReported(highest: highest)
+        if let changed = session.candidatePair(in: stats, into: &figures) { notice("\(changed)") }
         return figures
     }
 

@@ -35,9 +35,12 @@ final class WHIPSession: Sendable {
     private let heard = Mutex<(highest: Int, at: ContinuousClock.Instant)?>(nil)
     private let pair = Mutex<ICECandidatePair?>(nil)
 
-    /// The pair ICE uses now; true when it is new to this session (said once, and at each change).
-    func pairChanged(to now: ICECandidatePair) -> Bool {
-        pair.withLock { pair in defer { pair = now }; return pair != now }
+    /// The candidate pair in webrtcbin's statistics, its `ice_relayed` put in `figures`; returned
+    /// when it is new to this session, to be said (once, and at each change).
+    func candidatePair(in stats: Structure, into figures: inout [String: Double]) -> ICECandidatePair? {
+        guard let now = ICECandidatePair(stats) else { return nil }
+        figures[StatsFigure.iceRelayed] = now.relayed
+        return pair.withLock { pair in defer { pair = now }; return pair != now ? now : nil }
     }
     /// With receiver reports about once a second (RFC 3550's interval at these rates), this long
     /// without one that says more arrived is a far end that has gone.
