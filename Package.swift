@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         // AsyncChannel: an HLS reading handed over as a sequence with back-pressure (in the graph through service-lifecycle).
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
+        // `load`'s viewers: GETs on NIO's shared event loops, a connection pool each (in the graph through Hummingbird).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,9 +43,14 @@ let package = Package(
         .target(name: "PipelineConfig", dependencies: ["Yams", "Timing"]),
         // Small pieces shared without GStreamer: retry backoff, monotonic time, durations as config text.
         .target(name: "Timing"),
-        // castline's one HTTP client (URLSession, timeouts of its own): the HLS client's fetches,
-        // `ctl`'s requests and event stream, the local ingest's checks.
-        .target(name: "HTTPClient"),
+        // castline's HTTP client (URLSession, timeouts of its own): the HLS client's fetches,
+        // `ctl`'s requests and event stream, the local ingest's checks; and GETs on NIO's event
+        // loops for `load`'s thousand viewers.
+        .target(name: "HTTPClient", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOFoundationCompat", package: "swift-nio"),
+        ]),
         // castline's own HLS client: playlists, the start and rendition choice, ABR, live reload, segments, keys. No GStreamer.
         .target(name: "HLS", dependencies: ["Timing", "HTTPClient", .product(name: "_CryptoExtras", package: "swift-crypto"),
                                             .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")]),

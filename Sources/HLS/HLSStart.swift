@@ -73,7 +73,7 @@ public struct HLSStart: Sendable {
     /// Throws `StartFailure` (or `CancellationError`). `historyWanted`: seconds of the live
     /// window to start back from, for a stage that holds history.
     public static func prepare(url: URL, rendition: RenditionRequest, wantVideo: Bool, historyWanted: Double?,
-                               waitForLive: Bool, endAfter: Duration, fetcher: HTTPFetcher, reports: Reports) async throws -> HLSStart {
+                               waitForLive: Bool, endAfter: Duration, fetcher: any HTTPGetting, reports: Reports) async throws -> HLSStart {
         let waiting = WaitingOn("the playlist \(url.absoluteString) to answer")
         // A start that hangs says on what, once; the request timeout ends it later.
         let announcing = Task {
@@ -107,7 +107,7 @@ public struct HLSStart: Sendable {
 
     /// A media playlist's track: fetched, waited for while it lists nothing, its first segment read.
     private static func prepareTrack(_ url: URL, declared: [MediaKind: String?]?, fetched first: SegmentReader.Fetched? = nil, waiting: WaitingOn,
-                                     historyWanted: Double?, endAfter: Duration, fetcher: HTTPFetcher) async throws -> HLSTrack {
+                                     historyWanted: Double?, endAfter: Duration, fetcher: any HTTPGetting) async throws -> HLSTrack {
         var options = SegmentReader.Options()
         options.endAfter = endAfter
         options.timeLiveEdge = historyWanted != nil
@@ -161,7 +161,7 @@ public struct HLSStart: Sendable {
 
     /// The playlist at `url` and when it was fetched (monotonic ns), waiting while it is not
     /// there yet (HTTP 404) when asked to.
-    private static func fetchTop(_ url: URL, waitForLive: Bool, fetcher: HTTPFetcher, waiting: WaitingOn,
+    private static func fetchTop(_ url: URL, waitForLive: Bool, fetcher: any HTTPGetting, waiting: WaitingOn,
                                  reports: Reports) async throws -> (playlist: Playlist, sent: Int64, received: Int64) {
         var announced = false
         while true {

@@ -24,7 +24,7 @@ public final class SegmentReader: Sendable {
     /// Segments skipped in a row before the reader reports trouble (`reconnecting`).
     static let skipsBeforeTrouble = 3
 
-    public let fetcher: HTTPFetcher
+    public let fetcher: any HTTPGetting
     public let options: Options
     private let state: Mutex<State>
     private let keys = KeyCache()
@@ -35,7 +35,7 @@ public final class SegmentReader: Sendable {
     }
 
     /// `playlistURL` is where `playlist` came from.
-    public init(playlistURL: URL, fetcher: HTTPFetcher = .shared, options: Options = Options()) {
+    public init(playlistURL: URL, fetcher: any HTTPGetting = HTTPFetcher.shared, options: Options = Options()) {
         self.fetcher = fetcher
         self.options = options
         state = Mutex(State(playlistURL: playlistURL))
@@ -354,7 +354,7 @@ public final class SegmentReader: Sendable {
 final class KeyCache: Sendable {
     private let keys = Mutex<[URL: [UInt8]]>([:])
 
-    func key(_ uri: URL, fetcher: HTTPFetcher) async throws -> [UInt8] {
+    func key(_ uri: URL, fetcher: any HTTPGetting) async throws -> [UInt8] {
         if let known = keys.withLock({ $0[uri] }) { return known }
         let key = [UInt8](try await fetcher.data(uri, limit: 1024))
         keys.withLock { $0[uri] = key }

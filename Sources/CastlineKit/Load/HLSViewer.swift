@@ -25,7 +25,7 @@ public struct HLSViewer: Sendable {
     public func run() async {
         let began = ContinuousClock.now
         tally.started(number, at: began)
-        let fetcher = HTTPFetcher(idleTimeout: timeout)
+        let fetcher = EventLoopFetcher(idleTimeout: timeout)
         let start: Start
         do {
             start = try await Self.open(url, rendition: rendition, fetcher: fetcher)
@@ -88,7 +88,7 @@ public struct HLSViewer: Sendable {
 
     /// The media playlist to follow: `url` itself, or the variant of a multivariant playlist that
     /// `rendition` chooses (auto: the first listed, where hls.js starts before it has measured anything).
-    private static func open(_ url: URL, rendition: RenditionRequest, fetcher: HTTPFetcher) async throws -> Start {
+    private static func open(_ url: URL, rendition: RenditionRequest, fetcher: any HTTPGetting) async throws -> Start {
         let sent = MonotonicTime.now()
         let body = try await fetcher.data(url, limit: PlaylistParser.maxBytes)
         let received = MonotonicTime.now()

@@ -1,0 +1,86 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOPosix
+
+/// GETs over SwiftNIO's shared event loops (AsyncHTTPClient): a connection pool of its own and
+/// no thread of its own. What many simulated players in one process take: on Linux, each
+/// URLSession brings its own libcurl handle and Dispatch queues, so a thousand of them spend
+/// the machine switching threads and their fetches wait on that.
+public final class EventLoopFetcher: HTTPGetting {
+    /// No byte for this long (connecting, before the headers, or between chunks) ends the fetch.
+    public let idleTimeout: Duration
+    private let client: HTTPClient
+
+    public init(idleTimeout: Duration = HTTPFetcher.defaultIdleTimeout) {
+        self.idleTimeout = idleTimeout
+        let idle = TimeAmount(idleTimeout)
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: HTTPFetcher.maxRedirects, allowCycles: false),
+            timeout: .init(connect: idle, read: idle))
+        // As a player: a few connections to a host, kept open between fetches.
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 6)
+        // A refused connection fails its fetch now: retrying is the reader's choice (its backoff, its events).
+        configuration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }
+
+    /// Its connections close when it goes (an HTTPClient must be shut down, never just dropped).
+    deinit { client.shutdown { _ in } }
+
+    public func stream(_ url: URL, range: ByteRange?) -> AsyncThrowingStream<Data, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Data.self, throwing: (any Error).self)
+        let task = Task { [client, idleTimeout] in
+            do {
+                var request = HTTPClientRequest(url: url.absoluteString)
+                request.headers.add(name: "User-Agent", value: "castline")
+                if let range { request.headers.add(name: "Range", value: range.header) }
+                // The deadline is far: the idle timeouts above are what end a stuck fetch.
+                let response = try await client.execute(request, timeout: .hours(24))
+                guard (200..<300).contains(response.status.code) else {
+                    throw FetchError.http(status: Int(response.status.code), url: url.absoluteString)
+                }
+                var cut = range.flatMap { response.status == .ok ? RangeCut($0) : nil }
+                for try await buffer in response.body {
+                    let chunk = Data(buffer: buffer)
+                    guard let (kept, complete) = cut?.cut(chunk) else {
+                        continuation.yield(chunk)
+                        continue
+                    }
+                    if !kept.isEmpty { continuation.yield(kept) }
+                    if complete { break }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: Self.fetchError(error, url: url, idleTimeout: idleTimeout))
+            }
+        }
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { task.cancel() }
+        }
+        return stream
+    }
+
+    /// AsyncHTTPClient's and NIO's errors in castline's words, as `HTTPFetcher` reports them.
+    static func fetchError(_ error: any Error, url: URL, idleTimeout: Duration) -> FetchError {
+        let address = url.absoluteString
+        switch error {
+        case let error as FetchError: return error
+        case is CancellationError: return .cancelled
+        case let error as HTTPClientError:
+            switch error {
+            case .readTimeout, .connectTimeout: return .timedOut(url: address, after: idleTimeout)
+            case .redirectLimitReached, .redirectCycleDetected: return .tooManyRedirects(url: address, limit: HTTPFetcher.maxRedirects)
+            case .cancelled: return .cancelled
+            default: return .network("\(error)", url: address)
+            }
+        case let error as NIOConnectionError where !error.connectionErrors.isEmpty || error.dnsAError != nil:
+            return .refused(url: address)
+        case let error as IOError where error.errnoCode == ECONNREFUSED:
+            return .refused(url: address)
+        default:
+            return .network("\(error)", url: address)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import HTTPClient
+import LocalIngest
+import Testing
+
+/// castline's two HTTP clients (URLSession; NIO's event loops for `load`'s viewers) against a
+/// server that misbehaves on purpose: each says the same thing of the same trouble.
+@Suite("HTTPFetcher and EventLoopFetcher: one behaviour", .serialized, .timeLimit(.minutes(1)))
+struct FetcherTests {
+    typealias Origin = HLSBadInputTests.HostileServer
+
+    static let fetchers: [@Sendable () -> any HTTPGetting] = [
+        { HTTPFetcher(idleTimeout: .seconds(1)) },
+        { EventLoopFetcher(idleTimeout: .seconds(1)) },
+    ]
+
+    @Test("a range the server ignores (200, whole body) cut to its bytes; 404, a redirect loop, silence, nothing listening: one error each",
+          arguments: 0..<2)
+    func sameAnswers(_ which: Int) async throws {
+        let scratch = try Scratch()
+        let origin = try await Origin(scratch: scratch)
+        defer { Task { await origin.stop() } }
+        let fetcher = Self.fetchers[which]()
+        func url(_ path: String) throws -> URL { try #require(URL(string: origin.url(path))) }
+        func error(_ path: String) async throws -> FetchError? {
+            let address = try url(path)
+            do { _ = try await fetcher.data(address) } catch { return error }
+            return nil
+        }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: scratch.file("tone.ts")))
+        let part = try await fetcher.data(try url("seg/1.ts"), range: ByteRange(offset: 188 * 3, length: 1000))
+        #expect(part == whole[(188 * 3)..<(188 * 3 + 1000)], "\(part.count) bytes")
+        #expect(try await fetcher.data(try url("seg/2.ts")) == whole)
+
+        #expect(try await error("nothing-here.ts") == .http(status: 404, url: origin.url("nothing-here.ts")))
+        let loop = try await error("redirect-loop.m3u8")
+        #expect(loop == .tooManyRedirects(url: origin.url("redirect-loop.m3u8"), limit: HTTPFetcher.maxRedirects), "\(String(describing: loop))")
+        let began = ContinuousClock.now
+        #expect(try await error("silent.m3u8") == .timedOut(url: origin.url("silent.m3u8"), after: .seconds(1)))
+        #expect(ContinuousClock.now - began < .seconds(3))
+        let closed = "http://127.0.0.1:\(try FreePort.find())/live.m3u8"
+        do {
+            _ = try await fetcher.data(try #require(URL(string: closed)))
+            Issue.record("a fetch from a port nothing listens on succeeded")
+        } catch {
+            #expect(error as? FetchError == .refused(url: closed), "\(error)")
+        }
+    }
+}
