@@ -119,6 +119,7 @@ public enum LoadRun {
         }
         let totals = tally.totals()
         Terminal.status("summary: " + totals.line)
+        if let reason = tally.firstUnanswered { Terminal.status("note: the first request with no answer: \(reason)") }
         if let worst = timerLag.worst(over: TimerLag.behind) { Terminal.status(TimerLag.note(worst)) }
         if let path = settings.statsPlot {
             let title = "castline load: \(mine) viewers of \(LoadPlot.shown(settings.url))"

@@ -58,7 +58,7 @@ public struct HLSViewer: Sendable {
                         buffer.advance(to: elapsed())
                     }
                 case .event(.reconnecting(let reason, _, _)), .event(.skipped(_, let reason)):
-                    tally.trouble(number, status: Self.status(in: reason))
+                    tally.trouble(number, status: Self.status(in: reason), reason: reason)
                 case .ended:
                     break reading
                 default:

@@ -21,6 +21,8 @@ public final class LoadTally: Sendable {
         var viewers: [Int: Viewer] = [:]
         /// Every segment fetch's seconds, of all viewers.
         var fetches = SecondsHistogram()
+        /// The first request that failed with no HTTP status (the network, a timeout): why.
+        var firstUnanswered: String?
     }
 
     /// What happens to a viewer, as it happens (for histograms, which a total cannot fill).
@@ -69,9 +71,16 @@ public final class LoadTally: Sendable {
         }
     }
 
-    func trouble(_ number: Int, status: Int?) {
-        state.withLock { $0.viewers[number]?.errors.append(status) }
+    /// A request failed: with the server's `status`, or with none (then `reason` says why).
+    func trouble(_ number: Int, status: Int?, reason: String) {
+        state.withLock {
+            $0.viewers[number]?.errors.append(status)
+            if status == nil, $0.firstUnanswered == nil { $0.firstUnanswered = reason }
+        }
     }
+
+    /// Why the first request that got no HTTP status failed, for the line under the summary.
+    public var firstUnanswered: String? { state.withLock(\.firstUnanswered) }
 
     func finished(_ number: Int) {
         state.withLock { $0.viewers[number]?.finished = true }
