@@ -1,21 +1,31 @@
 import ArgumentParser
 import CastlineApp
+import CastlineKit
 import Foundation
 
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load",
-        abstract: "Many simulated viewers of one HLS stream from this process: how long each waits for the first picture, how often playback stalls, which requests fail.",
+        abstract: "Many simulated viewers of one HLS, RTMP or SRT stream from this process: how long each waits for the first picture, how often playback stalls, which requests fail.",
         discussion: """
             Each viewer is a player's buffer over its own connections: it starts 3 segments behind a live edge, fetches
             segments as they come (up to 30 s ahead), plays them out at real-time pace and stalls when the buffer runs dry.
             Nothing is decoded. Once a second: viewers active/started/failed, time to first frame, stalls and the rebuffer
             ratio, live latency (wall clock minus the EXT-X-PROGRAM-DATE-TIME of what each viewer plays), segment fetch
             times, HTTP errors; on stderr, and as a JSON line with --stats-json.
+            An RTMP or SRT viewer holds one connection and reads the container's timestamps: it shows its first frame
+            once 1 s of media has come (a player's network caching), stalls when the media runs out, and reconnects
+            after a second when the connection fails, goes quiet for --timeout or ends.
             """)
 
-    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition).")
+    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition), or an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT).")
     var url: String
+    @Option(help: ArgumentHelp("rtmp: read the stream key, added to the URL's path, from this environment variable.", valueName: "VAR"))
+    var keyEnv: String?
+    @Option(help: ArgumentHelp("rtmp: read the stream key from this file.", valueName: "path"))
+    var keyFile: String?
+    @Option(help: ArgumentHelp("srt: the passphrase is in this environment variable.", valueName: "VAR"))
+    var passphraseEnv: String?
     @Option(help: ArgumentHelp("How many viewers.", valueName: "N"))
     var viewers: Int
     @Option(help: ArgumentHelp("Viewers started per second (e.g. 50/s).", valueName: "rate"))
@@ -39,8 +49,8 @@ struct LoadCommand: AsyncParsableCommand {
     var statsPlot: String?
 
     func validate() throws {
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
-            throw ValidationError("\(url) is not an HLS URL castline loads: give the playlist's http(s):// URL (RTMP, SRT and WHEP viewers are not there yet)")
+        guard let parsed = URL(string: url), Self.schemes.contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+            throw ValidationError("\(url) is not a URL castline loads: give an HLS playlist's http(s):// URL, or rtmp://, rtmps:// or srt:// (WHEP viewers are not there yet)")
         }
         guard viewers >= 1 else { throw ValidationError("--viewers: give 1 or more") }
         guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 60s)") }
@@ -49,13 +59,27 @@ struct LoadCommand: AsyncParsableCommand {
         if let shard, shard.count > viewers { throw ValidationError("--shard: \(shard.count) shards for \(viewers) viewers would leave some with none") }
     }
 
+    static let schemes: Set = ["http", "https", "rtmp", "rtmps", "srt"]
+
     func run() async throws {
         guard let parsed = URL(string: url) else { throw ExitCode(ExitStatus.badInput) }
+        let stream: StreamViewer.Stream?
+        do {
+            let key = try TokenSource(env: keyEnv, file: keyFile, flags: ("--key-env", "--key-file"))?.read()
+            let passphrase = try TokenSource(env: passphraseEnv, file: nil, flags: ("--passphrase-env", "--passphrase-file"))?.read()
+            let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
+            if isHLS, key != nil || passphrase != nil { throw LoadInputError("--key-env, --key-file and --passphrase-env are for rtmp:// and srt:// URLs") }
+            stream = isHLS ? nil : try StreamViewer.Stream(url: url, key: key, passphrase: passphrase)
+        } catch {
+            Terminal.status("error: \(error)")
+            throw ExitCode(ExitStatus.badInput)
+        }
         var settings = LoadRun.Settings(url: parsed, viewers: viewers, ramp: ramp, duration: duration, timeout: timeout, statsJSON: statsJSON)
         settings.metrics = metrics.flatMap(Endpoint.init)
         if let shard { settings.shard = shard }
         settings.statsPlot = statsPlot
         settings.rendition = rendition
+        settings.stream = stream
         let status = await LoadRun.run(settings)
         if status != 0 { throw ExitCode(status) }
     }

@@ -1,4 +1,4 @@
-import CastlineKit
+@testable import CastlineKit
 import Foundation
 import Testing
 
@@ -85,5 +85,19 @@ struct ViewerBufferTests {
         var outside = SecondsHistogram()
         [0, 1e-9, 5000, .infinity].forEach { outside.record($0) }
         #expect(outside.count == 3 && outside.percentile(1) == 5000, "the end buckets take what lies beyond; no infinity")
+    }
+
+    @Test("a viewer that stops while stalled keeps that stall in the totals, and its time up to the stop")
+    func stopWhileStalled() {
+        let tally = LoadTally()
+        let began = ContinuousClock.now
+        tally.started(1, at: began)
+        var buffer = ViewerBuffer(resumeAhead: 1)
+        buffer.segmentFetched(duration: 2, at: 0)
+        tally.fetched(1, buffer: buffer, seconds: nil, bytes: 100)
+        tally.finished(1, at: began + .seconds(5))
+        let totals = tally.totals(at: began + .seconds(9))
+        #expect(totals.stalls == 1 && abs(totals.stalledSeconds - 3) < 1e-6, "\(totals.stalls) stalls, \(totals.stalledSeconds) s")
+        #expect(totals.fetch == nil, "a stream's media is no fetch")
     }
 }

@@ -42,6 +42,8 @@ public enum LoadRun {
         public var statsPlot: String?
         /// A multivariant playlist's variant, as `listen --rendition` takes it (auto: adapts).
         public var rendition = "auto"
+        /// An RTMP or SRT stream to view instead of `url`'s HLS.
+        public var stream: StreamViewer.Stream?
 
         /// The viewers this process runs (its shard's).
         public var mine: [Int] { shard.viewers(of: viewers) }
@@ -119,10 +121,10 @@ public enum LoadRun {
         }
         let totals = tally.totals()
         Terminal.status("summary: " + totals.line)
-        if let reason = tally.firstUnanswered { Terminal.status("note: the first request with no answer: \(reason)") }
+        if let reason = tally.firstErrorWithoutStatus { Terminal.status("note: the first error with no HTTP status: \(reason)") }
         if let worst = timerLag.worst(over: TimerLag.behind) { Terminal.status(TimerLag.note(worst)) }
         if let path = settings.statsPlot {
-            let title = "castline load: \(mine) viewers of \(LoadPlot.shown(settings.url))"
+            let title = "castline load: \(mine) viewers of \(settings.stream?.shown ?? LoadPlot.shown(settings.url))"
             do {
                 try Data(plot.svg(title: title, summary: totals.line).utf8).write(to: URL(fileURLWithPath: path))
                 Terminal.status("plot: \(path)")
@@ -168,7 +170,13 @@ struct LoadService: Service {
             await withTaskGroup(of: Void.self) { group in
                 for number in settings.mine {
                     guard (try? await Task.sleep(until: started + interval * (number - 1), clock: .continuous)) != nil else { break }
-                    group.addTask { await HLSViewer(number: number, url: settings.url, rendition: settings.rendition, tally: tally, timeout: settings.timeout).run() }
+                    group.addTask {
+                        if let stream = settings.stream {
+                            await StreamViewer(number: number, stream: stream, tally: tally, timeout: settings.timeout).run()
+                        } else {
+                            await HLSViewer(number: number, url: settings.url, rendition: settings.rendition, tally: tally, timeout: settings.timeout).run()
+                        }
+                    }
                 }
             }
         }

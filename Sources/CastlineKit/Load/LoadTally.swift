@@ -9,7 +9,8 @@ public final class LoadTally: Sendable {
         var began: ContinuousClock.Instant
         var buffer: ViewerBuffer?
         var failed: String?
-        var finished = false
+        /// When it stopped (seconds from its start): its buffer and stalls stand still from then.
+        var finishedAt: Double?
         var bytes = 0
         var errors: [Int?] = []
         /// The variant followed (a multivariant playlist's), and how often it changed.
@@ -22,7 +23,7 @@ public final class LoadTally: Sendable {
         /// Every segment fetch's seconds, of all viewers.
         var fetches = SecondsHistogram()
         /// The first request that failed with no HTTP status (the network, a timeout): why.
-        var firstUnanswered: String?
+        var firstErrorWithoutStatus: String?
     }
 
     /// What happens to a viewer, as it happens (for histograms, which a total cannot fill).
@@ -52,16 +53,17 @@ public final class LoadTally: Sendable {
         }
     }
 
-    func fetched(_ number: Int, buffer: ViewerBuffer, seconds: Double, bytes: Int) {
+    /// Media came: the viewer's buffer now, and `seconds` the fetch took (a segment's; nil for a stream's).
+    func fetched(_ number: Int, buffer: ViewerBuffer, seconds: Double?, bytes: Int) {
         let first = state.withLock { state -> Bool in
             let first = state.viewers[number]?.buffer?.firstFrame == nil
             state.viewers[number]?.buffer = buffer
             state.viewers[number]?.bytes += bytes
-            state.fetches.record(seconds)
+            if let seconds { state.fetches.record(seconds) }
             return first
         }
         if first, let time = buffer.firstFrame { observe?(.firstFrame(time)) }
-        observe?(.segmentFetch(seconds))
+        if let seconds { observe?(.segmentFetch(seconds)) }
     }
 
     func rendition(_ number: Int, _ rendition: String, switched: Bool) {
@@ -75,15 +77,21 @@ public final class LoadTally: Sendable {
     func trouble(_ number: Int, status: Int?, reason: String) {
         state.withLock {
             $0.viewers[number]?.errors.append(status)
-            if status == nil, $0.firstUnanswered == nil { $0.firstUnanswered = reason }
+            if status == nil, $0.firstErrorWithoutStatus == nil { $0.firstErrorWithoutStatus = reason }
         }
     }
 
     /// Why the first request that got no HTTP status failed, for the line under the summary.
-    public var firstUnanswered: String? { state.withLock(\.firstUnanswered) }
+    public var firstErrorWithoutStatus: String? { state.withLock(\.firstErrorWithoutStatus) }
 
-    func finished(_ number: Int) {
-        state.withLock { $0.viewers[number]?.finished = true }
+    /// The viewer stopped: its buffer played on to now first, so a stall under way is kept.
+    func finished(_ number: Int, at now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            guard let began = state.viewers[number]?.began else { return }
+            let time = (now - began).seconds
+            state.viewers[number]?.buffer?.advance(to: time)
+            state.viewers[number]?.finishedAt = time
+        }
     }
 
     /// The first failure's reason, for a line that says why viewers failed.
@@ -99,7 +107,7 @@ public final class LoadTally: Sendable {
             var played = 0.0
             for viewer in state.viewers.values {
                 totals.started += 1
-                let active = viewer.failed == nil && !viewer.finished
+                let active = viewer.failed == nil && viewer.finishedAt == nil
                 if viewer.failed != nil { totals.failed += 1 } else if active { totals.active += 1 }
                 totals.bytes += viewer.bytes
                 totals.renditionSwitches += viewer.switches
@@ -109,8 +117,8 @@ public final class LoadTally: Sendable {
                     if let status { totals.httpErrorsByStatus[status, default: 0] += 1 }
                 }
                 guard var buffer = viewer.buffer else { continue }
-                let time = (now - viewer.began).seconds
-                if !viewer.finished { buffer.advance(to: time) }
+                let time = viewer.finishedAt ?? (now - viewer.began).seconds
+                buffer.advance(to: time)
                 if let first = buffer.firstFrame { firstFrames.append(first) }
                 if active, buffer.isStalled { totals.stalledNow += 1 }
                 if active, buffer.firstFrame != nil, !buffer.isStalled { totals.playingNow += 1 }
