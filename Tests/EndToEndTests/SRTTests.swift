@@ -60,7 +60,10 @@ struct SRTTests {
         #expect(!refused.stderr.contains(Self.passphrase))
     }
 
-    @Test("broadcast srt:// in listener mode, listen srt:// calling it with the passphrase: H.264 and AAC recorded; the passphrase never shows")
+    @Test("""
+        broadcast srt:// in listener mode, listen srt:// calling it with the passphrase: H.264 and AAC recorded; libsrt's \
+        figures of the listen's link once a second (packets received rising, none lost); the passphrase never shows
+        """)
     func listenerModeToListen() async throws {
         let scratch = try Scratch()
         let port = try FreePort.find(datagram: true)
@@ -77,9 +80,14 @@ struct SRTTests {
         #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(15)), "\(broadcast.standardError)")
         let listen = try await Castline.run([
             "listen", "srt://127.0.0.1:\(port)", "--passphrase-env", "SRT_PASSPHRASE", "--output", "null",
-            "--record", recording, "--duration", "3s",
+            "--record", recording, "--duration", "3s", "--stats-json", "-",
         ], environment: environment, timeout: .seconds(30))
         #expect(listen.status == 0, "\(listen.stderr)")
+        let link = jsonLines(listen.stdout).filter { $0["event"] as? String == "stats" && $0["packets_received"] != nil }
+        let received = link.compactMap { $0["packets_received"] as? Double }
+        #expect(received.count >= 2 && zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "\(link)")
+        #expect(link.allSatisfy { $0["packets_lost"] as? Double == 0 && ($0["rtt_ms"] as? Double ?? 99) < 50 && ($0["bandwidth_mbps"] as? Double ?? 0) > 0 },
+                "\(link)")
         let media = try await ProbedMedia.probe(recording)
         #expect(media.stream("video")?.codec == "h264" && media.stream("audio")?.codec == "aac", "\(media)")
         #expect(media.duration >= 2.5, "recorded \(media.duration) s")
@@ -119,6 +127,7 @@ struct SRTTests {
         // libsrt's own figures of the link, on loopback: a round trip under 50 ms.
         let link = jsonLines(run.standardOutput).filter { $0["stage"] as? String == "srt0" && $0["rtt_ms"] != nil }
         #expect(!link.isEmpty && link.allSatisfy { ($0["rtt_ms"] as? Double ?? 99) < 50 && $0["packets_retransmitted"] != nil }, "\(link)")
+        #expect(link.contains { ($0["bandwidth_mbps"] as? Double ?? 0) > 0 }, "\(link)")
         let media = try await ProbedMedia.probe(received)
         #expect(media.streams.map(\.codec).sorted() == ["aac", "h264"], "\(media.streams.map(\.codec))")
         #expect(media.duration >= 3, "the second listener took \(media.duration) s")

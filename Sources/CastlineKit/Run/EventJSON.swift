@@ -129,6 +129,8 @@ public enum StatsFigure {
     public static let packetsLost = "packets_lost"
     public static let retransmitted = "packets_retransmitted"
     public static let nacks = "nack_count"
+    /// libsrt's estimate of an SRT link's bandwidth, in Mbit/s.
+    public static let linkBandwidth = "bandwidth_mbps"
     public static let plis = "pli_count"
     /// A WebRTC player's side of its link (stage: the whep source's name): RTP packets received,
     /// and the interarrival jitter (RFC 3550) of its most jittery stream; the packets lost, NACKs

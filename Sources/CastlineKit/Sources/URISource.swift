@@ -26,6 +26,8 @@ public class URISource: SourceComponent {
     private let slot = DecoderSlot()
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let ends = OutletEnds()
+    /// An srt:// URI's link, as libsrt reports it.
+    private var srtLink: SRTReceiveLink?
     /// Each stream's outlet and whether its stream has been ended.
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
@@ -38,6 +40,7 @@ public class URISource: SourceComponent {
         keyPath = spec.keyPath
         loop = false
         events = context.events
+        if uriScheme(uri) == "srt" { srtLink = SRTReceiveLink(stage: context.componentName, events: context.events) }
     }
 
     /// `uri` with its stream key (rtmp) or passphrase (srt) put where GStreamer reads them; each is
@@ -192,6 +195,7 @@ public class URISource: SourceComponent {
 
     private func makeDecoder(stops: Caps) throws -> Element {
         let decoder = try Self.freshDecoder(uri: uri, stops: stops)
+        srtLink?.watch(decoder)
         decoderMade(decoder)
         return decoder
     }
@@ -254,6 +258,7 @@ public class URISource: SourceComponent {
     public var endsStreamsOnStop: Bool { true }
 
     public func willStop() {
+        srtLink?.stop()
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
         guard let fileLoop else { ends.stop(); return }
         fileLoop.stop { [ends] idle in ends.stop(idle: idle) }

@@ -137,8 +137,9 @@ struct SRTOutput: MuxedOutput {
         return sockets.contains { ($0.uint64("packet-ack-received") ?? 0) > 0 }
     }
 
-    /// libsrt's own figures of the link, from srtsink's stats: the longest round trip, and the
-    /// packets lost and sent again (a listener's summed over its callers).
+    /// libsrt's own figures of the link, from srtsink's stats: the longest round trip, the
+    /// packets lost and sent again (a listener's summed over its callers), and its estimate of
+    /// the bandwidth.
     func linkFigures(_ output: Element) async -> [String: Double] {
         guard let stats = output.structure("stats") else { return [:] }
         let sockets = isListener ? stats.structures("callers") ?? [] : [stats]
@@ -148,6 +149,10 @@ struct SRTOutput: MuxedOutput {
             if let rtt = socket.double("rtt-ms") { figures[StatsFigure.roundTrip] = max(figures[StatsFigure.roundTrip] ?? 0, rtt) }
             figures[StatsFigure.packetsLost, default: 0] += Double(socket.int("packets-sent-lost") ?? 0)
             figures[StatsFigure.retransmitted, default: 0] += Double(socket.int("packets-retransmitted") ?? 0)
+            // The narrowest link of a listener's callers.
+            if let bandwidth = socket.double("bandwidth-mbps"), bandwidth > 0 {
+                figures[StatsFigure.linkBandwidth] = min(figures[StatsFigure.linkBandwidth] ?? bandwidth, bandwidth)
+            }
         }
         return figures
     }
