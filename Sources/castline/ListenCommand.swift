@@ -13,12 +13,7 @@ struct ListenCommand: AsyncParsableCommand {
 
     @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT), or a WHEP endpoint (https://HOST/…/whep).")
     var url: String
-    @Option(help: ArgumentHelp("rtmp: read the stream key, added to the URL's path, from this environment variable.", valueName: "VAR"))
-    var keyEnv: String?
-    @Option(help: ArgumentHelp("rtmp: read the stream key from this file.", valueName: "path"))
-    var keyFile: String?
-    @Option(help: ArgumentHelp("srt: the passphrase is in this environment variable.", valueName: "VAR"))
-    var passphraseEnv: String?
+    @OptionGroup var credentials: PlayCredentialOptions
     @Option(help: ArgumentHelp("whep: the bearer token, from this environment variable.", valueName: "VAR"))
     var tokenEnv: String?
     @Option(help: ArgumentHelp("whep: the bearer token, from this file.", valueName: "path"))
@@ -64,7 +59,7 @@ struct ListenCommand: AsyncParsableCommand {
         (made.timeout, made.tokenEnv, made.tokenFile) = (timeout, tokenEnv, tokenFile)
         (made.name, made.stats) = (name, stats.settings)
         made.figuresWatched = Terminal.stderrIsTerminal || control.ui
-        (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, keyEnv, keyFile, passphraseEnv)
+        (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)
         return made
     }
 

@@ -20,12 +20,7 @@ struct LoadCommand: AsyncParsableCommand {
 
     @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition), or an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT).")
     var url: String
-    @Option(help: ArgumentHelp("rtmp: read the stream key, added to the URL's path, from this environment variable.", valueName: "VAR"))
-    var keyEnv: String?
-    @Option(help: ArgumentHelp("rtmp: read the stream key from this file.", valueName: "path"))
-    var keyFile: String?
-    @Option(help: ArgumentHelp("srt: the passphrase is in this environment variable.", valueName: "VAR"))
-    var passphraseEnv: String?
+    @OptionGroup var credentials: PlayCredentialOptions
     @Option(help: ArgumentHelp("How many viewers.", valueName: "N"))
     var viewers: Int
     @Option(help: ArgumentHelp("Viewers started per second (e.g. 50/s).", valueName: "rate"))
@@ -65,8 +60,8 @@ struct LoadCommand: AsyncParsableCommand {
         guard let parsed = URL(string: url) else { throw ExitCode(ExitStatus.badInput) }
         let stream: StreamViewer.Stream?
         do {
-            let key = try TokenSource(env: keyEnv, file: keyFile, flags: ("--key-env", "--key-file"))?.read()
-            let passphrase = try TokenSource(env: passphraseEnv, file: nil, flags: ("--passphrase-env", "--passphrase-file"))?.read()
+            let key = try TokenSource(env: credentials.keyEnv, file: credentials.keyFile, flags: ("--key-env", "--key-file"))?.read()
+            let passphrase = try TokenSource(env: credentials.passphraseEnv, file: nil, flags: ("--passphrase-env", "--passphrase-file"))?.read()
             let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
             if isHLS, key != nil || passphrase != nil { throw LoadInputError("--key-env, --key-file and --passphrase-env are for rtmp:// and srt:// URLs") }
             stream = isHLS ? nil : try StreamViewer.Stream(url: url, key: key, passphrase: passphrase)
