@@ -137,7 +137,7 @@ struct LoadTests {
         #expect(load.standardError.contains("note: this process fell behind its viewers (its timers up to"), "\(load.standardError)")
     }
 
-    @Test("an origin with nothing there: every viewer failed, HTTP 404 counted, one line naming it, exit 1; a URL that is not HLS: exit 64")
+    @Test("an origin with nothing there: every viewer failed, HTTP 404 counted, one line naming it, exit 1; an RTMP server not there: exit 1; a URL castline does not load: exit 64")
     func failures() async throws {
         let scratch = try Scratch()
         let origin = try await Origin(scratch: scratch)
@@ -148,8 +148,13 @@ struct LoadTests {
         #expect(missing.stderr.contains("error: every viewer failed: the server answered HTTP 404"), "\(missing.stderr)")
         let totals = lastTotals(missing.stdout)
         #expect(totals["viewers_failed"] as? Double == 3 && totals["http_errors_404"] as? Double == 3, "\(totals)")
-        let rtmp = try await Castline.run(["load", "rtmp://127.0.0.1/live/key", "--viewers", "3"])
-        #expect(rtmp.status == 64 && rtmp.stderr.contains("not an HLS URL castline loads"), "\(rtmp.stderr)")
+        // An RTMP server that is not there: each viewer's first connection refused, one line, the key unshown.
+        let rtmp = try await Castline.run(["load", "rtmp://127.0.0.1:\(try FreePort.find())/live", "--key-env", "LOAD_KEY", "--viewers", "2",
+                                           "--duration", "1s"], environment: ["LOAD_KEY": "hidden-key-42"], timeout: .seconds(30))
+        #expect(rtmp.status == 1 && rtmp.stderr.contains("error: every viewer failed: Connection refused"), "\(rtmp.stderr)")
+        #expect(!rtmp.stderr.contains("hidden-key-42"))
+        let ftp = try await Castline.run(["load", "ftp://127.0.0.1/live.m3u8", "--viewers", "3"])
+        #expect(ftp.status == 64 && ftp.stderr.contains("is not a URL castline loads"), "\(ftp.stderr)")
     }
 }
 
