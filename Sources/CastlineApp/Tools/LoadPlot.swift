@@ -22,25 +22,23 @@ final class LoadPlot: Sendable {
               series: [("p50", { $0.liveLatency?.p50 }), ("p95", { $0.liveLatency?.p95 })]),
     ]
 
-    /// Each reading's second and the values drawn of it, in `panels`' order (not the whole
+    /// Each reading's second and the values drawn of it, per panel of `panels` (not the whole
     /// totals: a long test need not keep every viewer's latency of every second).
-    private let readings = Mutex<[(second: Double, values: [Double?])]>([])
+    private let readings = Mutex<[(second: Double, values: [[Double?]])]>([])
 
     func add(_ totals: LoadTotals, at second: Double) {
-        let values = Self.panels.flatMap { $0.series.map { $0.value(totals) } }
+        let values = Self.panels.map { $0.series.map { $0.value(totals) } }
         readings.withLock { $0.append((second, values)) }
     }
 
     func svg(title: String, summary: String) -> String {
         let readings = readings.withLock { $0 }
         var drawn: [StatsPlot.Panel] = []
-        var column = 0
-        for panel in Self.panels {
+        for (number, panel) in Self.panels.enumerated() {
             let series = panel.series.indices.compactMap { index -> (name: String, points: [PlotData.Point])? in
-                let points = readings.compactMap { reading in reading.values[column + index].map { PlotData.Point(time: reading.second, value: $0) } }
+                let points = readings.compactMap { reading in reading.values[number][index].map { PlotData.Point(time: reading.second, value: $0) } }
                 return points.isEmpty ? nil : (panel.series[index].name, points)
             }
-            column += panel.series.count
             if panel.optional, series.isEmpty { continue }
             drawn.append(StatsPlot.Panel(id: panel.id, label: panel.label, series: series,
                                          values: StatsPlot.Axis(low: 0, high: StatsPlot.highest(series))))

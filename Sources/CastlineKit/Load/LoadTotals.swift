@@ -90,7 +90,7 @@ public struct LoadTotals: Sendable, Equatable {
             "viewers       \(active) active (\(playingNow) playing, \(stalledNow) stalled)   \(started) of \(planned) started   \(failed) failed",
             "first frame   " + percentiles(firstFrame),
             String(format: "stalls        %d   %.1f s stalled   rebuffer ratio %.2f %%", stalls, stalledSeconds, rebufferRatio * 100),
-            "live latency  " + (liveLatency == nil ? "- (the playlist gives no EXT-X-PROGRAM-DATE-TIME)" : percentiles(liveLatency)),
+            "live latency  " + (liveLatency.map { percentiles($0) } ?? "- (the playlist gives no EXT-X-PROGRAM-DATE-TIME)"),
             "fetch         " + percentiles(fetch) + String(format: "   %.1f MB", Double(bytes) / 1e6),
             renditions.isEmpty ? nil : "renditions    " + renditions.sorted { $0.key < $1.key }.map { "\($0.value)× \($0.key)" }.joined(separator: ", ")
                 + "   (\(renditionSwitches) switches)",

@@ -92,6 +92,8 @@ final class StreamConnection: Sendable {
     func stop() async {
         let pipeline = self.pipeline
         _ = await onOwnThread { pipeline.setState(.null) }
+        // Ends the task reading the bus, which would otherwise hold it and wait on for good.
+        pipeline.bus.finish()
         continuation.finish()
     }
 }

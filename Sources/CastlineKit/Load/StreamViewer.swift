@@ -17,7 +17,8 @@ public struct StreamViewer: Sendable {
     public struct Stream: Sendable {
         public var kind: Kind
         var location: String
-        var masks: [(secret: String, shown: String)]
+        /// The key or passphrase wherever it is used, as every line of a run masks it.
+        let masker = SecretMasker(secrets: [])
 
         /// `url` (rtmp:// or rtmps:// with the stream key in its path or given as `key`; srt://
         /// with `passphrase` given apart). The error is one line, naming the fix.
@@ -29,13 +30,17 @@ public struct StreamViewer: Sendable {
                 kind = .rtmp
                 if let key {
                     let base = url.hasSuffix("/") ? url : url + "/"
-                    (location, masks) = (base + key, [(key, Secret.masked)])
+                    location = base + key
+                    masker.add(use: location, masked: base + Secret.masked)
+                    masker.add(Secret(key))
                 } else {
                     let parts = parsed.path.split(separator: "/")
                     guard parts.count >= 2, let key = parts.last else {
                         throw LoadInputError("\(url) names no stream: give its key with --key-env VAR or --key-file PATH")
                     }
-                    (location, masks) = (url, [(String(key), Secret.masked)])
+                    location = url
+                    masker.add(use: url, masked: String(url.dropLast(url.hasSuffix("/") ? key.count + 1 : key.count)) + Secret.masked)
+                    masker.add(Secret(String(key)))
                 }
             case "srt":
                 guard key == nil else { throw LoadInputError("a stream key is for rtmp:// URLs (an srt:// one takes --passphrase-env)") }
@@ -50,9 +55,11 @@ public struct StreamViewer: Sendable {
                     }
                     made.queryItems = (made.queryItems ?? []) + [URLQueryItem(name: "passphrase", value: passphrase)]
                 }
-                let location = made.string ?? url
-                self.location = location
-                masks = passphrase.map { [(location, url), ($0, Secret.masked)] } ?? []
+                location = made.string ?? url
+                if let passphrase {
+                    masker.add(use: location, masked: url)
+                    masker.add(Secret(passphrase))
+                }
             default:
                 throw LoadInputError("\(url) is not an RTMP or SRT URL")
             }
@@ -62,9 +69,7 @@ public struct StreamViewer: Sendable {
         public var shown: String { masking(location) }
 
         /// `text` with every secret masked.
-        func masking(_ text: String) -> String {
-            masks.reduce(text) { $0.replacingOccurrences(of: $1.secret, with: $1.shown) }
-        }
+        func masking(_ text: String) -> String { masker.mask(text) }
     }
 
     let number: Int
