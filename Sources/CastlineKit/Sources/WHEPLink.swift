@@ -101,9 +101,7 @@ final class WHEPLink: Sendable {
     /// A new session's webrtcbin in the bin, negotiating. `failed`: where its failure goes; nil
     /// posts it as the element's error, which ends the run.
     private func connect(failed: (@Sendable (String) -> Void)?) throws {
-        let webrtc = try ElementCatalog.make("webrtcbin")
-        try webrtc.set("bundle-policy", text: "max-bundle")
-        try endpoint.iceServers.apply(to: webrtc)
+        let webrtc = try endpoint.iceServers.webrtcbin()
         for stream in outlets.keys.sorted() {
             if let caps = Self.receiverCaps[stream] { try webrtc.addReceiver(try Caps(caps)) }
         }

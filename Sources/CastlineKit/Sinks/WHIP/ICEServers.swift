@@ -51,8 +51,7 @@ struct ICEServers: Sendable {
         let encoded = password.reveal().addingPercentEncoding(withAllowedCharacters: allowed) ?? password.reveal()
         events.protect(password)
         events.protect(Secret(encoded))
-        let scheme = relay.prefix { $0 != ":" }
-        turnServer = Secret("\(scheme)://\(user):\(encoded)@\(relay.dropFirst(scheme.count + 3))")
+        turnServer = Secret(relay.replacingOccurrences(of: "://", with: "://\(user):\(encoded)@"))
     }
 
     /// `stun:HOST[:PORT]` (RFC 7064) as `stun://HOST:PORT`, port 3478 (5349 over TLS) when none is given.
@@ -73,8 +72,16 @@ struct ICEServers: Sendable {
         return "\(scheme)://\(host):\(port)"
     }
 
-    /// Sets them on a webrtcbin before it gathers candidates.
-    func apply(to webrtc: Element) throws {
+    /// A webrtcbin as both directions use it: one transport for every stream (max-bundle), and
+    /// these servers set before it gathers candidates.
+    func webrtcbin() throws -> Element {
+        let webrtc = try ElementCatalog.make("webrtcbin")
+        try webrtc.set("bundle-policy", text: "max-bundle")
+        try apply(to: webrtc)
+        return webrtc
+    }
+
+    private func apply(to webrtc: Element) throws {
         if let stunServer { try webrtc.set("stun-server", stunServer) }
         if let turnServer { try webrtc.addTurnServer(turnServer.reveal()) }
         if relayOnly { try webrtc.set("ice-transport-policy", text: "relay") }

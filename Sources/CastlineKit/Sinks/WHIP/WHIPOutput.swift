@@ -28,9 +28,7 @@ struct WHIPOutput: PublishOutput {
 
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
                requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
-        let webrtc = try ElementCatalog.make("webrtcbin")
-        try webrtc.set("bundle-policy", text: "max-bundle")
-        try iceServers.apply(to: webrtc)
+        let webrtc = try iceServers.webrtcbin()
         try pipeline.add(webrtc)
         let session = WHIPSession(endpoint: endpoint, token: picture ? nil : token, certificate: certificate, webrtc: webrtc,
                                   timeout: timeout)
