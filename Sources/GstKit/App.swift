@@ -157,6 +157,16 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
         return FlowResult(gst_app_src_push_buffer(src, copy))  // takes the copy
     }
 
+    /// Queues a sample's buffer (memory shared) without its timestamps: a live appsrc with
+    /// do-timestamp stamps it with this pipeline's running time as it enters.
+    @discardableResult
+    public func pushUnstamped(_ sample: Sample) -> FlowResult {
+        guard let buffer = gst_sample_get_buffer(sample.pointer), let copy = gst_buffer_copy(buffer) else { return .error }
+        copy.pointee.pts = ClockTime?.none.raw
+        copy.pointee.dts = ClockTime?.none.raw
+        return FlowResult(gst_app_src_push_buffer(src, copy))  // takes the copy
+    }
+
     @discardableResult
     public func endOfStream() -> FlowResult { FlowResult(gst_app_src_end_of_stream(src)) }
 

@@ -102,6 +102,8 @@ struct PublishVerdictTests {
                                 "\(broadcast.standardError)")
         let seconds = try #require(Double(line.dropFirst("srt: published ".count).prefix { $0 != " " }))
         #expect(seconds >= 2 && seconds <= 5.5, "\(line)")
+        // The caller acknowledged what it took: counted in the summary.
+        #expect((SRTTests.acksReceived(broadcast.standardError) ?? 0) > 0, "\(broadcast.standardError)")
 
         let alone = try await Castline.run([
             "broadcast", "srt://:\(try FreePort.find(datagram: true))?mode=listener", "--size", "320x240", "--duration", "3s",

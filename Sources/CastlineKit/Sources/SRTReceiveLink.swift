@@ -8,7 +8,7 @@ import Synchronization
 final class SRTReceiveLink: Sendable {
     private let stage: String
     private let events: EventEmitter
-    /// The srtsrc uridecodebin3 made (a new one on each restart).
+    /// The connection's srtsrc.
     private let source = Mutex<Element?>(nil)
     private let reading = Mutex<Task<Void, Never>?>(nil)
 
@@ -18,14 +18,12 @@ final class SRTReceiveLink: Sendable {
 
     deinit { stop() }
 
-    /// Follows the srtsrc that `decoder` (a uridecodebin3) sets up, and starts reading.
-    func watch(_ decoder: Element) {
-        _ = try? decoder.connect("source-setup") { [weak self] argument in
-            if case .element(let element) = argument { self?.source.withLock { $0 = element } }
-        }
+    /// Reads `source`'s (an srtsrc's) stats once a second from now on.
+    func follow(_ source: Element) {
+        self.source.withLock { $0 = source }
         let task = Task { [weak self] in
             while (try? await Task.sleep(for: .seconds(1))) != nil, let self {
-                guard let stats = source.withLock({ $0 })?.structure("stats") else { continue }
+                guard let stats = self.source.withLock({ $0 })?.structure("stats") else { continue }
                 let figures = Self.figures(stats)
                 if !figures.isEmpty { events.emit(.stats(StatsSample(stage: stage, stream: nil, figures: figures))) }
             }

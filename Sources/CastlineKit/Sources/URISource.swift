@@ -26,9 +26,11 @@ public class URISource: SourceComponent {
     private let slot = DecoderSlot()
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let ends = OutletEnds()
-    /// An srt:// URI's link, as libsrt reports it.
-    private var srtLink: SRTReceiveLink?
-    /// Each stream's outlet and whether its stream has been ended.
+    /// An srt:// URI's one connection, read for its streams and then played from, and its
+    /// link as libsrt reports it.
+    private var srt: (connection: SRTConnection, link: SRTReceiveLink)?
+    /// The streams the SRT connection's program map lists.
+    private var srtStreams: [StreamKind: Codec?]?
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         guard let uri = spec.options[Self.uri], URL(string: uri)?.scheme != nil else {
@@ -40,7 +42,14 @@ public class URISource: SourceComponent {
         keyPath = spec.keyPath
         loop = false
         events = context.events
-        if uriScheme(uri) == "srt" { srtLink = SRTReceiveLink(stage: context.componentName, events: context.events) }
+        if uriScheme(uri) == "srt" {
+            do {
+                srt = (try SRTConnection(uri: self.uri, stage: context.componentName, events: context.events),
+                       SRTReceiveLink(stage: context.componentName, events: context.events))
+            } catch {
+                throw BuildError("cannot open \(uri): \(error)", at: "\(spec.keyPath).uri")
+            }
+        }
     }
 
     /// `uri` with its stream key (rtmp) or passphrase (srt) put where GStreamer reads them; each is
@@ -100,6 +109,7 @@ public class URISource: SourceComponent {
     /// What `prepare` found; a caller that did not prepare (a graph built directly) waits for it here.
     private func discover() throws -> [DiscoveredStream] {
         if let discovered { return discovered }
+        guard srt == nil else { throw BuildError("the SRT stream has not been read yet", at: keyPath) }
         do {
             let found = try MediaDiscoverer.discover(uri: uri, timeout: Self.discoveryTimeout)
             discovered = found
@@ -114,9 +124,7 @@ public class URISource: SourceComponent {
             return BuildError("cannot play \(uri): \(ElementCatalog.missingDecoderMessage(description: description, caps: caps))",
                               at: keyPath)
         }
-        // An SRT caller with the wrong passphrase is told nothing by srtsrc: discovery only times out.
-        let hint = uriScheme(uri) == "srt" ? " (is the peer sending, with the same passphrase?)" : ""
-        return BuildError("cannot open \(uri): \(error)\(hint)", at: keyPath)
+        return BuildError("cannot open \(uri): \(error)", at: keyPath)
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
@@ -136,6 +144,7 @@ public class URISource: SourceComponent {
     /// not know, so it is decoded). Found by discovery; a kind built on this one may
     /// know them without it.
     func knownStreams() throws -> [StreamKind: Codec?] {
+        if let srtStreams { return srtStreams }
         var found: [StreamKind: Codec?] = [:]
         for stream in try discover() {
             let kind: StreamKind
@@ -160,8 +169,8 @@ public class URISource: SourceComponent {
         let unwanted = try encodedForms().filter { streams[$0.key] == nil }
         let stops = try Caps(streams.merging(unwanted) { wanted, _ in wanted }
             .map { Self.stopCaps($0.key, $0.value) }.joined(separator: "; "))
-        let decoder = try makeDecoder(stops: stops)
-        try bin.add(decoder)
+        let decoder = try makeDecoder(stops: stops, in: bin)
+        if srt == nil { try bin.add(decoder) }
         // Each pass of a loop is played by a fresh decoder (see FileLoop); a hook that a
         // kind built on this one adds to its decoder is not needed there (only files loop).
         // The slot is held weakly: it holds the bin, whose pads hold the loop.
@@ -193,12 +202,26 @@ public class URISource: SourceComponent {
         return bin
     }
 
-    private func makeDecoder(stops: Caps) throws -> Element {
-        let decoder = try Self.freshDecoder(uri: uri, stops: stops)
-        srtLink?.watch(decoder)
-        decoderMade(decoder)
+    private func makeDecoder(stops: Caps, in bin: Bin) throws -> Element {
+        guard let srt else {
+            let decoder = try Self.freshDecoder(uri: uri, stops: stops)
+            decoderMade(decoder)
+            return decoder
+        }
+        let appsrc = try AppSrc.make()
+        appsrc.caps = try Caps(Self.transportStream)
+        try bin.add(appsrc.element)
+        let decoder = try ElementCatalog.make("decodebin3")
+        try decoder.set("caps", stops)
+        srt.connection.feed(appsrc)
+        srt.link.follow(srt.connection.source)
+        try bin.add(decoder)
+        try appsrc.element.link(decoder)
         return decoder
     }
+
+    /// What an SRT stream carries.
+    static let transportStream = "video/mpegts, systemstream=(boolean)true, packetsize=(int)188"
 
     private static func freshDecoder(uri: String, stops: Caps) throws -> Element {
         let decoder = try ElementCatalog.make("uridecodebin3")
@@ -239,6 +262,19 @@ public class URISource: SourceComponent {
     /// Discovers the streams before the graph is built, on a thread of its own (it may wait
     /// up to 15 s for the media to preroll), so that `streams()` has the answer at once.
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        if let srt {
+            guard srtStreams == nil else { return }
+            switch await srt.connection.readHead(timeout: Self.discoveryTimeout) {
+            case .success(let head):
+                srtStreams = Dictionary(uniqueKeysWithValues: head.streams.map { kind, codec in
+                    (StreamKind(kind), codec.flatMap(Codec.init(rawValue:)))
+                })
+            case .failure(let failure):
+                await srt.connection.stop()
+                throw BuildError("cannot open \(uri): \(failure.reason) (is the peer sending, with the same passphrase?)", at: keyPath)
+            }
+            return
+        }
         guard discovered == nil else { return }
         do {
             discovered = try await MediaDiscoverer.discover(uri: uri, timeout: Self.discoveryTimeout)
@@ -258,10 +294,17 @@ public class URISource: SourceComponent {
     public var endsStreamsOnStop: Bool { true }
 
     public func willStop() {
-        srtLink?.stop()
+        if let srt {
+            srt.link.stop()
+            srt.connection.end()
+        }
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
         guard let fileLoop else { ends.stop(); return }
         fileLoop.stop { [ends] idle in ends.stop(idle: idle) }
+    }
+
+    nonisolated(nonsending) public func finish() async {
+        await srt?.connection.stop()
     }
 
     /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
