@@ -11,11 +11,15 @@
 #   webrtcbin       the same picture and encode, payloaded as castline does (rtph264pay
 #                   zerolatency aggregation, rtpopuspay) into webrtcbin, with the least WHIP
 #                   exchange (the same ECDSA certificate trick castline needs for aiortc)
+#   castline-rtmp   castline-plain's video encode with AAC 128k (what RTMP carries), published to
+#                   `castline ingest` (nginx-rtmp): what the same broadcast costs over RTMP
 # Each whole process under /usr/bin/time: user+sys CPU seconds per second of media aiortc received
 # (its pictures counted, 30 a second: the two start up and connect in different times, so wall
 # seconds would not compare). A run is INVALID unless aiortc says it connected and counted at
 # least 10 pictures a second of the run.
-# Target: castline-plain / webrtcbin <= 1.05. Reports, does not assert.
+# castline-rtmp counts DURATION media seconds (nginx-rtmp takes the stream as it comes).
+# Target: castline-plain / webrtcbin <= 1.05; castline-plain / castline-rtmp is said. Reports,
+# does not assert.
 #
 # Environment: CASTLINE (default .build/release/castline), DURATION (default 15), ROUNDS
 # (default 2), BENCH_OUT (default a new temp dir).
@@ -37,10 +41,13 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyou
 cat "$out/cert.pem" "$out/key.pem" >"$out/dtls.pem"
 fingerprint="sha-256 $(openssl x509 -in "$out/cert.pem" -noout -fingerprint -sha256 | cut -d= -f2)"
 
+source "$here/lib/ingest.bash"
+start_ingest
+
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$root/.venv/bin/python" "$root/Tests/EndToEndTests/Support/whip_server.py" "$port" "$out" 2>"$out/endpoint.log" &
 endpoint=$!
-trap 'kill "$endpoint" 2>/dev/null || true' EXIT
+trap 'kill "$endpoint" 2>/dev/null || true; cleanup' EXIT
 for _ in $(seq 100); do grep -q ready "$out/endpoint.log" 2>/dev/null && break; sleep 0.1; done
 url=http://127.0.0.1:$port/whip
 
@@ -53,10 +60,26 @@ pipeline="videotestsrc is-live=true pattern=smpte-rp-219 ! video/x-raw,width=128
 echo "$pipeline" >"$out/pipeline.txt"  # the peer's pipeline, for a profile of it alone
 plain_pipeline "$out/plain.yaml" "{video: {threads: 1, qp-min: 20, profile: constrained-baseline}, audio: {codec: opus}}" \
     "whip: {url: \"$url\"}"
+plain_pipeline "$out/plain-rtmp.yaml" "{video: {threads: 1, qp-min: 20, profile: constrained-baseline}, audio: {}}" \
+    "rtmp: {url: \"$rtmp_base\", key: \"\${BENCH_STREAM_KEY}\"}"
+export BENCH_STREAM_KEY=whip-cpu-bench
 
 sessions=0
 publish() {  # tool run
     local tool=$1 run=$2 timer=(/usr/bin/time -f '%U %S %M %e' -o "$out/$2.time")
+    if [[ $tool == castline-rtmp ]]; then
+        kill -0 "$ingest_pid" 2>/dev/null || start_ingest
+        if "${timer[@]}" "$castline" run "$out/plain-rtmp.yaml" --duration "${duration}s" >"$out/$run.log" 2>&1 &&
+           grep -q "published" "$out/$run.log"; then
+            read -r user sys rss _ <"$out/$run.time"
+            echo -e "$tool\t$run\t$(echo "$user + $sys" | bc)\t$rss\t$((duration * 30))" >>"$out/results.tsv"
+            printf '%-15s round %s: %.2f CPU-s for %s s, peak RSS %s MB\n' "$tool" "${run##*-}" \
+                "$(echo "$user + $sys" | bc)" "$duration" "$((rss / 1024))"
+        else
+            echo "$tool round ${run##*-}: INVALID (see $out/$run.log)"
+        fi
+        return
+    fi
     case $tool in
         castline-plain) "${timer[@]}" "$castline" run "$out/plain.yaml" --duration "${duration}s" >"$out/$run.log" 2>&1 || true ;;
         webrtcbin) "${timer[@]}" "$out/whip_webrtcbin" "$url" "$out/dtls.pem" "$fingerprint" "$duration" "$pipeline" >"$out/$run.log" 2>&1 || true ;;
@@ -78,7 +101,7 @@ publish() {  # tool run
 
 echo "whip-cpu: $rounds rounds of $duration s each, to aiortc at $url; logs in $out"
 for round in $(seq "$rounds"); do
-    if (( round % 2 )); then order="castline-plain webrtcbin"; else order="webrtcbin castline-plain"; fi
+    if (( round % 2 )); then order="castline-plain webrtcbin castline-rtmp"; else order="castline-rtmp webrtcbin castline-plain"; fi
     for tool in $order; do publish "$tool" "$tool-$round"; done
 done
 
@@ -95,4 +118,6 @@ if "castline-plain" in cpu and "webrtcbin" in cpu:
     print(f"castline-plain / webrtcbin: {ratio:.3f} (target <= 1.05: {'PASS' if ratio <= 1.05 else 'MISS'})")
 else:
     print("castline-plain / webrtcbin: not both measured")
+if "castline-plain" in cpu and "castline-rtmp" in cpu:
+    print(f"castline-plain over WHIP / over RTMP: {statistics.median(cpu['castline-plain']) / statistics.median(cpu['castline-rtmp']):.3f}")
 PY

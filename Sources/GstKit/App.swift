@@ -158,12 +158,14 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
     }
 
     /// Queues a sample's buffer (memory shared) without its timestamps: a live appsrc with
-    /// do-timestamp stamps it with this pipeline's running time as it enters.
+    /// do-timestamp stamps it with this pipeline's running time as it enters. `discont`: the
+    /// first after a gap.
     @discardableResult
-    public func pushUnstamped(_ sample: Sample) -> FlowResult {
+    public func pushUnstamped(_ sample: Sample, discont: Bool = false) -> FlowResult {
         guard let buffer = gst_sample_get_buffer(sample.pointer), let copy = gst_buffer_copy(buffer) else { return .error }
         copy.pointee.pts = ClockTime?.none.raw
         copy.pointee.dts = ClockTime?.none.raw
+        if discont { castline_buffer_flag_set(copy, bufferFlagDiscont, 1) }
         return FlowResult(gst_app_src_push_buffer(src, copy))  // takes the copy
     }
 

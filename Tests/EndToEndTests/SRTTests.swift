@@ -61,36 +61,48 @@ struct SRTTests {
     }
 
     @Test("""
-        listen srt:// calling ffmpeg's listener, which takes one caller: what it carries is read from the connection that \
-        plays it; H.264 and AAC recorded; libsrt's figures of the link once a second (packets received rising, none lost); \
-        the passphrase never shows
+        listen srt:// calling ffmpeg's listener, which takes one caller: played from the connection its streams are read \
+        from; when that sender ends and another takes the port, reconnecting, then reconnected; quiet for --end-after, \
+        the stream has ended (exit 0); H.264 and AAC of both recorded; libsrt's figures of the link once a second; the \
+        passphrase never shows
         """)
-    func listenToSingleCallerListener() async throws {
+    func listenToSingleCallerListeners() async throws {
         let scratch = try Scratch()
         let port = try FreePort.find(datagram: true)
-        // A player joins on a keyframe: one a second starts it sooner.
-        let sender = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=f=1000:r=48000", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30",
-            "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-t", "30",
-            "-f", "mpegts", "srt://127.0.0.1:\(port)?mode=listener&passphrase=\(Self.passphrase)",
-        ])
-        try sender.start()
-        defer { sender.signal(SIGKILL) }
+        // One sender after the other, 3 s each, a keyframe a second; one nobody calls gives up after 15 s.
+        func sender() -> ChildProcess {
+            ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=f=1000:r=48000", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-t", "3", "-f", "mpegts",
+                "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=15000000&passphrase=\(Self.passphrase)",
+            ])
+        }
+        let first = sender(), second = sender()
+        try first.start()
+        defer { first.signal(SIGKILL); second.signal(SIGKILL) }
         #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
+        let secondStarted = Task {
+            _ = await first.waitForExit(timeout: .seconds(20))
+            try second.start()
+        }
         let recording = scratch.file("called.mkv")
         let listen = try await Castline.run([
             "listen", "srt://127.0.0.1:\(port)", "--passphrase-env", "SRT_PASSPHRASE", "--output", "null",
-            "--record", recording, "--duration", "3s", "--stats-json", "-",
+            "--record", recording, "--end-after", "3s", "--stats-json", "-",
         ], environment: ["SRT_PASSPHRASE": Self.passphrase], timeout: .seconds(30))
+        try await secondStarted.value
         #expect(listen.status == 0, "\(listen.stderr)")
-        let link = jsonLines(listen.stdout).filter { $0["event"] as? String == "stats" && $0["packets_received"] != nil }
-        let received = link.compactMap { $0["packets_received"] as? Double }
-        #expect(received.count >= 2 && zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "\(link)")
-        #expect(link.allSatisfy { $0["packets_lost"] as? Double == 0 && ($0["rtt_ms"] as? Double ?? 99) < 50 && ($0["bandwidth_mbps"] as? Double ?? 0) > 0 },
+        #expect(listen.stderr.contains("reconnected after") && listen.stderr.contains("summary:") && listen.stderr.contains("reconnects 2"),
+                "\(listen.stderr)")
+        let lines = jsonLines(listen.stdout)
+        #expect(lines.contains { $0["event"] as? String == "stream-ended" }, "\(listen.stdout)")
+        let link = lines.filter { $0["event"] as? String == "stats" && $0["packets_received"] != nil }
+        #expect(link.count >= 4 && link.allSatisfy { $0["packets_lost"] as? Double == 0 && ($0["rtt_ms"] as? Double ?? 99) < 50 },
                 "\(link)")
         let media = try await ProbedMedia.probe(recording)
         #expect(media.stream("video")?.codec == "h264" && media.stream("audio")?.codec == "aac", "\(media)")
-        #expect(media.duration >= 2.5, "recorded \(media.duration) s")
+        // 3 s from each sender, less the wait for each one's first keyframe.
+        #expect(media.duration >= 4.5, "recorded \(media.duration) s")
         #expect(!listen.stderr.contains(Self.passphrase) && !listen.stdout.contains(Self.passphrase))
     }
 

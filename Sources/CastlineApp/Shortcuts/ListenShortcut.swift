@@ -124,6 +124,7 @@ public struct ListenShortcut: Sendable {
         if let passphraseEnv {
             options.set(Credentials.passphrase, try secrets.read(passphraseEnv, flag: "--passphrase-env"))
         }
+        if uriScheme(url) == "srt", endAfter != HLSSource.endAfter.defaultValue { options.set(HLSSource.endAfter, endAfter) }
         return ComponentSpec(kind: URISource.kind, options: options, keyPath: URISource.kind)
     }
 

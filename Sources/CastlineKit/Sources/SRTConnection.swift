@@ -2,24 +2,31 @@ import Foundation
 import GstKit
 import HLS
 import Synchronization
+import Timing
 
-/// The one connection of an srt:// source, in a pipeline of its own (srtsrc into an appsink).
-/// Many SRT listeners (ffmpeg's, OBS's) take a single caller: what the stream carries is read
-/// from this connection's first bytes (the MPEG-TS program map), and the same connection then
-/// feeds the pipeline that plays it, through an appsrc.
+/// The connection of an srt:// source, in a pipeline of its own (srtsrc into an appsink). Many
+/// SRT listeners (ffmpeg's, OBS's) take a single caller: what the stream carries is read from
+/// this connection's first bytes (the MPEG-TS program map), and the same connection then feeds
+/// the pipeline that plays it, through an appsrc. A connection that fails, or brings nothing for
+/// `silenceLimit`, is made again (a fresh srtsrc: 1.22's own reconnect never got media from a
+/// listener that came back); nothing for `endAfter` has ended the stream.
 final class SRTConnection: Sendable {
     /// Why the stream's head could not be read.
     struct Failure: Error, Sendable {
         let reason: String
     }
 
-    let source: Element
-    private let pipeline: Pipeline
+    /// The URI, passphrase and all: given to srtsrc only.
+    private let uri: String
+    private let context: ComponentContext
+    private let endAfter: Duration
+    private let link: SRTReceiveLink
     private let state = Mutex(State())
-    private let stage: String
-    private let events: EventEmitter
+    private let watch = Mutex<Task<Void, Never>?>(nil)
 
     private struct State {
+        /// The connection's pipeline now; messages of an earlier one are let go.
+        var current: Pipeline?
         /// The bytes read until the program map and each stream's first timestamp are known.
         var head: [UInt8] = []
         var mapSeen: ContinuousClock.Instant?
@@ -29,53 +36,44 @@ final class SRTConnection: Sendable {
         var feed: AppSrc?
         var feeding = false
         var stopped = false
+        /// When the last bytes came, from the head on.
+        var lastMedia: ContinuousClock.Instant?
+        /// Connections made again since media last came (0: none lost).
+        var attempts = 0
+        var connecting = false
+        /// When the connection now was made: its silence counts from then.
+        var connectedAt: ContinuousClock.Instant?
     }
 
     /// How long, once the program map is read, its streams' first timestamps are waited for:
     /// a map may list a stream that never comes.
     static let mapWait: Duration = .seconds(2)
+    /// A live SRT stream brings packets many times a second: this long without any, the peer has gone.
+    static let silenceLimit: Duration = .seconds(2)
 
-    init(uri: String, stage: String, events: EventEmitter) throws(GstError) {
-        (self.stage, self.events) = (stage, events)
-        pipeline = Pipeline(name: "\(stage)-srt")
-        source = try Element.make("srtsrc")
-        // An error naming the value would show the passphrase it holds.
-        do { try source.set("uri", uri) } catch { throw GstError.other("srt:// URI refused by GStreamer") }
-        let sink = try AppSink.make()
-        try sink.element.set("sync", false)
-        try pipeline.add(source, sink.element)
-        try source.link(sink.element)
-        sink.onSample { [weak self] sample in
-            self?.received(sample)
-            return .ok
-        }
+    init(uri: String, endAfter: Duration, context: ComponentContext) {
+        (self.uri, self.endAfter, self.context) = (uri, endAfter, context)
+        link = SRTReceiveLink(stage: context.componentName, events: context.events)
     }
 
     /// Connects and reads until the streams the program map lists are known: each one's first
     /// timestamp seen, or `mapWait` after the map; a failure or nothing in `timeout` says why.
     func readHead(timeout: Duration) async -> Result<SegmentHead, Failure> {
-        let pipeline = self.pipeline
-        let bus = pipeline.bus
-        Task { [weak self] in
-            for await message in bus.messages() {
-                self?.handle(message)
-            }
-        }
-        guard await onOwnThread({ pipeline.setState(.playing) != .failure }) else {
-            return .failure(Failure(reason: "srtsrc did not start"))
-        }
+        if let failure = await connect() { settle(.failure(failure)) }
         let deadline = Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.settle(.failure(Failure(reason: "nothing came in \(Int(timeout.components.seconds)) s")))
         }
         defer { deadline.cancel() }
-        return await withCheckedContinuation { continuation in
+        let outcome = await withCheckedContinuation { continuation in
             let known = state.withLock { state in
                 if state.found == nil { state.waiter = continuation }
                 return state.found
             }
             if let known { continuation.resume(returning: known) }
         }
+        if case .failure = outcome { await stop() }
+        return outcome
     }
 
     /// Feeds `appsrc` (live, stamping what it is given) from the first time it asks for data:
@@ -99,21 +97,70 @@ final class SRTConnection: Sendable {
     /// Ends the feed and closes the connection.
     func stop() async {
         end()
+        watch.withLock { $0?.cancel() }
+        link.stop()
         settle(.failure(Failure(reason: "stopped")))
-        let pipeline = self.pipeline
+        await close(state.withLock { state in defer { state.current = nil }; return state.current })
+    }
+
+    /// A fresh srtsrc into an appsink, playing; nil, or why it could not start.
+    private func connect() async -> Failure? {
+        let pipeline = Pipeline(name: "\(context.componentName)-srt")
+        do {
+            let source = try Element.make("srtsrc")
+            // An error naming the value would show the passphrase it holds.
+            do { try source.set("uri", uri) } catch { return Failure(reason: "the URI is refused by GStreamer's srtsrc") }
+            try source.set("auto-reconnect", false)
+            let sink = try AppSink.make()
+            try sink.element.set("sync", false)
+            try pipeline.add(source, sink.element)
+            try source.link(sink.element)
+            sink.onSample { [weak self] sample in
+                self?.received(sample)
+                return .ok
+            }
+            link.follow(source)
+        } catch {
+            return Failure(reason: "\(error)")
+        }
+        let bus = pipeline.bus
+        Task { [weak self] in
+            for await message in bus.messages() { self?.handle(message, from: pipeline) }
+        }
+        let replaced = state.withLock { state -> Pipeline? in
+            defer { state.current = state.stopped ? nil : pipeline }
+            return state.stopped ? pipeline : nil
+        }
+        if let replaced { await close(replaced); return Failure(reason: "stopped") }
+        // A failed start posts its reason on the bus, which `handle` reads.
+        _ = await onOwnThread { pipeline.setState(.playing) }
+        let stopped = state.withLock { state in
+            state.connectedAt = .now
+            return state.stopped
+        }
+        // Stopped while it started: `stop` may have closed it before it played.
+        if stopped { await close(pipeline) }
+        return nil
+    }
+
+    private func close(_ pipeline: Pipeline?) async {
+        guard let pipeline else { return }
         _ = await onOwnThread { pipeline.setState(.null) }
         // Ends the task reading the bus, which would otherwise wait on for good.
         pipeline.bus.finish()
     }
 
     private func received(_ sample: Sample) {
-        let feed = state.withLock { state -> AppSrc? in
-            guard state.found == nil else { return state.feeding && !state.stopped ? state.feed : nil }
+        let (feed, recovered) = state.withLock { state -> (AppSrc?, Int) in
+            state.lastMedia = .now
+            defer { state.attempts = 0 }
+            guard state.found == nil else { return (state.feeding && !state.stopped ? state.feed : nil, state.attempts) }
             if let bytes = sample.withUnsafeBytes({ Array($0) }) { state.head += bytes }
-            return nil
+            return (nil, 0)
         }
+        if recovered > 0 { context.connection(.reconnected(attempts: recovered)) }
         if let feed {
-            feed.pushUnstamped(sample)
+            feed.pushUnstamped(sample, discont: recovered > 0)
         } else if let head = readingHead() {
             settle(head)
         }
@@ -137,34 +184,75 @@ final class SRTConnection: Sendable {
         }
     }
 
-    /// The head's outcome, once; the bytes read for it are let go.
+    /// The head's outcome, once; the bytes read for it are let go. Known, the connection is watched.
     private func settle(_ outcome: Result<SegmentHead, Failure>) {
         let waiter = state.withLock { state -> CheckedContinuation<Result<SegmentHead, Failure>, Never>? in
             guard state.found == nil else { return nil }
             state.found = outcome
             state.head = []
+            state.lastMedia = .now
             defer { state.waiter = nil }
             return state.waiter
         }
         waiter?.resume(returning: outcome)
+        if case .success = outcome {
+            watch.withLock { $0 = Task { [weak self] in await self?.watchEverySecond() } }
+        }
     }
 
-    /// Before the head is known a failure ends the wait for it; after, it is the pipeline's:
-    /// posted from the appsrc, so the run ends as it would with srtsrc in it.
-    private func handle(_ message: BusMessage) {
-        let (known, feed) = state.withLock { ($0.found != nil, $0.feed) }
+    /// Before the head is known a failure ends the wait for it; after, the connection is made again.
+    private func handle(_ message: BusMessage, from pipeline: Pipeline) {
+        let (known, current) = state.withLock { ($0.found != nil, $0.current === pipeline) }
+        guard current else { return }
+        let reason: String
         switch message {
-        case .error(_, let text, _, _):
-            guard known else { return settle(.failure(Failure(reason: text))) }
-            feed?.element.postError("\(stage): \(text)")
-        case .warning(_, let text, _):
-            // Before the head is known, a caller retrying says so at the timeout.
-            if known { events.emit(.warning("\(stage) (srtsrc): \(text)")) }
-        case .endOfStream:
-            guard known else { return settle(.failure(Failure(reason: "the peer ended the stream"))) }
-            feed?.endOfStream()
-        default:
-            break
+        case .error(_, let text, let debug, _):
+            // libsrt's own reason ("Connection timeout") is in the debug text, after GStreamer's generic one.
+            let line = debug?.split(separator: "\n").last.map(String.init) ?? ""
+            reason = line.range(of: "Error on SRT socket: ").map { String(line[$0.upperBound...]) } ?? text
+        case .endOfStream: reason = "the peer ended the stream"
+        default: return
         }
+        guard known else { return settle(.failure(Failure(reason: reason))) }
+        Task { await reconnect(reason) }
+    }
+
+    /// Each second while playing: quiet for `silenceLimit` is a connection lost, quiet for
+    /// `endAfter` (however many connections were tried) ends the stream.
+    private func watchEverySecond() async {
+        while (try? await Task.sleep(for: .seconds(1))) != nil {
+            let (last, stopped, connecting, connected) = state.withLock { ($0.lastMedia, $0.stopped, $0.connecting, $0.connectedAt) }
+            guard !stopped, let last else { return }
+            let silent = ContinuousClock.now - last
+            if silent >= endAfter {
+                context.events.emit(.streamEnded(reason: "no new media for \(endAfter.configText)"))
+                return await stop()
+            }
+            if silent >= Self.silenceLimit, !connecting, ContinuousClock.now - max(last, connected ?? last) >= Self.silenceLimit {
+                Task { await reconnect("no media for \(Int(silent.seconds)) s") }
+            }
+        }
+    }
+
+    /// Closes the connection, waits the backoff of the attempt this is, and makes a fresh one;
+    /// one at a time.
+    private func reconnect(_ reason: String) async {
+        let turn = state.withLock { state -> (Pipeline?, Int)? in
+            guard !state.stopped, !state.connecting else { return nil }
+            state.connecting = true
+            state.attempts += 1
+            defer { state.current = nil }
+            return (state.current, state.attempts)
+        }
+        guard let (old, attempt) = turn else { return }
+        var backoff = Backoff()
+        (backoff.initial, backoff.maximum) = (.milliseconds(500), .seconds(5))
+        let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1))
+        context.connection(.reconnecting(reason: reason, attempt: attempt, delay: delay))
+        await close(old)
+        if (try? await Task.sleep(for: delay)) != nil, let failure = await connect() {
+            context.events.emit(.warning("\(context.componentName): \(failure.reason)"))
+        }
+        state.withLock { $0.connecting = false }
     }
 }

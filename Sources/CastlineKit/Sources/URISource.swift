@@ -9,7 +9,7 @@ public class URISource: SourceComponent {
     public class var kind: String { "uri" }
     public class var summary: String { "any URI GStreamer can open (file://, http(s)://, rtsp://, ...)" }
     public class var schema: OptionSchema {
-        OptionSchema(uri, Credentials.key, Credentials.keyFile, Credentials.passphrase, shorthand: "uri")
+        OptionSchema(uri, Credentials.key, Credentials.keyFile, Credentials.passphrase, HLSSource.endAfter, shorthand: "uri")
     }
 
     public static let uri = ConfigOption<String?>("uri", required: true, help: "the URI to play")
@@ -26,9 +26,8 @@ public class URISource: SourceComponent {
     private let slot = DecoderSlot()
     /// Set by a stop: each stream then ends at the bin's outlet.
     private let ends = OutletEnds()
-    /// An srt:// URI's one connection, read for its streams and then played from, and its
-    /// link as libsrt reports it.
-    private var srt: (connection: SRTConnection, link: SRTReceiveLink)?
+    /// An srt:// URI's connection, read for its streams and then played from.
+    private var srt: SRTConnection?
     /// The streams the SRT connection's program map lists.
     private var srtStreams: [StreamKind: Codec?]?
 
@@ -39,17 +38,13 @@ public class URISource: SourceComponent {
         }
         self.uri = try Self.withCredentials(uriScheme(uri) == "srt" ? SRTStreamID.escaped(uri) : uri, spec.options, at: spec.keyPath,
                                             events: context.events)
+        if spec.options.isSet(HLSSource.endAfter), uriScheme(uri) != "srt" {
+            throw BuildError("end-after is for srt:// URIs (a live stream that can go quiet)", at: "\(spec.keyPath).end-after")
+        }
         keyPath = spec.keyPath
         loop = false
         events = context.events
-        if uriScheme(uri) == "srt" {
-            do {
-                srt = (try SRTConnection(uri: self.uri, stage: context.componentName, events: context.events),
-                       SRTReceiveLink(stage: context.componentName, events: context.events))
-            } catch {
-                throw BuildError("cannot open \(uri): \(error)", at: "\(spec.keyPath).uri")
-            }
-        }
+        if uriScheme(uri) == "srt" { srt = SRTConnection(uri: self.uri, endAfter: spec.options[HLSSource.endAfter], context: context) }
     }
 
     /// `uri` with its stream key (rtmp) or passphrase (srt) put where GStreamer reads them; each is
@@ -213,8 +208,7 @@ public class URISource: SourceComponent {
         try bin.add(appsrc.element)
         let decoder = try ElementCatalog.make("decodebin3")
         try decoder.set("caps", stops)
-        srt.connection.feed(appsrc)
-        srt.link.follow(srt.connection.source)
+        srt.feed(appsrc)
         try bin.add(decoder)
         try appsrc.element.link(decoder)
         return decoder
@@ -264,13 +258,12 @@ public class URISource: SourceComponent {
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
         if let srt {
             guard srtStreams == nil else { return }
-            switch await srt.connection.readHead(timeout: Self.discoveryTimeout) {
+            switch await srt.readHead(timeout: Self.discoveryTimeout) {
             case .success(let head):
                 srtStreams = Dictionary(uniqueKeysWithValues: head.streams.map { kind, codec in
                     (StreamKind(kind), codec.flatMap(Codec.init(rawValue:)))
                 })
             case .failure(let failure):
-                await srt.connection.stop()
                 throw BuildError("cannot open \(uri): \(failure.reason) (is the peer sending, with the same passphrase?)", at: keyPath)
             }
             return
@@ -294,17 +287,14 @@ public class URISource: SourceComponent {
     public var endsStreamsOnStop: Bool { true }
 
     public func willStop() {
-        if let srt {
-            srt.link.stop()
-            srt.connection.end()
-        }
+        srt?.end()
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
         guard let fileLoop else { ends.stop(); return }
         fileLoop.stop { [ends] idle in ends.stop(idle: idle) }
     }
 
     nonisolated(nonsending) public func finish() async {
-        await srt?.connection.stop()
+        await srt?.stop()
     }
 
     /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
