@@ -69,11 +69,11 @@ struct SRTTests {
     func listenToSingleCallerListeners() async throws {
         let scratch = try Scratch()
         let port = try FreePort.find(datagram: true)
-        // One sender after the other, 3 s each, a keyframe a second; one nobody calls gives up after 15 s.
+        // One sender after the other, 2 s each, a keyframe a second; one nobody calls gives up after 15 s.
         func sender() -> ChildProcess {
             ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
                 "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=f=1000:r=48000", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30",
-                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-t", "3", "-f", "mpegts",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-t", "2", "-f", "mpegts",
                 "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=15000000&passphrase=\(Self.passphrase)",
             ])
         }
@@ -101,8 +101,8 @@ struct SRTTests {
                 "\(link)")
         let media = try await ProbedMedia.probe(recording)
         #expect(media.stream("video")?.codec == "h264" && media.stream("audio")?.codec == "aac", "\(media)")
-        // 3 s from each sender, less the wait for each one's first keyframe.
-        #expect(media.duration >= 4.5, "recorded \(media.duration) s")
+        // 2 s from each sender, less the wait for each one's first keyframe.
+        #expect(media.duration >= 2.5, "recorded \(media.duration) s")
         #expect(!listen.stderr.contains(Self.passphrase) && !listen.stdout.contains(Self.passphrase))
     }
 
