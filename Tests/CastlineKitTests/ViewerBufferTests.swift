@@ -29,6 +29,22 @@ struct ViewerBufferTests {
         #expect(abs(buffer.stalledSeconds(at: 9) - 3.5) < 1e-9)
     }
 
+    @Test("a variant and its audio rendition: the first frame once both have a segment; audio running dry stalls the player though the video is ahead")
+    func audioRendition() {
+        var joint = TrackedBuffer(tracks: 2, resumeAhead: 2)
+        joint.segmentFetched(track: 0, duration: 2, at: 0.1, programDateTime: nil)
+        #expect(joint.buffer.firstFrame == nil)
+        joint.segmentFetched(track: 1, duration: 2, at: 0.4, programDateTime: nil)
+        #expect(joint.buffer.firstFrame == 0.4)
+        joint.segmentFetched(track: 0, duration: 2, at: 1, programDateTime: nil)
+        #expect(abs(joint.ahead(of: 0) - 3.4) < 1e-9 && abs(joint.buffer.ahead - 1.4) < 1e-9)
+        // The audio's next segment comes at 4.4: it ran out at 2.4.
+        joint.advance(to: 3)
+        #expect(joint.buffer.stalls == 1)
+        joint.segmentFetched(track: 1, duration: 2, at: 4.4, programDateTime: nil)
+        #expect(!joint.buffer.isStalled && abs(joint.buffer.stalledSeconds(at: 4.4) - 2) < 1e-9)
+    }
+
     @Test("a stalled player waits for `resumeAhead` of media before it plays on")
     func resumeThreshold() {
         var buffer = ViewerBuffer(resumeAhead: 4)

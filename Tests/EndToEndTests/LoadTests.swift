@@ -19,7 +19,8 @@ struct LoadTests {
 
     @Test("""
         a segment held back 8 s from every viewer: one stall per viewer, to the count, the held fetch in p95, and the live \
-        latency grown by the time stalled; a clean stream: no stall, the latency the origin's programme times give
+        latency grown by the time stalled; held in the audio rendition beside a clean variant: the same; a clean stream: no \
+        stall, the latency the origin's programme times give
         """)
     func stallsCounted() async throws {
         let scratch = try Scratch()
@@ -30,6 +31,9 @@ struct LoadTests {
         // The clean stream at the same time: a path of its own on the same origin.
         async let cleanRun = Castline.run(["load", origin.url("live.m3u8"), "--viewers", "10", "--ramp", "20/s", "--duration", "8s",
                                            "--stats-json", "-"], timeout: .seconds(60))
+        // Viewers whose variant is clean and whose audio rendition (EXT-X-MEDIA) is the held one: a player stalls when either runs dry.
+        async let audioHeldRun = Castline.run(["load", origin.url("with-audio.m3u8"), "--viewers", "5", "--ramp", "100/s", "--duration", "14s",
+                                               "--stats-json", "-"], timeout: .seconds(60))
         let held = try await Castline.run(["load", origin.url("stall.m3u8"), "--viewers", "20", "--ramp", "100/s", "--duration", "14s",
                                            "--stats-json", "-", "--stats-plot", plot], timeout: .seconds(60))
         #expect(held.status == 0, "\(held.stderr)")
@@ -54,6 +58,12 @@ struct LoadTests {
         let first = before["latency_mean_s"] as? Double ?? 0
         #expect(first > 5.9 && first < 8.3, "latency at the start \(first) s")
         try checkPlot(plot, readings: readings)
+
+        let audioHeld = try await audioHeldRun
+        #expect(audioHeld.status == 0, "\(audioHeld.stderr)")
+        let audioTotals = lastTotals(audioHeld.stdout)
+        #expect(audioTotals["stalls"] as? Double == 5 && audioTotals["viewers_failed"] as? Double == 0, "\(audioTotals)")
+        #expect((audioTotals["fetch_p95_s"] as? Double ?? 0) > 7.9, "\(audioTotals)")
 
         let clean = try await cleanRun
         #expect(clean.status == 0, "\(clean.stderr)")

@@ -1,6 +1,7 @@
 import Foundation
 import HLS
 import HTTPClient
+import GLibSupport
 
 /// One simulated viewer of an HLS stream: its own connections, the playlist followed and its
 /// segments fetched as a player's loader does (from 3 segments behind a live edge; no further
@@ -34,41 +35,68 @@ public struct HLSViewer: Sendable {
             return tally.failed(number, reason: "\(error)", httpError: fetch != nil, status: fetch.flatMap(Self.status))
         }
         if let variant = start.variant { tally.rendition(number, HLSRenditions.describe(variant), switched: false) }
-        var throughput = ThroughputEstimate()
-        var current = start.variant?.uri
         let playlist = start.fetched.playlist
-        let first = playlist.isLive ? max(playlist.mediaSequence, playlist.endSequence - 3) : playlist.mediaSequence
-        let session = start.reader.session(playlist: playlist, fetchedAt: (start.fetched.sent, start.fetched.received), start: first)
-        var buffer = ViewerBuffer(resumeAhead: playlist.targetDuration)
+        let joint = Protected(TrackedBuffer(tracks: 1 + start.audio.count, resumeAhead: playlist.targetDuration))
+        let abr = Protected((throughput: ThroughputEstimate(), current: start.variant?.uri))
+        let tracks = [(start.reader, start.fetched)] + start.audio.map { ($0.reader, $0.fetched) }
+        let sessions = tracks.map { reader, fetched in
+            let playlist = fetched.playlist
+            let first = playlist.isLive ? max(playlist.mediaSequence, playlist.endSequence - 3) : playlist.mediaSequence
+            return reader.session(playlist: playlist, fetchedAt: (fetched.sent, fetched.received), start: first)
+        }
         func elapsed() -> Double { (ContinuousClock.now - began).seconds }
         await withTaskCancellationHandler {
-            reading: for await output in session {
-                switch output {
-                case .segmentEnds(let segment, let fetch):
-                    buffer.segmentFetched(duration: segment.duration, at: elapsed(), programDateTime: segment.programDateTime)
-                    tally.fetched(number, buffer: buffer, seconds: fetch.seconds, bytes: fetch.bytes)
-                    throughput.segmentFetched(bytes: fetch.bytes, seconds: fetch.seconds)
-                    if let rate = throughput.bitsPerSecond, let next = start.abr?.move(from: current, throughput: rate) {
-                        current = next.uri
-                        start.reader.switchPlaylist(to: next.uri)
-                        tally.rendition(number, HLSRenditions.describe(next), switched: true)
+            // Each track read on its own, as a player's loaders do; the first to end ends the viewer.
+            await withTaskGroup(of: Void.self) { group in
+                for (track, session) in sessions.enumerated() {
+                    group.addTask { [self] in
+                        reading: for await output in session {
+                            switch output {
+                            case .segmentEnds(let segment, let fetch):
+                                let buffer = joint.withLock {
+                                    $0.segmentFetched(track: track, duration: segment.duration, at: elapsed(),
+                                                      programDateTime: segment.programDateTime)
+                                    return $0.buffer
+                                }
+                                tally.fetched(number, buffer: buffer, seconds: fetch.seconds, bytes: fetch.bytes)
+                                if track == 0 { adapt(start, abr, fetch: fetch) }
+                                // A player stops fetching while its buffer is full; the reading waits with it.
+                                while case let ahead = joint.withLock({ $0.ahead(of: track) }), ahead > Self.maxBuffer,
+                                      (try? await Task.sleep(for: .seconds(ahead - Self.maxBuffer))) != nil {
+                                    joint.withLock { $0.advance(to: elapsed()) }
+                                }
+                            case .event(.reconnecting(let reason, _, _)), .event(.skipped(_, let reason)):
+                                tally.trouble(number, status: Self.status(in: reason), reason: reason)
+                            case .ended:
+                                break reading
+                            default:
+                                continue
+                            }
+                        }
                     }
-                    // A player stops fetching while its buffer is full; the reading waits with it.
-                    while buffer.ahead > Self.maxBuffer, (try? await Task.sleep(for: .seconds(buffer.ahead - Self.maxBuffer))) != nil {
-                        buffer.advance(to: elapsed())
-                    }
-                case .event(.reconnecting(let reason, _, _)), .event(.skipped(_, let reason)):
-                    tally.trouble(number, status: Self.status(in: reason), reason: reason)
-                case .ended:
-                    break reading
-                default:
-                    continue
                 }
+                await group.next()
+                for session in sessions { session.stop() }
+                group.cancelAll()
             }
         } onCancel: {
-            session.stop()
+            for session in sessions { session.stop() }
         }
         tally.finished(number)
+    }
+
+    /// After each segment of the variant: its throughput measured, and with `rendition: auto` the
+    /// variant that throughput carries chosen.
+    private func adapt(_ start: Start, _ abr: Protected<(throughput: ThroughputEstimate, current: URL?)>, fetch: SegmentFetch) {
+        let next = abr.withLock { state -> MultivariantPlaylist.Variant? in
+            state.throughput.segmentFetched(bytes: fetch.bytes, seconds: fetch.seconds)
+            guard let rate = state.throughput.bitsPerSecond, let next = start.abr?.move(from: state.current, throughput: rate) else { return nil }
+            state.current = next.uri
+            return next
+        }
+        guard let next else { return }
+        start.reader.switchPlaylist(to: next.uri)
+        tally.rendition(number, HLSRenditions.describe(next), switched: true)
     }
 
     /// Nothing is decoded: the reader times each segment's fetch and hands no bytes on.
@@ -84,6 +112,8 @@ public struct HLSViewer: Sendable {
         /// The variant followed, and what adapts across them (`rendition: auto` with several).
         var variant: MultivariantPlaylist.Variant?
         var abr: ABRController?
+        /// The variant's `EXT-X-MEDIA` audio rendition, read beside it.
+        var audio: [(reader: SegmentReader, fetched: SegmentReader.Fetched)] = []
     }
 
     /// The media playlist to follow: `url` itself, or the variant of a multivariant playlist that
@@ -98,8 +128,13 @@ public struct HLSViewer: Sendable {
         case .multivariant(let main):
             let choice = try HLSRenditions.choose(rendition, from: main, wantVideo: true)
             let reader = SegmentReader(playlistURL: choice.variant.uri, fetcher: fetcher, options: Self.readerOptions)
-            return Start(reader: reader, fetched: try await reader.fetchPlaylist(choice.variant.uri), variant: choice.variant,
-                         abr: choice.adaptive ? ABRController(variants: main.variants) : nil)
+            var start = Start(reader: reader, fetched: try await reader.fetchPlaylist(choice.variant.uri), variant: choice.variant,
+                              abr: choice.adaptive ? ABRController(variants: main.variants) : nil)
+            if let audio = choice.audioRendition?.uri {
+                let audioReader = SegmentReader(playlistURL: audio, fetcher: fetcher, options: Self.readerOptions)
+                start.audio = [(audioReader, try await audioReader.fetchPlaylist(audio))]
+            }
+            return start
         }
     }
 

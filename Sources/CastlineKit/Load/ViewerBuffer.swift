@@ -63,10 +63,15 @@ public struct ViewerBuffer: Sendable, Equatable {
         return segment.date.addingTimeInterval(played - segment.offset)
     }
 
+    /// The `EXT-X-PROGRAM-DATE-TIME` of media that begins `offset` seconds into what is fetched.
+    public mutating func programDate(_ date: Date, at offset: Double) {
+        programDates.append(ProgramDate(offset: offset, date: date))
+    }
+
     /// A segment of `duration` seconds came whole at `time`, with its `EXT-X-PROGRAM-DATE-TIME`.
     public mutating func segmentFetched(duration: Double, at time: Double, programDateTime: Date? = nil) {
         advance(to: time)
-        if let programDateTime { programDates.append(ProgramDate(offset: fetched, date: programDateTime)) }
+        if let programDateTime { programDate(programDateTime, at: fetched) }
         while programDates.count > 1, programDates[1].offset <= played { programDates.removeFirst() }
         fetched += duration
         guard firstFrame != nil else {
@@ -79,4 +84,31 @@ public struct ViewerBuffer: Sendable, Equatable {
             stalledSince = nil
         }
     }
+}
+
+/// The buffer of a player that plays several tracks (a variant and its `EXT-X-MEDIA` audio
+/// rendition): it holds what every track has, so it stalls when any one runs dry.
+struct TrackedBuffer: Sendable {
+    private(set) var buffer: ViewerBuffer
+    /// Media seconds fetched per track; track 0 is the variant, whose programme times are read.
+    private var fetched: [Double]
+
+    init(tracks: Int, resumeAhead: Double) {
+        buffer = ViewerBuffer(resumeAhead: resumeAhead)
+        fetched = Array(repeating: 0, count: max(1, tracks))
+    }
+
+    /// Media of `track` fetched and not yet played: what its loader holds.
+    func ahead(of track: Int) -> Double { fetched[track] - buffer.played }
+
+    /// A segment of `track` came whole at `time`: the buffer gains what every track now has.
+    mutating func segmentFetched(track: Int, duration: Double, at time: Double, programDateTime: Date?) {
+        let before = fetched.min() ?? 0
+        if track == 0, let programDateTime { buffer.programDate(programDateTime, at: fetched[0]) }
+        fetched[track] += duration
+        let gained = (fetched.min() ?? 0) - before
+        if gained > 0 { buffer.segmentFetched(duration: gained, at: time) } else { buffer.advance(to: time) }
+    }
+
+    mutating func advance(to time: Double) { buffer.advance(to: time) }
 }

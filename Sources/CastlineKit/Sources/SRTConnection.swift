@@ -43,6 +43,8 @@ final class SRTConnection: Sendable {
         var connecting = false
         /// When the connection now was made: its silence counts from then.
         var connectedAt: ContinuousClock.Instant?
+        /// srtsrc's latency (ms): media comes that long after it was sent.
+        var latency = 125
     }
 
     /// How long, once the program map is read, its streams' first timestamps are waited for:
@@ -50,6 +52,8 @@ final class SRTConnection: Sendable {
     static let mapWait: Duration = .seconds(2)
     /// A live SRT stream brings packets many times a second: this long without any, the peer has gone.
     static let silenceLimit: Duration = .seconds(2)
+    /// What the feed holds at most: seconds of a high bitrate.
+    static let queuedBytes: UInt64 = 16 << 20
 
     init(uri: String, endAfter: Duration, context: ComponentContext) {
         (self.uri, self.endAfter, self.context) = (uri, endAfter, context)
@@ -76,12 +80,18 @@ final class SRTConnection: Sendable {
         return outcome
     }
 
-    /// Feeds `appsrc` (live, stamping what it is given) from the first time it asks for data:
-    /// what came before the pipeline played is not queued up behind it.
+    /// Feeds `appsrc` (live, stamping what it is given, with srtsrc's latency) from the first time
+    /// it asks for data: what came before the pipeline played is not queued up behind it, and
+    /// while it does not play (paused) the oldest is let go.
     func feed(_ appsrc: AppSrc) {
-        appsrc.configure(isLive: true)
+        appsrc.configure(isLive: true, maxBytes: Self.queuedBytes)
         try? appsrc.element.set("do-timestamp", true)
-        state.withLock { $0.feed = appsrc }
+        try? appsrc.element.set("leaky-type", text: "downstream")
+        let latency = state.withLock { state in
+            state.feed = appsrc
+            return state.latency
+        }
+        try? appsrc.element.set("min-latency", Int64(latency) * 1_000_000)
         appsrc.onNeedData { [weak self] _ in self?.state.withLock { $0.feeding = true } }
     }
 
@@ -111,6 +121,8 @@ final class SRTConnection: Sendable {
             // An error naming the value would show the passphrase it holds.
             do { try source.set("uri", uri) } catch { return Failure(reason: "the URI is refused by GStreamer's srtsrc") }
             try source.set("auto-reconnect", false)
+            let latency = source.int("latency")
+            state.withLock { $0.latency = latency ?? $0.latency }
             let sink = try AppSink.make()
             try sink.element.set("sync", false)
             try pipeline.add(source, sink.element)

@@ -14,6 +14,7 @@ Paths:
   /stall.m3u8           a live playlist (a new 2 s segment every 2 s) whose segment 6 after the live edge when it
                         was first asked for answers only after 8 s: every player that started then stalls once
   /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
+  /with-audio.m3u8      a multivariant playlist: /live.m3u8 as the variant, its EXT-X-MEDIA audio rendition /stall.m3u8
   /empty.m3u8           a live playlist that lists no segment
   /huge-line.m3u8       a playlist with a 2 MB line
   /big.m3u8             a live playlist of 100,000 segments (each one SEGMENT_TS); the window moves on
@@ -108,6 +109,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, "#EXTM3U\n"
                       '#EXT-X-STREAM-INF:BANDWIDTH=50000,NAME="low"\nlive.m3u8?low\n'
                       '#EXT-X-STREAM-INF:BANDWIDTH=500000,NAME="high"\nlive.m3u8?high\n')
+        elif path == "/with-audio.m3u8":
+            self.send(200, "#EXTM3U\n"
+                      '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",DEFAULT=YES,AUTOSELECT=YES,URI="stall.m3u8?audio"\n'
+                      '#EXT-X-STREAM-INF:BANDWIDTH=500000,AUDIO="aud"\nlive.m3u8?video\n')
         elif path == "/live.m3u8":
             self.send(200, live_playlist("seg/"))
         elif path == "/stall.m3u8":
