@@ -38,9 +38,6 @@ public class URISource: SourceComponent {
         }
         self.uri = try Self.withCredentials(uriScheme(uri) == "srt" ? SRTStreamID.escaped(uri) : uri, spec.options, at: spec.keyPath,
                                             events: context.events)
-        if spec.options.isSet(HLSSource.endAfter), uriScheme(uri) != "srt" {
-            throw BuildError("end-after is for srt:// URIs (a live stream that can go quiet)", at: "\(spec.keyPath).end-after")
-        }
         keyPath = spec.keyPath
         loop = false
         events = context.events
