@@ -60,8 +60,9 @@ pipeline="videotestsrc is-live=true pattern=smpte-rp-219 ! video/x-raw,width=128
 echo "$pipeline" >"$out/pipeline.txt"  # the peer's pipeline, for a profile of it alone
 plain_pipeline "$out/plain.yaml" "{video: {threads: 1, qp-min: 20, profile: constrained-baseline}, audio: {codec: opus}}" \
     "whip: {url: \"$url\"}"
+# The ingest's URL from the environment: a restarted ingest has ports of its own.
 plain_pipeline "$out/plain-rtmp.yaml" "{video: {threads: 1, qp-min: 20, profile: constrained-baseline}, audio: {}}" \
-    "rtmp: {url: \"$rtmp_base\", key: \"\${BENCH_STREAM_KEY}\"}"
+    "rtmp: {url: \"\${BENCH_RTMP_URL}\", key: \"\${BENCH_STREAM_KEY}\"}"
 export BENCH_STREAM_KEY=whip-cpu-bench
 
 sessions=0
@@ -69,9 +70,9 @@ publish() {  # tool run
     local tool=$1 run=$2 timer=(/usr/bin/time -f '%U %S %M %e' -o "$out/$2.time")
     if [[ $tool == castline-rtmp ]]; then
         kill -0 "$ingest_pid" 2>/dev/null || start_ingest
-        if "${timer[@]}" "$castline" run "$out/plain-rtmp.yaml" --duration "${duration}s" >"$out/$run.log" 2>&1 &&
-           grep -q "published" "$out/$run.log"; then
-            read -r user sys rss _ <"$out/$run.time"
+        if BENCH_RTMP_URL=$rtmp_base "${timer[@]}" "$castline" run "$out/plain-rtmp.yaml" --duration "${duration}s" >"$out/$run.log" 2>&1 &&
+           grep -q "^rtmp: published " "$out/$run.log"; then
+            read -r user sys rss _ < <(tail -1 "$out/$run.time")  # after "Command exited ..." if it failed
             echo -e "$tool\t$run\t$(echo "$user + $sys" | bc)\t$rss\t$((duration * 30))" >>"$out/results.tsv"
             printf '%-15s round %s: %.2f CPU-s for %s s, peak RSS %s MB\n' "$tool" "${run##*-}" \
                 "$(echo "$user + $sys" | bc)" "$duration" "$((rss / 1024))"
@@ -90,7 +91,7 @@ publish() {  # tool run
     local frames
     frames=$(awk -v n="$sessions" '$1 == "video" && $2 == n {print $3}' "$out/endpoint.log")
     if grep -q "^connected $sessions\$" "$out/endpoint.log" && (( ${frames:-0} >= 10 * duration )); then
-        read -r user sys rss _ <"$out/$run.time"
+        read -r user sys rss _ < <(tail -1 "$out/$run.time")  # after "Command exited ..." if it failed
         echo -e "$tool\t$run\t$(echo "$user + $sys" | bc)\t$rss\t$frames" >>"$out/results.tsv"
         printf '%-15s round %s: %.2f CPU-s for %s s (%s pictures at aiortc), peak RSS %s MB\n' "$tool" "${run##*-}" \
             "$(echo "$user + $sys" | bc)" "$duration" "$frames" "$((rss / 1024))"
@@ -119,5 +120,7 @@ if "castline-plain" in cpu and "webrtcbin" in cpu:
 else:
     print("castline-plain / webrtcbin: not both measured")
 if "castline-plain" in cpu and "castline-rtmp" in cpu:
-    print(f"castline-plain over WHIP / over RTMP: {statistics.median(cpu['castline-plain']) / statistics.median(cpu['castline-rtmp']):.3f}")
+    # RTMP's media seconds are the run's (no receiver counts them); WHIP's, what aiortc received.
+    print(f"castline-plain over WHIP / over RTMP: {statistics.median(cpu['castline-plain']) / statistics.median(cpu['castline-rtmp']):.3f}"
+          " (per media second: aiortc's pictures for WHIP, the run's length for RTMP)")
 PY

@@ -239,12 +239,11 @@ public struct GraphBuilder {
                 // feeding two of its inputs, would wait on one input's preroll for ever.
                 let taken = branches.keys.filter { part.component.requirement(for: $0) != nil }
                 let alone = part.component.takesStreamsAsTheyCome && sinks.count == 1 && taken.count == 1
-                let unqueued = alone || (part.component.inputsAreIndependent && sinks.count == 1)
                 for stream in branches.keys.sorted() {
                     guard let requirement = part.component.requirement(for: stream),
                           let cursor = branches[stream]?.removeFirst() else { continue }
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
-                    let entryElement = unqueued ? try ElementCatalog.make("identity") : try BinChain.queue()
+                    let entryElement = alone ? try ElementCatalog.make("identity") : try BinChain.queue()
                     let queued = try graph.append(entryElement, after: cursor)
                     let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard())
                     entry.guardian.install(on: entry.pad)

@@ -53,12 +53,12 @@ public struct HLSViewer: Sendable {
                         reading: for await output in session {
                             switch output {
                             case .segmentEnds(let segment, let fetch):
-                                let buffer = joint.withLock {
+                                // Told to the tally under the lock: the two tracks' buffers reach it in the order they were made.
+                                joint.withLock {
                                     $0.segmentFetched(track: track, duration: segment.duration, at: elapsed(),
                                                       programDateTime: segment.programDateTime)
-                                    return $0.buffer
+                                    tally.fetched(number, buffer: $0.buffer, seconds: fetch.seconds, bytes: fetch.bytes)
                                 }
-                                tally.fetched(number, buffer: buffer, seconds: fetch.seconds, bytes: fetch.bytes)
                                 if track == 0 { adapt(start, abr, fetch: fetch) }
                                 // A player stops fetching while its buffer is full; the reading waits with it.
                                 while case let ahead = joint.withLock({ $0.ahead(of: track) }), ahead > Self.maxBuffer,

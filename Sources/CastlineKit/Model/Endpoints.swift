@@ -55,10 +55,6 @@ public protocol SinkComponent: ComponentDescription {
     /// front (a muxer needs both: a thread per input so one stream never starves another, and
     /// the formats it takes).
     var takesStreamsAsTheyCome: Bool { get }
-    /// Each stream ends in an appsink of its own that hands samples on and waits on nothing of
-    /// another stream's (a publisher's): as the only sink, its inputs need no queue, and the
-    /// thread that brings each stream carries it in (one hand-off fewer per buffer).
-    var inputsAreIndependent: Bool { get }
     /// The caps a stream must come in, when the sink fixes its framing (FLV takes H.264 as
     /// `stream-format=avc`): sinks that fix the same one are served by one parser before the
     /// tee, not a parser each. nil: the builder converts for this sink alone.
@@ -78,7 +74,6 @@ extension SinkComponent {
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict { .quiet }
     public var ownPipelines: [Pipeline] { [] }
     public var takesStreamsAsTheyCome: Bool { false }
-    public var inputsAreIndependent: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
 }
 

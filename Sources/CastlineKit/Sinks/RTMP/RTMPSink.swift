@@ -109,8 +109,6 @@ public final class RTMPSink: SinkComponent {
         try await connector.prepare(endpoint: endpoint, trust: trust)
     }
 
-    public var inputsAreIndependent: Bool { true }
-
     public func framing(for stream: StreamKind) -> String? {
         stream == .video ? "video/x-h264,stream-format=avc,alignment=au" : StreamPublisher.aacFraming
     }

@@ -35,8 +35,6 @@ public final class SRTSink: SinkComponent {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])
     }
 
-    public var inputsAreIndependent: Bool { true }
-
     public func framing(for stream: StreamKind) -> String? {
         stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : StreamPublisher.aacFraming
     }

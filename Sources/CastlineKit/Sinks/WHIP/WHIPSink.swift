@@ -53,8 +53,6 @@ public final class WHIPSink: SinkComponent {
         stream == .video ? .encoded([.h264]) : .encoded([.opus, .aac])
     }
 
-    public var inputsAreIndependent: Bool { true }
-
     public func framing(for stream: StreamKind) -> String? {
         stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : nil
     }
