@@ -15,15 +15,19 @@ struct PlaylistTracker {
     private(set) var lastNewSegment = ContinuousClock.now
     /// `waitingForMedia` was said, and no segment has come since.
     private(set) var waiting = false
+    /// When the last load of the playlist came (monotonic ns): the next reload's wait counts from there.
+    private var loaded: Int64
 
     init(_ fetched: SegmentReader.Fetched) {
         playlist = fetched.playlist
         declared = fetched.playlist.mediaSequence
+        loaded = fetched.received
         time(fetched)
     }
 
     /// Another media playlist (a rendition switch): numbered afresh, timed afresh.
     mutating func switched(to fetched: SegmentReader.Fetched) {
+        loaded = fetched.received
         playlist = fetched.playlist
         declared = fetched.playlist.mediaSequence
         estimator = LiveEdgeEstimator()
@@ -34,6 +38,7 @@ struct PlaylistTracker {
         let new = fetched.playlist.renumbered(after: playlist, declared: declared)
         declared = fetched.playlist.mediaSequence
         changed = new.endSequence != playlist.endSequence || new.isEnded != playlist.isEnded
+        loaded = fetched.received
         if new.endSequence > playlist.endSequence { lastNewSegment = .now }
         playlist = new
         return time(fetched)
@@ -61,18 +66,29 @@ struct PlaylistTracker {
     mutating func quiet(endAfter: Duration) -> Quiet {
         let quiet = ContinuousClock.now - lastNewSegment
         if quiet > endAfter { return .ended }
-        let overdue = Duration.seconds(1.5 * max(0.1, playlist.targetDuration))
         guard !waiting, quiet > overdue else { return .waitingOn }
         waiting = true
         return .overdue(overdue)
     }
 
+    /// No new segment for this long is overdue: 1.5 target durations.
+    private var overdue: Duration { .seconds(1.5 * max(0.1, playlist.targetDuration)) }
+
+    /// How long until the quiet is overdue (so it is said then, not at the next reload); nil once said.
+    func untilOverdue() -> Duration? {
+        guard !waiting else { return nil }
+        return max(.zero, lastNewSegment + overdue - .now) + .milliseconds(1)
+    }
+
     /// How long to wait before the next reload: §6.3.4, a target duration after a change and half
-    /// of one after none; finer while the live edge is being timed.
-    func reloadInterval(timingTheEdge: Bool) -> Duration {
-        timingTheEdge && estimator.isTiming
-            ? .nanoseconds(estimator.timingPollInterval(now: MonotonicTime.now()))
-            : .seconds(max(0.1, playlist.targetDuration) * (changed ? 1 : 0.5))
+    /// of one after none, counted from when the last load came (at least what the RFC asks, which
+    /// counts from when it began; after a segment slower than that, none: the reload is due); finer
+    /// while the live edge is being timed.
+    func reloadWait(timingTheEdge: Bool) -> Duration {
+        let now = MonotonicTime.now()
+        if timingTheEdge && estimator.isTiming { return .nanoseconds(estimator.timingPollInterval(now: now)) }
+        let interval = Duration.seconds(max(0.1, playlist.targetDuration) * (changed ? 1 : 0.5))
+        return max(.zero, interval - .nanoseconds(now - loaded))
     }
 
     /// The live edge in the stream's time from segment `reference`, once timed.

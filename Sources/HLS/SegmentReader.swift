@@ -100,7 +100,12 @@ public final class SegmentReader: Sendable {
             case .overdue(let after): await deliver(.event(.waitingForMedia(after: after)))
             case .waitingOn: break
             }
-            try? await Task.sleep(for: tracker.reloadInterval(timingTheEdge: options.timeLiveEdge))
+            let wait = tracker.reloadWait(timingTheEdge: options.timeLiveEdge)
+            if let overdue = tracker.untilOverdue(), overdue < wait {
+                try? await Task.sleep(for: overdue)
+                continue
+            }
+            try? await Task.sleep(for: wait)
             guard !Task.isCancelled else { return nil }
             guard await reload(&tracker, &cursor, start: start, deliver: deliver) else { return nil }
         }

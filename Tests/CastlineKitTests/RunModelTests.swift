@@ -18,6 +18,7 @@ struct RunModelTests {
     static let two = RunModel.Layout(sinks: ["sinks[0]", "sinks[1]"])
     static let delayed = RunModel.Layout(sinks: ["sinks[0]"], holdsPlayout: true, playsOutOnItsOwnClock: true)
     static let playing: [RunInput] = [.start, .built(one), .playRequested(.async), .pipelinePlaying(hasKnownEnd: true)]
+    static let unboundedPlaying: [RunInput] = [.start, .built(one), .playRequested(.async), .pipelinePlaying(hasKnownEnd: false)]
     static let livePlaying: [RunInput] = [.start, .built(one), .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false)]
     static let stopNotice = RunEffect.notice("stopping: sending end-of-stream so outputs are complete")
     static let stopping: [RunEffect] = [
@@ -123,6 +124,25 @@ struct RunModelTests {
         Row(name: "an unbounded stream once played is not buffering: its live edge holds it back",
             inputs: [.start, .built(one), .playRequested(.async), .pipelinePlaying(hasKnownEnd: false), .buffering(percent: 0)],
             phase: .running(.playing), effects: []),
+        Row(name: "a source whose buffer ran dry stalls the run: held, shown buffering",
+            inputs: unboundedPlaying + [.connection(keyPath: "source", .stalled)], phase: .running(.buffering),
+            effects: [.buffering(percent: 0), .setPipelineState(.paused), .announce(from: .playing, to: .buffering)]),
+        Row(name: "and plays on when it holds enough, shown playing once the pipeline plays",
+            inputs: unboundedPlaying + [.connection(keyPath: "source", .stalled), .connection(keyPath: "source", .buffered)],
+            phase: .running(.buffering), effects: [.buffering(percent: 100), .setPipelineState(.playing)]),
+        Row(name: "playing again",
+            inputs: unboundedPlaying + [.connection(keyPath: "source", .stalled), .connection(keyPath: "source", .buffered),
+                                        .pipelinePlaying(hasKnownEnd: false)],
+            phase: .running(.playing), effects: [.announce(from: .buffering, to: .playing)]),
+        Row(name: "a stall is not a pause: the user's pause stands, and a stop is not held",
+            inputs: unboundedPlaying + [.pause, .connection(keyPath: "source", .stalled)], phase: .running(.paused), effects: []),
+        Row(name: "a stop while stalled plays the pipeline so the end reaches the outputs",
+            inputs: unboundedPlaying + [.connection(keyPath: "source", .stalled), .stop], phase: .stopping,
+            effects: [.setPipelineState(.playing), .announce(from: .buffering, to: .stopping), stopNotice,
+                      .stopSource(sendEndOfStream: true), .startTimer(.drain)]),
+        Row(name: "a stage with its own play-out clock is not stalled by its source",
+            inputs: [.start, .built(delayed), .playRequested(.async), .pipelinePlaying(hasKnownEnd: false),
+                     .connection(keyPath: "source", .stalled)], phase: .running(.playing), effects: []),
         Row(name: "a live source never pauses for its buffer",
             inputs: [.start, .built(one), .playRequested(.noPreroll), .buffering(percent: 10)],
             phase: .running(.connecting), effects: [.buffering(percent: 10)]),

@@ -12,13 +12,19 @@ struct HLSBadInputTests {
         let port: Int
         let process: ChildProcess
 
-        init(scratch: Scratch) async throws {
+        /// `run`: /stall.m3u8's segments are one 90 s tone cut in 2 s segments, for players that decode it.
+        init(scratch: Scratch, run: Bool = false) async throws {
             // As long as the playlists say their segments are (2 s).
             try await HLSFixtures.transportStream("tone.ts", in: scratch.path, seconds: 2)
+            if run {
+                try await HLSFixtures.ffmpeg(HLSFixtures.inputs(seconds: 90, video: false) + HLSFixtures.codecs(video: false)
+                                             + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "run-%d.ts",
+                                                "run.m3u8"], in: scratch.path)
+            }
             port = try FreePort.find()
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/hostile_hls.py").path
             process = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
-                                   arguments: [script, "\(port)", scratch.file("tone.ts")])
+                                   arguments: [script, "\(port)", scratch.file("tone.ts")] + (run ? [scratch.path] : []))
             try process.start()
             guard await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)) else {
                 await process.terminate()

@@ -25,6 +25,9 @@ final class HLSFeed: Sendable {
     private let stats: HLSStats
     private let demand = DemandGate()
     private let readAhead: ReadAhead
+    /// The source's stalls, shared by its tracks; this feed's track is `trackIndex`.
+    private let stalls: PlayoutStalls
+    private let trackIndex: Int
 
     private struct Flow {
         /// The next push starts a segment whose place on the time line (seconds) must be given.
@@ -41,9 +44,12 @@ final class HLSFeed: Sendable {
     private let filter: Mutex<TransportStreamFilter?>
 
     init(track: HLSTrack, variants: [MultivariantPlaylist.Variant], variant: URL?, appsrc: AppSrc, stats: HLSStats,
-         streamStarted: OnceFlag, wanted: Set<StreamKind>, readAhead: ReadAhead, context: ComponentContext) {
+         streamStarted: OnceFlag, wanted: Set<StreamKind>, readAhead: ReadAhead, stalls: PlayoutStalls, trackIndex: Int,
+         context: ComponentContext) {
         self.track = track
         self.readAhead = readAhead
+        self.stalls = stalls
+        self.trackIndex = trackIndex
         let carried = Set(track.streams.keys)
         let kept = Set(wanted.map(\.media))
         filter = Mutex(track.container == .transportStream && !carried.isSubset(of: kept) ? TransportStreamFilter(keeping: kept) : nil)
@@ -79,9 +85,11 @@ final class HLSFeed: Sendable {
                 case .event(let event):
                     readerEvent(event)
                 case .ended(.endList):
+                    stalls.ended(track: trackIndex)
                     appsrc.endOfStream()
                 case .ended(.noNewMedia(let after)):
                     context.events.emit(.streamEnded(reason: "no new media for \(after.configText)"))
+                    stalls.ended(track: trackIndex)
                     appsrc.endOfStream()
                 }
             }
@@ -100,6 +108,7 @@ final class HLSFeed: Sendable {
         reading.withLock { $0 }?.cancel()
         demand.open()
         readAhead.stop()
+        stalls.ended(track: trackIndex)
         appsrc.endOfStream()
     }
 
@@ -161,6 +170,7 @@ final class HLSFeed: Sendable {
 
     private func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) {
         stats.segmentEnds(segment, fetch: fetch)
+        stalls.segmentCame(track: trackIndex)
         adapt()
     }
 
@@ -170,6 +180,7 @@ final class HLSFeed: Sendable {
             context.connection(.reconnecting(reason: reason, attempt: attempt, delay: retryIn))
         case .reconnected(let attempts):
             context.connection(.reconnected(attempts: attempts))
+            stalls.retell()
         case .skipped(let sequence, let reason):
             context.events.emit(.warning("segment \(sequence) skipped: \(reason)"))
         case .lost(let seconds):
@@ -242,6 +253,7 @@ final class HLSFeed: Sendable {
                     _ = info.pad?.pushEvent(event)
                 }
                 if streamStarted.trip() { context.events.emit(.streamStarted) }
+                stalls.started()
             }
             if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = SourceTimingEvents.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)

@@ -104,9 +104,14 @@ public struct ComponentContext: Sendable {
     }
 }
 
-/// A change in a live connection a sink holds.
+/// A change in a live connection a source or sink holds.
 public enum ConnectionChange: Sendable, Equatable {
     case connected
+    /// A source's buffer ran dry before its stream ended (a segment late): the player stalls, as
+    /// hls.js and ExoPlayer do, until `buffered`.
+    case stalled
+    /// What the stalled source holds is enough to play on.
+    case buffered
     /// Lost; the sink is retrying. `attempt` counts from 1; `delay` is until the next try.
     case reconnecting(reason: String, attempt: Int, delay: Duration)
     case reconnected(attempts: Int)

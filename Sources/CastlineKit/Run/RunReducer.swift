@@ -188,6 +188,17 @@ extension RunModel {
         switch change {
         case .connected:
             break
+        case .stalled:
+            // Held until the source has enough; a stage with its own play-out clock (a time-shift) holds it already.
+            guard phase == .running(.playing), !media.isLive, !layout.playsOutOnItsOwnClock else { return }
+            effects.append(.buffering(percent: 0))
+            effects.append(.setPipelineState(.paused))
+            move(to: .running(.buffering), &effects)
+        case .buffered:
+            // Shown as playing once the pipeline is (`pipelinePlaying`).
+            guard phase == .running(.buffering) else { return }
+            effects.append(.buffering(percent: 100))
+            effects.append(.setPipelineState(.playing))
         case .reconnecting(let reason, let attempt, let delay):
             if case .running = phase { move(to: .running(.reconnecting), &effects) }
             effects.append(.warning(

@@ -2,6 +2,7 @@ import Foundation
 import GstKit
 import HLS
 import PipelineConfig
+import Synchronization
 
 /// A live or VOD HLS stream, read by castline's own HLS client (the `HLS`
 /// target): playlists and segments are fetched here and the segment bytes go
@@ -122,9 +123,14 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
         // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
         let readAhead = ReadAhead(targetDuration: start.tracks.map(\.playlist.targetDuration).max() ?? 0)
+        let stalls = PlayoutStalls(tell: context.connection)
+        // Each decodebin3's multiqueue is its track's buffer (made with it, so met as it joins the bin).
+        let decoderTracks = Mutex<[String: Int]>([:])
         bin.onDeepElementAdded { element in
             if element.factoryName == "tsdemux" { try? element.set("ignore-pcr", true) }
-            if element.factoryName == "multiqueue" { readAhead.watch(element) }
+            guard element.factoryName == "multiqueue", let decoder = element.parent?.name else { return }
+            readAhead.watch(element)
+            if let track = decoderTracks.withLock({ $0[decoder] }) { stalls.watch(element, track: track) }
         }
         // decodebin3's multiqueue holds each stream's media already.
         let outlets = try URISource.outletQueues(streams.keys, in: bin, threaded: false)
@@ -154,14 +160,16 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             if index == 0 { stats.timed(by: appsrc.element) }
             let feed = HLSFeed(track: track, variants: index == 0 ? start.variants : [], variant: start.variant?.uri,
                                appsrc: appsrc, stats: stats, streamStarted: streamStarted,
-                               wanted: fed, readAhead: readAhead, context: context)
+                               wanted: fed, readAhead: readAhead, stalls: stalls, trackIndex: index, context: context)
             // The reader starts when appsrc first asks for data: the pipeline is starting.
             appsrc.onNeedData { [weak feed] _ in feed?.needData() }
             appsrc.onEnoughData { [weak feed] in feed?.enoughData() }
             feeds.append(feed)
             let own = outlets.filter { start.track(of: $0.key.media) == index }
             try Self.decode(appsrc.element, container: track.container, stops: stops, in: bin,
-                            to: decoded.filter { own[$0.key] != nil })
+                            to: decoded.filter { own[$0.key] != nil }) { decoder in
+                decoderTracks.withLock { $0[decoder] = index }
+            }
             for (stream, queue) in own {
                 guard let entering = queue.staticPad("sink"), let leaving = queue.staticPad("src") else { continue }
                 ends.watch(entering, stream: stream)
@@ -180,11 +188,13 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     /// MPEG-TS straight in (tsdemux inside); fMP4 through parsebin, a decodebin3 for
     /// each of its streams (decodebin3 (1.22) fed fMP4 bytes in push mode stops with
     /// not-linked, and given two inputs it kept the first one's streams only).
+    /// `made`: each decodebin3's name, before it joins the bin.
     private static func decode(_ appsrc: Element, container: HLSTrack.Container, stops: Caps, in bin: Bin,
-                               to outlets: [StreamKind: Element]) throws {
+                               to outlets: [StreamKind: Element], made: @escaping @Sendable (String) -> Void) throws {
         @Sendable func decoder() throws -> Element {
             let decoder = try ElementCatalog.make("decodebin3")
             try decoder.set("caps", stops)
+            made(decoder.name)
             URISource.link(decoder, to: outlets)
             return decoder
         }

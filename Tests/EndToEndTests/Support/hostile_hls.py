@@ -1,6 +1,6 @@
 """An HLS server that misbehaves on purpose, on a loopback port, for castline's bad-input tests.
 
-usage: hostile_hls.py PORT SEGMENT_TS
+usage: hostile_hls.py PORT SEGMENT_TS [RUN_DIR]
 Paths:
   /redirect-loop.m3u8   302 to itself, forever
   /silent.m3u8          accepts, reads the request, never answers
@@ -12,7 +12,9 @@ Paths:
   /live.m3u8            a live playlist that lists a new 2 s segment every 2 s, each served at once; its
                         EXT-X-PROGRAM-DATE-TIMEs (as all live ones here) say when each segment's first sample was made
   /stall.m3u8           a live playlist (a new 2 s segment every 2 s) whose segment 6 after the live edge when it
-                        was first asked for answers only after 8 s: every player that started then stalls once
+                        was first asked for answers only after 8 s: every player that started then stalls once.
+                        With RUN_DIR, its segments are RUN_DIR's run-K.ts in turn (one stream cut in 2 s segments,
+                        its timestamps running on), so a player that decodes it plays it at real-time pace
   /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
   /with-audio.m3u8      a multivariant playlist: /live.m3u8 as the variant, its EXT-X-MEDIA audio rendition /stall.m3u8
   /empty.m3u8           a live playlist that lists no segment
@@ -29,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT = int(sys.argv[1])
 SEGMENT = open(sys.argv[2], "rb").read()
+RUN = sorted((os.path.join(sys.argv[3], name) for name in os.listdir(sys.argv[3]) if name.startswith("run-") and name.endswith(".ts")),
+             key=lambda path: int(path.rsplit("-", 1)[1][:-3])) if len(sys.argv) > 3 else []
 START = time.time()
 TURNS = None
 STOPS = None
@@ -51,6 +55,12 @@ def program_date_time(n, count):
     """When segment n's first sample was made: the newest of `count` is whole when the window moves to list it."""
     made = START + (n - (count - 1) - 1000) * 2 - 2
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(made)) + ".%03dZ" % int((made % 1) * 1000)
+
+
+def run_segment(n):
+    """Live segment n's bytes from the run: consecutive segments, consecutive media."""
+    with open(RUN[(n - 1000) % len(RUN)], "rb") as run:
+        return run.read()
 
 
 def live_playlist(prefix, count=5):
@@ -122,7 +132,7 @@ class Handler(BaseHTTPRequestHandler):
         elif path.startswith("/stall/"):
             if path == f"/stall/{STALL_AT}.ts":
                 time.sleep(8)
-            self.send(200, SEGMENT, "video/mp2t")
+            self.send(200, run_segment(int(path[len("/stall/"):-3])) if RUN else SEGMENT, "video/mp2t")
         elif path == "/garbage.m3u8":
             self.send(200, live_playlist("junk/"))
         elif path.startswith("/junk/"):
