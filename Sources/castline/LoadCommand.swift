@@ -10,7 +10,9 @@ struct LoadCommand: AsyncParsableCommand {
         discussion: """
             Each viewer is a player's buffer over its own connections: it starts 3 segments behind a live edge, fetches
             segments as they come (up to 30 s ahead), plays them out at real-time pace and stalls when the buffer runs dry.
-            Nothing is decoded. Once a second: viewers active/started/failed, time to first frame, stalls and the rebuffer
+            Nothing is decoded, unless --decode K: then viewers 1, K+1, 2K+1, … play through the normal pipeline, as
+            `listen --output null` does, and count what their own runs show (first frame when playing starts, a stall
+            for each time buffering). Once a second: viewers active/started/failed, time to first frame, stalls and the rebuffer
             ratio, live latency (wall clock minus the EXT-X-PROGRAM-DATE-TIME of what each viewer plays), segment fetch
             times, HTTP errors; on stderr, and as a JSON line with --stats-json.
             An RTMP or SRT viewer holds one connection and reads the container's timestamps: it shows its first frame
@@ -42,6 +44,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("At the end, write an SVG of the test over time to FILE: viewers, stalls, time to first frame, live latency.",
                                valueName: "FILE"))
     var statsPlot: String?
+    @Option(help: ArgumentHelp("Decode one viewer in K through the normal pipeline (listen --output null), to check the media itself.",
+                               valueName: "K"))
+    var decode: Int?
 
     func validate() throws {
         guard let parsed = URL(string: url), Self.schemes.contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
@@ -50,6 +55,7 @@ struct LoadCommand: AsyncParsableCommand {
         guard viewers >= 1 else { throw ValidationError("--viewers: give 1 or more") }
         guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 60s)") }
         guard timeout > .zero else { throw ValidationError("--timeout: give a time above 0 (e.g. 10s)") }
+        if let decode, decode < 1 { throw ValidationError("--decode: give 1 or more (1 decodes every viewer, 10 one in ten)") }
         if let metrics, Endpoint(metrics) == nil { throw ValidationError("--metrics: give HOST:PORT (e.g. 0.0.0.0:9464)") }
         if let shard, shard.count > viewers { throw ValidationError("--shard: \(shard.count) shards for \(viewers) viewers would leave some with none") }
     }
@@ -75,6 +81,12 @@ struct LoadCommand: AsyncParsableCommand {
         settings.statsPlot = statsPlot
         settings.rendition = rendition
         settings.stream = stream
+        if let decode {
+            var listen = ListenShortcut(url: url)
+            (listen.output, listen.name, listen.rendition, listen.timeout) = (.null, "viewer", rendition, timeout)
+            (listen.keyEnv, listen.keyFile, listen.passphraseEnv) = (credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)
+            settings.decoded = LoadRun.Decoded(every: decode, listen: listen)
+        }
         let status = await LoadRun.run(settings)
         if status != 0 { throw ExitCode(status) }
     }

@@ -116,4 +116,26 @@ struct ViewerBufferTests {
         #expect(totals.stalls == 1 && abs(totals.stalledSeconds - 3) < 1e-6, "\(totals.stalls) stalls, \(totals.stalledSeconds) s")
         #expect(totals.fetch == nil, "a stream's media is no fetch")
     }
+
+    @Test("a decoded viewer's run: its first PLAYING is the first frame, each buffering until PLAYING a stall; its latency grows while held")
+    func decodedTimeline() {
+        let tally = LoadTally()
+        let began = ContinuousClock.now
+        tally.started(1, at: began)
+        tally.decoded(1, entered: .connecting, at: 0)
+        tally.decoded(1, entered: .buffering, at: 0.2)
+        tally.decoded(1, entered: .playing, at: 0.4)
+        tally.decoded(1, latency: 7, at: 1)
+        tally.decoded(1, entered: .buffering, at: 5)
+        // Held, the run measures nothing new.
+        tally.decoded(1, latency: 7, at: 6)
+        var totals = tally.totals(at: began + .seconds(7))
+        #expect(totals.firstFrame?.p50 == 0.4 && totals.stalls == 1 && totals.stalledNow == 1, "\(totals)")
+        #expect(abs(totals.stalledSeconds - 2) < 1e-6 && abs((totals.liveLatencyMean ?? 0) - 9) < 1e-6, "\(totals)")
+        tally.decoded(1, entered: .playing, at: 8)
+        tally.decoded(1, latency: 10, at: 9)
+        totals = tally.totals(at: began + .seconds(10))
+        #expect(totals.stalls == 1 && abs(totals.stalledSeconds - 3) < 1e-6 && totals.playingNow == 1, "\(totals)")
+        #expect(abs(totals.rebufferRatio - 3 / 9.6) < 1e-6 && totals.liveLatencyMean == 10, "\(totals)")
+    }
 }

@@ -25,8 +25,12 @@ struct LoadTests {
         """)
     func stallsCounted() async throws {
         let scratch = try Scratch()
-        let origin = try await Origin(scratch: scratch)
+        let origin = try await Origin(scratch: scratch, run: true)
         defer { Task { await origin.stop() } }
+        // Two viewers played through the normal pipeline: what their own runs show (their first PLAYING, each
+        // time buffering) agrees with the simulated players' buffers.
+        async let decodedRun = Castline.run(["load", origin.url("stall.m3u8"), "--viewers", "2", "--ramp", "100/s", "--duration", "14s",
+                                             "--decode", "1", "--stats-json", "-"], timeout: .seconds(60))
         // 20 viewers started within 0.2 s: all fetch the held segment (2 after the edge when the first asked).
         let plot = scratch.file("load.svg")
         // The clean stream at the same time: a path of its own on the same origin.
@@ -68,6 +72,20 @@ struct LoadTests {
         #expect((audioTotals["fetch_p99_s"] as? Double ?? 0) > 7.9, "\(audioTotals)")
         let audioStalled = audioTotals["stall_s"] as? Double ?? 0
         #expect(audioStalled > 5 * 0.5 && audioStalled < 5 * 6.5, "stalled \(audioStalled) s in all")
+
+        let decoded = try await decodedRun
+        #expect(decoded.status == 0, "\(decoded.stderr)")
+        let played = lastTotals(decoded.stdout)
+        #expect(played["stalls"] as? Double == 2 && played["viewers_failed"] as? Double == 0, "\(played)")
+        #expect((played["ttff_p99_s"] as? Double ?? 9) < 1, "\(played)")
+        let decodedStall = (played["stall_s"] as? Double ?? 0) / 2
+        #expect(abs(decodedStall - stalled / 20) < 0.3, "a decoded viewer stalled \(decodedStall) s, a simulated one \(stalled / 20) s")
+        // Its latency, the programme time its own source measured, grows by the time it stalled.
+        let decodedReadings = jsonLines(decoded.stdout).filter { $0["event"] as? String == "load" }
+        let calmBefore = try #require(decodedReadings.first { $0["stalls"] as? Double == 0 && $0["latency_mean_s"] != nil },
+                                      "\(decodedReadings)")
+        let decodedGrown = (played["latency_mean_s"] as? Double ?? 0) - (calmBefore["latency_mean_s"] as? Double ?? 0)
+        #expect(abs(decodedGrown - decodedStall) < 0.1, "latency grew \(decodedGrown) s, the stall was \(decodedStall) s: \(decoded.stdout)")
 
         let clean = try await cleanRun
         #expect(clean.status == 0, "\(clean.stderr)")

@@ -44,6 +44,8 @@ public enum LoadRun {
         public var rendition = "auto"
         /// An RTMP or SRT stream to view instead of `url`'s HLS.
         public var stream: StreamViewer.Stream?
+        /// `--decode K`: one viewer in K played through the normal pipeline.
+        public var decoded: Decoded?
 
         /// The viewers this process runs (its shard's).
         public var mine: [Int] { shard.viewers(of: viewers) }
@@ -51,6 +53,19 @@ public enum LoadRun {
         public init(url: URL, viewers: Int, ramp: Ramp, duration: Duration, timeout: Duration, statsJSON: String?) {
             (self.url, self.viewers, self.ramp, self.duration, self.timeout, self.statsJSON) = (url, viewers, ramp, duration, timeout, statsJSON)
         }
+    }
+
+    /// Which viewers are decoded, and the listen each plays.
+    public struct Decoded: Sendable {
+        public var every: Int
+        public var listen: ListenShortcut
+
+        public init(every: Int, listen: ListenShortcut) {
+            (self.every, self.listen) = (every, listen)
+        }
+
+        /// Viewers 1, K+1, 2K+1, … of the whole (so a fleet's shards decode one in K between them).
+        func decodes(_ number: Int) -> Bool { (number - 1) % every == 0 }
     }
 
     /// One process of a fleet: viewers `index + 1`, `index + 1 + count`, … of the whole, each
@@ -171,7 +186,9 @@ struct LoadService: Service {
                 for number in settings.mine {
                     guard (try? await Task.sleep(until: started + interval * (number - 1), clock: .continuous)) != nil else { break }
                     group.addTask {
-                        if let stream = settings.stream {
+                        if let decoded = settings.decoded, decoded.decodes(number) {
+                            await DecodedViewer(number: number, listen: decoded.listen, tally: tally).run()
+                        } else if let stream = settings.stream {
                             await StreamViewer(number: number, stream: stream, tally: tally, timeout: settings.timeout).run()
                         } else {
                             await HLSViewer(number: number, url: settings.url, rendition: settings.rendition, tally: tally, timeout: settings.timeout).run()

@@ -8,6 +8,8 @@ public final class LoadTally: Sendable {
     struct Viewer {
         var began: ContinuousClock.Instant
         var buffer: ViewerBuffer?
+        /// A decoded viewer's playback, from its own run (instead of `buffer`).
+        var timeline: PlayerTimeline?
         var failed: String?
         /// When it stopped (seconds from its start): its buffer and stalls stand still from then.
         var finishedAt: Double?
@@ -41,12 +43,12 @@ public final class LoadTally: Sendable {
         self.observe = observe
     }
 
-    func started(_ number: Int, at time: ContinuousClock.Instant) {
+    public func started(_ number: Int, at time: ContinuousClock.Instant) {
         state.withLock { $0.viewers[number] = Viewer(began: time) }
     }
 
     /// `httpError`: the request failed (with `status` when the server answered), not what came back.
-    func failed(_ number: Int, reason: String, httpError: Bool = true, status: Int? = nil) {
+    public func failed(_ number: Int, reason: String, httpError: Bool = true, status: Int? = nil) {
         state.withLock {
             $0.viewers[number]?.failed = reason
             if httpError { $0.viewers[number]?.errors.append(status) }
@@ -64,6 +66,23 @@ public final class LoadTally: Sendable {
         }
         if first, let time = buffer.firstFrame { observe?(.firstFrame(time)) }
         if let seconds { observe?(.segmentFetch(seconds)) }
+    }
+
+    /// A decoded viewer's run entered `state` at `time` (seconds from the viewer's start).
+    public func decoded(_ number: Int, entered runState: RunState, at time: Double) {
+        let first = state.withLock { tally -> Double? in
+            var timeline = tally.viewers[number]?.timeline ?? PlayerTimeline()
+            let had = timeline.firstFrame != nil
+            timeline.entered(runState, at: time)
+            tally.viewers[number]?.timeline = timeline
+            return had ? nil : timeline.firstFrame
+        }
+        if let first { observe?(.firstFrame(first)) }
+    }
+
+    /// A decoded viewer's run measured how far behind live it plays.
+    public func decoded(_ number: Int, latency: Double, at time: Double) {
+        state.withLock { $0.viewers[number]?.timeline?.measured(latency: latency, at: time) }
     }
 
     func rendition(_ number: Int, _ rendition: String, switched: Bool) {
@@ -85,7 +104,7 @@ public final class LoadTally: Sendable {
     public var firstErrorWithoutStatus: String? { state.withLock(\.firstErrorWithoutStatus) }
 
     /// The viewer stopped: its buffer played on to now first, so a stall under way is kept.
-    func finished(_ number: Int, at now: ContinuousClock.Instant = .now) {
+    public func finished(_ number: Int, at now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             guard let began = state.viewers[number]?.began else { return }
             let time = (now - began).seconds
@@ -116,8 +135,18 @@ public final class LoadTally: Sendable {
                     totals.httpErrors += 1
                     if let status { totals.httpErrorsByStatus[status, default: 0] += 1 }
                 }
-                guard var buffer = viewer.buffer else { continue }
                 let time = viewer.finishedAt ?? (now - viewer.began).seconds
+                if let timeline = viewer.timeline {
+                    if let first = timeline.firstFrame { firstFrames.append(first) }
+                    if active, timeline.isStalled { totals.stalledNow += 1 }
+                    if active, timeline.firstFrame != nil, !timeline.isStalled { totals.playingNow += 1 }
+                    if active, let latency = timeline.latency(at: time) { latencies.append(latency) }
+                    totals.stalls += timeline.stalls
+                    totals.stalledSeconds += timeline.stalledSeconds(at: time)
+                    played += timeline.played(at: time)
+                    continue
+                }
+                guard var buffer = viewer.buffer else { continue }
                 buffer.advance(to: time)
                 if let first = buffer.firstFrame { firstFrames.append(first) }
                 if active, buffer.isStalled { totals.stalledNow += 1 }
