@@ -15,14 +15,18 @@ struct LoadCommand: AsyncParsableCommand {
             for each time buffering). Once a second: viewers active/started/failed, time to first frame, stalls and the rebuffer
             ratio, live latency (wall clock minus the EXT-X-PROGRAM-DATE-TIME of what each viewer plays), segment fetch
             times, HTTP errors; on stderr, and as a JSON line with --stats-json.
-            An RTMP or SRT viewer holds one connection and reads the container's timestamps: it shows its first frame
-            once 1 s of media has come (a player's network caching), stalls when the media runs out, and reconnects
+            An RTMP, SRT or WHEP viewer holds one connection and reads the container's timestamps: it shows its first frame
+            once 1 s of media has come (a player's network caching; WHEP 0.5 s), stalls when the media runs out, and reconnects
             after a second when the connection fails, goes quiet for --timeout or ends.
             """)
 
-    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition), or an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT).")
+    @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition), an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT), or a WHEP endpoint (https://HOST/…/whep).")
     var url: String
     @OptionGroup var credentials: PlayCredentialOptions
+    @Option(help: ArgumentHelp("whep: the bearer token, from this environment variable.", valueName: "VAR"))
+    var tokenEnv: String?
+    @Option(help: ArgumentHelp("whep: the bearer token, from this file.", valueName: "path"))
+    var tokenFile: String?
     @Option(help: ArgumentHelp("How many viewers.", valueName: "N"))
     var viewers: Int
     @Option(help: ArgumentHelp("Viewers started per second (e.g. 50/s).", valueName: "rate"))
@@ -50,7 +54,7 @@ struct LoadCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard let parsed = URL(string: url), Self.schemes.contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
-            throw ValidationError("\(url) is not a URL castline loads: give an HLS playlist's http(s):// URL, or rtmp://, rtmps:// or srt:// (WHEP viewers are not there yet)")
+            throw ValidationError("\(url) is not a URL castline loads: give an HLS playlist's http(s):// URL, a WHEP endpoint's (…/whep), or rtmp://, rtmps:// or srt://")
         }
         guard viewers >= 1 else { throw ValidationError("--viewers: give 1 or more") }
         guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 60s)") }
@@ -68,9 +72,11 @@ struct LoadCommand: AsyncParsableCommand {
         do {
             let key = try TokenSource(env: credentials.keyEnv, file: credentials.keyFile, flags: ("--key-env", "--key-file"))?.read()
             let passphrase = try TokenSource(env: credentials.passphraseEnv, file: nil, flags: ("--passphrase-env", "--passphrase-file"))?.read()
-            let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
+            let token = try TokenSource(env: tokenEnv, file: tokenFile, flags: ("--token-env", "--token-file"))?.read()
+            let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") && !parsed.path.hasSuffix("/whep")
             if isHLS, key != nil || passphrase != nil { throw LoadInputError("--key-env, --key-file and --passphrase-env are for rtmp:// and srt:// URLs") }
-            stream = isHLS ? nil : try StreamViewer.Stream(url: url, key: key, passphrase: passphrase)
+            if isHLS, token != nil { throw LoadInputError("--token-env and --token-file are for WHEP endpoints (https://…/whep)") }
+            stream = isHLS ? nil : try StreamViewer.Stream(url: url, key: key, passphrase: passphrase, token: token)
         } catch {
             Terminal.status("error: \(error)")
             throw ExitCode(ExitStatus.badInput)
@@ -85,6 +91,7 @@ struct LoadCommand: AsyncParsableCommand {
             var listen = ListenShortcut(url: url)
             (listen.output, listen.name, listen.rendition, listen.timeout) = (.null, "viewer", rendition, timeout)
             (listen.keyEnv, listen.keyFile, listen.passphraseEnv) = (credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)
+            (listen.tokenEnv, listen.tokenFile) = (tokenEnv, tokenFile)
             settings.decoded = LoadRun.Decoded(every: decode, listen: listen)
         }
         let status = await LoadRun.run(settings)

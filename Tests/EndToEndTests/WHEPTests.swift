@@ -22,7 +22,7 @@ struct WHEPTests {
         return path
     }
 
-    @Test("a WHEP listen plays what aiortc sends: Opus and H.264 on the wire, the 1 kHz tone and the 320x240 picture recorded for the time asked; the link's figures in the stats; the session DELETEd at the end; the token never shown")
+    @Test("a WHEP listen plays what aiortc sends: Opus and H.264 on the wire, the 1 kHz tone and the 320x240 picture recorded for the time asked; the link's figures in the stats; the session DELETEd at the end; the token never shown; two load viewers play it too, each its own session")
     func plays() async throws {
         let scratch = try Scratch()
         let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token, source: try await Self.media(in: scratch))
@@ -30,7 +30,17 @@ struct WHEPTests {
         let result = try await Castline.run(["listen", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--output", "null",
                                              "--duration", "5s", "--record", recording, "--stats-json", "-"],
                                             environment: ["WHEP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(60))
+        // Two load viewers of the same endpoint, each a session of its own, nothing decoded.
+        let load = try await Castline.run(["load", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--viewers", "2", "--ramp", "10/s",
+                                           "--duration", "3s", "--stats-json", "-"],
+                                          environment: ["WHEP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(60))
         let said = await endpoint.stop()
+        #expect(load.status == 0 && !load.stderr.contains(WHIPTests.token) && !load.stdout.contains(WHIPTests.token), "\(load.stderr)")
+        let viewers = jsonLines(load.stdout).last { $0["event"] as? String == "load" } ?? [:]
+        #expect(viewers["viewers_started"] as? Double == 2 && viewers["viewers_failed"] as? Double == 0 && viewers["stalls"] as? Double == 0,
+                "\(viewers)")
+        #expect((viewers["ttff_p95_s"] as? Double ?? 9) < 3 && (viewers["bytes"] as? Double ?? 0) > 10_000, "\(viewers)")
+        #expect(said.contains("deleted 2") && said.contains("deleted 3"), "each load viewer's session DELETEd: \(said)")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains(WHIPTests.token) && !result.stdout.contains(WHIPTests.token))
         #expect(said.contains("codecs 1 audio/opus video/H264"), "\(said)")
@@ -56,7 +66,7 @@ struct WHEPTests {
         #expect(bitrate > 50 && bitrate < 5000, "video at \(bitrate) kbit/s")
     }
 
-    @Test("--audio-only offers audio alone; a refused token and a missing endpoint are one line each, exit 1")
+    @Test("--audio-only offers audio alone; a refused token (to a listen, to load viewers) and a missing endpoint are one line each, exit 1")
     func audioOnlyAndRefusals() async throws {
         let scratch = try Scratch()
         let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token, source: try await Self.media(in: scratch))
@@ -68,9 +78,14 @@ struct WHEPTests {
         let frequency = try await WHIPTests.tone(in: recording)
         #expect(abs(frequency - 1000) < 20, "the tone came back at \(frequency) Hz")
 
+        async let refusedLoad = Castline.run(["load", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--viewers", "2",
+                                              "--duration", "2s"], environment: ["WHEP_TEST_TOKEN": "not-the-token"], timeout: .seconds(30))
         let refused = try await Castline.run(["listen", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--output", "null"],
                                              environment: ["WHEP_TEST_TOKEN": "not-the-token"], timeout: .seconds(30))
         #expect(refused.status == 1)
+        let loadRefused = try await refusedLoad
+        #expect(loadRefused.status == 1 && !loadRefused.stderr.contains("not-the-token"), "\(loadRefused.stderr)")
+        #expect(loadRefused.stderr.contains("error: every viewer failed: the WHEP endpoint refused the token"), "\(loadRefused.stderr)")
         #expect(refused.stderr.contains("the WHEP endpoint refused the token: http://127.0.0.1:\(endpoint.port)/**** (HTTP 401)"),
                 "\(refused.stderr)")
         let missing = try await Castline.run(["listen", endpoint.url("nowhere/whep"), "--output", "null"], timeout: .seconds(30))

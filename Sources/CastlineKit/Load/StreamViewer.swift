@@ -2,29 +2,44 @@ import Foundation
 import GstKit
 import Synchronization
 
-/// One simulated viewer of a live RTMP or SRT stream: its own connection (`StreamConnection`),
+/// One simulated viewer of a live RTMP, SRT or WHEP stream: its own connection (`StreamConnection`),
 /// nothing decoded. What arrives fills the same player's buffer as an HLS viewer's: play-out
 /// starts once `jitterBuffer` seconds of media have come (a player's network caching: VLC's is
-/// 1 s), a stall is the media running out, and it plays on once that much is there again. A
+/// 1 s; a WebRTC player's jitter buffer far less), a stall is the media running out, and it plays on once that much is there again. A
 /// connection that fails, goes quiet for `timeout` or ends is counted (as an error with no
 /// HTTP status) and made again after a second, as a player retries; a first connection that
 /// brings nothing fails the viewer.
 public struct StreamViewer: Sendable {
-    public enum Kind: String, Sendable { case rtmp, srt }
+    public enum Kind: String, Sendable {
+        case rtmp, srt, whep
+
+        /// Media a player holds before it shows the first frame, and again after a stall.
+        var jitterBuffer: Double { self == .whep ? 0.5 : 1 }
+    }
 
     /// The stream: its location with any key or passphrase in it (handed to GStreamer only), and
     /// what each secret shows as in a reason.
     public struct Stream: Sendable {
         public var kind: Kind
         var location: String
+        /// A WHEP endpoint's bearer token.
+        let token: Secret?
         /// The key or passphrase wherever it is used, as every line of a run masks it.
         let masker = SecretMasker(secrets: [])
 
         /// `url` (rtmp:// or rtmps:// with the stream key in its path or given as `key`; srt://
-        /// with `passphrase` given apart). The error is one line, naming the fix.
-        public init(url: String, key: String?, passphrase: String?) throws(LoadInputError) {
+        /// with `passphrase` given apart; a WHEP endpoint, http(s) ending in /whep, with its
+        /// `token`). The error is one line, naming the fix.
+        public init(url: String, key: String?, passphrase: String?, token: String? = nil) throws(LoadInputError) {
             guard let parsed = URLComponents(string: url), let scheme = parsed.scheme?.lowercased() else { throw LoadInputError("\(url) is not a URL") }
+            self.token = token.map { Secret($0) }
+            if let token { masker.add(Secret(token)) }
+            guard token == nil || ["http", "https"].contains(scheme) else { throw LoadInputError("a token is for WHEP endpoints (https://…/whep)") }
             switch scheme {
+            case "http", "https" where parsed.path.hasSuffix("/whep"):
+                guard key == nil, passphrase == nil else { throw LoadInputError("a stream key or passphrase is not for a WHEP endpoint (it takes --token-env)") }
+                kind = .whep
+                location = url
             case "rtmp", "rtmps":
                 guard passphrase == nil else { throw LoadInputError("a passphrase is for srt:// URLs") }
                 kind = .rtmp
@@ -61,7 +76,7 @@ public struct StreamViewer: Sendable {
                     masker.add(Secret(passphrase))
                 }
             default:
-                throw LoadInputError("\(url) is not an RTMP or SRT URL")
+                throw LoadInputError("\(url) is not an RTMP, SRT or WHEP URL")
             }
         }
 
@@ -76,7 +91,6 @@ public struct StreamViewer: Sendable {
     let stream: Stream
     let tally: LoadTally
     let timeout: Duration
-    static let jitterBuffer = 1.0
 
     public init(number: Int, stream: Stream, tally: LoadTally, timeout: Duration) {
         (self.number, self.stream, self.tally, self.timeout) = (number, stream, tally, timeout)
@@ -85,7 +99,8 @@ public struct StreamViewer: Sendable {
     public func run() async {
         let began = ContinuousClock.now
         tally.started(number, at: began)
-        var buffer = ViewerBuffer(resumeAhead: Self.jitterBuffer)
+        let jitterBuffer = stream.kind.jitterBuffer
+        var buffer = ViewerBuffer(resumeAhead: jitterBuffer)
         var waiting = 0.0  // media come before the first frame
         func elapsed() -> Double { (ContinuousClock.now - began).seconds }
         var attempt = 0
@@ -94,7 +109,7 @@ public struct StreamViewer: Sendable {
             let ending = await follow { seconds, bytes in
                 if buffer.firstFrame == nil {
                     waiting += seconds
-                    guard waiting >= Self.jitterBuffer else { return }
+                    guard waiting >= jitterBuffer else { return }
                     buffer.segmentFetched(duration: waiting, at: elapsed())
                 } else {
                     buffer.segmentFetched(duration: seconds, at: elapsed())
@@ -116,7 +131,7 @@ public struct StreamViewer: Sendable {
     private func follow(_ media: (Double, Int) -> Void) async -> String? {
         let connection: StreamConnection
         do {
-            connection = try StreamConnection(stream.kind, location: stream.location)
+            connection = try StreamConnection(stream)
         } catch {
             return "\(error)"
         }
