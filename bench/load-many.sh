@@ -6,7 +6,10 @@
 # 64k: a thousand viewers of it fetch about 270 Mbit/s from nginx over loopback (of 2.5 Mbit/s,
 # 2.6 Gbit/s: this machine's two cores cannot serve that, and every viewer stalls).
 # Prints CPU seconds and peak RSS per viewer of each, castline's stalls and p95 fetch time, how
-# late its timers fired, nginx's CPU over castline's run, and the ratios. Reports, does not assert.
+# late its timers fired, nginx's CPU over castline's run, and the ratios. CPU is compared per
+# second watched: each of the swarm's processes watches DURATION s, each of castline's viewers
+# DURATION s and what is left of the ramp after it starts (on average half the ramp).
+# Reports, does not assert.
 #
 # Environment: CASTLINE (default .build/release/castline), VIEWERS (default 1000), SWARM (default
 # 100), DURATION (default 40), BENCH_OUT (default a new temp dir).
@@ -51,9 +54,11 @@ echo "load-many: $swarm ffmpeg processes for $duration s"
 # /usr/bin/time reports the largest RSS of the waited-for processes, not their sum: ffmpeg's own is measured apart.
 /usr/bin/time -f '%M' -o "$out/ffmpeg-one.rss" timeout -s INT 10 ffmpeg -nostdin -v error -re -i "$url" -c copy -f null - 2>/dev/null || true
 
-python3 - "$out" "$viewers" "$swarm" <<'PY'
+python3 - "$out" "$viewers" "$swarm" "$duration" <<'PY'
 import json, os, sys
-out, viewers, swarm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, viewers, swarm, duration = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+ramp = (viewers - 1) / 200  # --ramp 200/s
+watched = viewers * duration + sum(ramp - n / 200 for n in range(viewers))  # castline's viewer-seconds
 last = [json.loads(l) for l in open(f"{out}/load.jsonl") if '"load"' in l][-1]
 user, system, rss = open(f"{out}/castline.time").read().split()[-3:]
 c_cpu, c_rss = float(user) + float(system), int(rss) / 1024
@@ -71,4 +76,7 @@ print(f"castline load: its timers at most {lag:.0f} ms late in any second (every
       f"to that); the origin, nginx: CPU {nginx:.1f} s over the same run")
 print(f"ffmpeg swarm:  CPU {s_cpu:.1f} s ({s_cpu / swarm * 1000:.2f} ms per viewer), RSS {s_rss:.0f} MB per viewer (one ffmpeg)")
 print(f"per viewer, castline / ffmpeg: CPU {c_cpu / viewers / (s_cpu / swarm):.3f}, RSS {c_rss / viewers / s_rss:.3f}")
+c_rate, s_rate = c_cpu / watched * 1000, s_cpu / (swarm * duration) * 1000
+print(f"per second watched: castline {c_rate:.3f} ms of CPU ({watched / viewers:.1f} s each on average), ffmpeg {s_rate:.3f} ms "
+      f"({duration:.0f} s each): castline / ffmpeg {c_rate / s_rate:.3f}")
 PY

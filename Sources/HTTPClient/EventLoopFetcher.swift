@@ -38,7 +38,14 @@ public final class EventLoopFetcher: HTTPGetting {
                 request.headers.add(name: "User-Agent", value: "castline")
                 if let range { request.headers.add(name: "Range", value: range.header) }
                 // The deadline is far: the idle timeouts above are what end a stuck fetch.
-                let response = try await client.execute(request, timeout: .hours(24))
+                let response: HTTPClientResponse
+                do {
+                    response = try await client.execute(request, timeout: .hours(24))
+                } catch where Self.isStaleConnection(error) {
+                    // A kept-open connection the server closed as the request went out (its keep-alive
+                    // ran out): sent again on a fresh one, as browsers do with a GET; not a failure a player sees.
+                    response = try await client.execute(request, timeout: .hours(24))
+                }
                 guard (200..<300).contains(response.status.code) else {
                     throw FetchError.http(status: Int(response.status.code), url: url.absoluteString)
                 }
@@ -61,6 +68,15 @@ public final class EventLoopFetcher: HTTPGetting {
             if case .cancelled = termination { task.cancel() }
         }
         return stream
+    }
+
+    /// The request went out on a pooled connection the server had closed: nothing was answered.
+    static func isStaleConnection(_ error: any Error) -> Bool {
+        switch error {
+        case let error as ChannelError: error == .ioOnClosedChannel || error == .eof
+        case let error as HTTPClientError: error == .remoteConnectionClosed
+        default: false
+        }
     }
 
     /// AsyncHTTPClient's and NIO's errors in castline's words, as `HTTPFetcher` reports them.

@@ -12,7 +12,7 @@ final class LoadMetrics: Sendable {
     /// The totals last recorded, so counters rise by the difference.
     private let last = Mutex(LoadTotals())
 
-    static let buckets = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32]
+    static let buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32]
     /// Live latency's bucket bounds: from a low-latency stream's 2 s to a minute behind.
     static let latencyBuckets = [1.0, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 30, 60]
 
