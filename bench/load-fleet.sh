@@ -6,14 +6,16 @@
 # Prints the one process's totals (its last --stats-json line) beside the fleet's as Prometheus
 # sums them, read at the fleet's last full second. Reports, does not assert.
 #
+# The defaults are issue #33's: `load URL --viewers 1000 --ramp 100/s --duration 2m`.
 # Environment: CASTLINE (default .build/release/castline), VIEWERS (default 1000), SHARDS
-# (default 4), DURATION (default 40), BENCH_OUT (default a new temp dir).
+# (default 4), RAMP (default 100/s), DURATION (default 120), BENCH_OUT (default a new temp dir).
 set -euo pipefail
 
 source "$(dirname "$0")/lib/common.bash"
 viewers=${VIEWERS:-1000}
 shards=${SHARDS:-4}
-duration=${DURATION:-40}
+duration=${DURATION:-120}
+ramp=${RAMP:-100/s}
 out=${BENCH_OUT:-$(mktemp -d /tmp/castline-bench.XXXXXX)}
 mkdir -p "$out"
 die() { echo "load-fleet: $*" >&2; exit 2; }
@@ -34,9 +36,9 @@ for _ in $(seq 60); do
     sleep 0.5
 done
 url=$hls_base/fleet.m3u8
-load=("$castline" load "$url" --viewers "$viewers" --ramp 200/s --duration "${duration}s")
+load=("$castline" load "$url" --viewers "$viewers" --ramp "$ramp" --duration "${duration}s")
 
-echo "load-fleet: one process, $viewers viewers for $duration s after the ramp; logs in $out"
+echo "load-fleet: one process, $viewers viewers at $ramp, held $duration s after the ramp; logs in $out"
 "${load[@]}" --stats-json "$out/one.jsonl" >/dev/null 2>"$out/one.err" || echo "castline exited $? (see $out/one.err)"
 
 ports=() targets=()
@@ -93,3 +95,5 @@ for key, value in fleet.items():
     print(f"{key:16} {shown(one.get(key, float('nan')), 14)} {shown(value, 24)}")
 print("(the fleet's percentiles are histogram buckets' bounds, interpolated; the one process's are exact)")
 PY
+echo "one process:  $(grep '^summary:' "$out/one.err" || echo 'no summary (see one.err)')"
+for index in $(seq 0 $((shards - 1))); do echo "shard $index:      $(grep '^summary:' "$out/shard-$index.err" || echo 'no summary')"; done

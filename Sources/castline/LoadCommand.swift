@@ -90,6 +90,8 @@ struct LoadCommand: AsyncParsableCommand {
         if let decode {
             var listen = ListenShortcut(url: url)
             (listen.output, listen.name, listen.rendition, listen.timeout) = (.null, "viewer", rendition, timeout)
+            // Its live latency from castline's test signal where the stream carries it (the programme time otherwise).
+            listen.measureLatency = true
             (listen.keyEnv, listen.keyFile, listen.passphraseEnv) = (credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)
             (listen.tokenEnv, listen.tokenFile) = (tokenEnv, tokenFile)
             settings.decoded = LoadRun.Decoded(every: decode, listen: listen)

@@ -7,9 +7,13 @@ import Testing
 /// for a stream that stopped, and resume plays on from where it paused.
 @Suite("pause as time-shift, end to end", .serialized, .timeLimit(.minutes(3)))
 struct PauseTests {
-    @Test("the delay moved by 5 s reads 5.000 ± 0.02 s more latency; a pause longer than --end-after grows the delay by it, holds the position, resumes from there, and the latency grows as the delay did")
+    @Test("the delay moved by 5 s reads 5.000 ± 0.02 s more latency; a pause longer than --end-after grows the delay by it, holds the position, resumes from there, and the latency grows as the delay did; a decoded load viewer beside it reads its live latency from the test signal's clock")
     func pauseLongerThanEndAfter() async throws {
         try await withPublishedTone(key: "pause", segments: 4, testSignal: true) { endpoints, key in
+            // Meanwhile a decoded load viewer of the same stream: nginx's playlist has no programme times,
+            // so its live latency can only come from the test signal's clock, read by its own run.
+            async let loaded = Castline.run(["load", endpoints.hlsPlaylistURL(key: key), "--viewers", "1", "--decode", "1",
+                                             "--duration", "8s", "--stats-json", "-"], timeout: .seconds(60))
             try await ControlAPITests.withControl([
                 "listen", endpoints.hlsPlaylistURL(key: key), "--audio-only", "--output", "null",
                 "--delay", "0s", "--end-after", "3s", "--measure-latency",
@@ -60,6 +64,12 @@ struct PauseTests {
                 #expect(abs((resumedLatency - moved) - (delayAfter - delayBefore)) <= 0.01,
                         "delay grew \(delayAfter - delayBefore) s, latency \(resumedLatency - moved) s")
             }
+            let viewer = try await loaded
+            #expect(viewer.status == 0, "\(viewer.stderr)")
+            let totals = jsonLines(viewer.stdout).last { $0["event"] as? String == "load" } ?? [:]
+            // Three target durations behind a live edge that is itself a segment or so behind the picture made.
+            let latency = totals["latency_mean_s"] as? Double ?? 0
+            #expect(totals["viewers_playing"] as? Double == 1 && latency > 2 && latency < 20, "\(totals)")
         }
     }
 }
