@@ -25,17 +25,9 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 
 source "$here/lib/ingest.bash"
 start_ingest
-ffmpeg -nostdin -v error -re -f lavfi -i testsrc2=size=320x180:rate=30 -f lavfi -i sine=frequency=1000:sample_rate=48000 \
-    -c:v libx264 -preset ultrafast -tune zerolatency -b:v 200k -g 60 -c:a aac -b:a 64k \
-    -f flv "$rtmp_base/fleet" >"$out/publisher.log" 2>&1 &
-publisher=$!
+publish_light fleet
 prometheus_pid=
 trap 'kill "$publisher" $prometheus_pid 2>/dev/null || true; cleanup' EXIT
-for _ in $(seq 60); do
-    (( $(curl -fs "$hls_base/fleet.m3u8" 2>/dev/null | grep -c EXTINF) >= 4 )) && break
-    sleep 0.5
-done
-url=$hls_base/fleet.m3u8
 load=("$castline" load "$url" --viewers "$viewers" --ramp "$ramp" --duration "${duration}s")
 
 echo "load-fleet: one process, $viewers viewers at $ramp, held $duration s after the ramp; logs in $out"

@@ -27,16 +27,8 @@ die() { echo "load-many: $*" >&2; exit 2; }
 
 source "$here/lib/ingest.bash"
 start_ingest
-ffmpeg -nostdin -v error -re -f lavfi -i testsrc2=size=320x180:rate=30 -f lavfi -i sine=frequency=1000:sample_rate=48000 \
-    -c:v libx264 -preset ultrafast -tune zerolatency -b:v 200k -g 60 -c:a aac -b:a 64k \
-    -f flv "$rtmp_base/load" >"$out/publisher.log" 2>&1 &
-publisher=$!
+publish_light load
 trap 'kill "$publisher" 2>/dev/null || true; cleanup' EXIT
-for _ in $(seq 60); do
-    (( $(curl -fs "$hls_base/load.m3u8" 2>/dev/null | grep -c EXTINF) >= 4 )) && break
-    sleep 0.5
-done
-url=$hls_base/load.m3u8
 
 # The origin's CPU beside castline's: nginx's processes' user and system clock ticks.
 nginx_ticks() { local t=0; for p in $(pgrep -x nginx); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }

@@ -35,3 +35,20 @@ start_ingest() {
     done
     cat "$log.err" >&2; die "castline ingest printed no URLs in 30 s"
 }
+
+# Publishes a light live stream to the ingest as key $1 (ffmpeg: 320x180 at 200 kbit/s and AAC
+# 64k, 2 s segments: what a thousand load-test viewers can fetch over loopback here), and waits
+# until its playlist lists 4 segments. Sets `publisher` (ffmpeg's pid) and `url` (the playlist).
+publish_light() {
+    ffmpeg -nostdin -v error -re -f lavfi -i testsrc2=size=320x180:rate=30 -f lavfi -i sine=frequency=1000:sample_rate=48000 \
+        -c:v libx264 -preset ultrafast -tune zerolatency -b:v 200k -g 60 -c:a aac -b:a 64k \
+        -f flv "$rtmp_base/$1" >"$out/publisher.log" 2>&1 &
+    publisher=$!
+    url=$hls_base/$1.m3u8
+    for _ in $(seq 60); do
+        (( $(curl -fs "$url" 2>/dev/null | grep -c EXTINF) >= 4 )) && return 0
+        sleep 0.5
+    done
+    kill "$publisher" 2>/dev/null || true
+    die "the published stream's playlist never listed 4 segments (see $out/publisher.log)"
+}
