@@ -64,11 +64,15 @@ struct PlaylistTracker {
     /// the next is 1.5 target durations late (said at once, not only when `endAfter` runs out).
     enum Quiet { case ended, overdue(Duration), waitingOn }
     mutating func quiet(endAfter: Duration) -> Quiet {
-        let quiet = ContinuousClock.now - lastNewSegment
-        if quiet > endAfter { return .ended }
-        guard !waiting, quiet > overdue else { return .waitingOn }
+        if ContinuousClock.now - lastNewSegment > endAfter { return .ended }
+        return sayOverdue().map { .overdue($0) } ?? .waitingOn
+    }
+
+    /// The quiet has become overdue and was not said yet: said now (how long counts as overdue).
+    mutating func sayOverdue() -> Duration? {
+        guard !waiting, ContinuousClock.now - lastNewSegment > overdue else { return nil }
         waiting = true
-        return .overdue(overdue)
+        return overdue
     }
 
     /// No new segment for this long is overdue: 1.5 target durations.

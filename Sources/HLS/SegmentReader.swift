@@ -100,12 +100,14 @@ public final class SegmentReader: Sendable {
             case .overdue(let after): await deliver(.event(.waitingForMedia(after: after)))
             case .waitingOn: break
             }
-            let wait = tracker.reloadWait(timingTheEdge: options.timeLiveEdge)
-            if let overdue = tracker.untilOverdue(), overdue < wait {
+            // Overdue is said when it is; whether the stream has ended is judged only after a reload
+            // (fresh news), never between two.
+            if let overdue = tracker.untilOverdue(), overdue < tracker.reloadWait(timingTheEdge: options.timeLiveEdge) {
                 try? await Task.sleep(for: overdue)
-                continue
+                guard !Task.isCancelled else { return nil }
+                if let after = tracker.sayOverdue() { await deliver(.event(.waitingForMedia(after: after))) }
             }
-            try? await Task.sleep(for: wait)
+            try? await Task.sleep(for: tracker.reloadWait(timingTheEdge: options.timeLiveEdge))
             guard !Task.isCancelled else { return nil }
             guard await reload(&tracker, &cursor, start: start, deliver: deliver) else { return nil }
         }

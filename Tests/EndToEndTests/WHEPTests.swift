@@ -32,7 +32,7 @@ struct WHEPTests {
                                             environment: ["WHEP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(60))
         // Two load viewers of the same endpoint, each a session of its own, nothing decoded.
         let load = try await Castline.run(["load", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--viewers", "2", "--ramp", "10/s",
-                                           "--duration", "3s", "--stats-json", "-"],
+                                           "--duration", "2s", "--stats-json", "-"],
                                           environment: ["WHEP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(60))
         let said = await endpoint.stop()
         #expect(load.status == 0 && !load.stderr.contains(WHIPTests.token) && !load.stdout.contains(WHIPTests.token), "\(load.stderr)")
