@@ -115,6 +115,7 @@ final class HLSFeed: Sendable {
     // MARK: What the reader hands over
 
     private func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) {
+        stalls.segmentStarts(track: trackIndex)
         flow.withLock { flow in
             // The first segment keeps the stamp it starts with; later ones get one after a discontinuity.
             if discontinuity { flow.stamp = position }
@@ -140,6 +141,7 @@ final class HLSFeed: Sendable {
             bytes = audio
         }
         guard !bytes.isEmpty else { return }
+        stalls.bytesCame(track: trackIndex)
         let pts = flow.withLock { flow -> UInt64? in
             guard let stamp = flow.stamp, track.container.isStampedBySegment else { return nil }
             flow.stamp = nil

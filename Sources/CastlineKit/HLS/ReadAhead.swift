@@ -45,6 +45,10 @@ final class ReadAhead: Sendable {
         gate.need()
     }
 
+    /// A track ran dry (a stall): reading goes on whatever another track holds, or the stalled
+    /// player, which plays nothing out, would wait for room that never comes.
+    func stalled() { gate.need() }
+
     /// No more waiting (the source stops).
     func stop() { gate.open() }
 

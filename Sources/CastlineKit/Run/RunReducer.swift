@@ -195,11 +195,22 @@ extension RunModel {
             effects.append(.setPipelineState(.paused))
             move(to: .running(.buffering), &effects)
         case .buffered:
-            // Shown as playing once the pipeline is (`pipelinePlaying`).
-            guard phase == .running(.buffering) else { return }
-            effects.append(.buffering(percent: 100))
-            effects.append(.setPipelineState(.playing))
+            switch phase {
+            case .running(.buffering):
+                // Shown as playing once the pipeline is (`pipelinePlaying`).
+                effects.append(.buffering(percent: 100))
+                effects.append(.setPipelineState(.playing))
+            case .swapping(.buffering, let wasPaused, let then):
+                // A swap that fails goes back to this activity: it must not be a held pipeline's.
+                effects.append(.buffering(percent: 100))
+                effects.append(.setPipelineState(.playing))
+                phase = .swapping(.playing, wasPaused: wasPaused, then: then)
+            default:
+                break
+            }
         case .reconnecting(let reason, let attempt, let delay):
+            // Reconnecting is not held: the source says again that it is stalled once it is back.
+            if phase == .running(.buffering) { effects.append(.setPipelineState(.playing)) }
             if case .running = phase { move(to: .running(.reconnecting), &effects) }
             effects.append(.warning(
                 "connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))

@@ -123,7 +123,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         // tsdemux times media by the segment's PTS against the stamps the feed gives, not by
         // its PCR: PCR-timed, nginx-rtmp's audio-only segments came out without timestamps.
         let readAhead = ReadAhead(targetDuration: start.tracks.map(\.playlist.targetDuration).max() ?? 0)
-        let stalls = PlayoutStalls(tell: context.connection)
+        let stalls = PlayoutStalls(tell: context.connection, onStall: { readAhead.stalled() })
         // Each decodebin3's multiqueue is its track's buffer (made with it, so met as it joins the bin).
         let decoderTracks = Mutex<[String: Int]>([:])
         bin.onDeepElementAdded { element in
