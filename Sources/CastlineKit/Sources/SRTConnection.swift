@@ -41,6 +41,8 @@ final class SRTConnection: Sendable {
         /// Connections made again since media last came (0: none lost).
         var attempts = 0
         var connecting = false
+        /// A failure of the connection being made while it was made: taken up once it is made.
+        var pending: (reason: String, pipeline: Pipeline)?
         /// When the connection now was made: its silence counts from then.
         var connectedAt: ContinuousClock.Instant?
         /// srtsrc's latency (ms): media comes that long after it was sent.
@@ -127,23 +129,28 @@ final class SRTConnection: Sendable {
             try sink.element.set("sync", false)
             try pipeline.add(source, sink.element)
             try source.link(sink.element)
-            sink.onSample { [weak self] sample in
-                self?.received(sample)
+            // Only the connection now feeds: an old one's last samples, as it closes, are not media.
+            sink.onSample { [weak self, weak pipeline] sample in
+                if let pipeline { self?.received(sample, from: pipeline) }
                 return .ok
             }
+            // Opened here, not in the task: a close before the task ran must still end it.
+            let messages = pipeline.bus.messages()
+            Task { [weak self, weak pipeline] in
+                for await message in messages {
+                    guard let pipeline else { return }
+                    self?.handle(message, from: pipeline)
+                }
+            }
+            let replaced = state.withLock { state -> Pipeline? in
+                defer { state.current = state.stopped ? nil : pipeline }
+                return state.stopped ? pipeline : nil
+            }
+            if let replaced { await close(replaced); return Failure(reason: "stopped") }
             link.follow(source)
         } catch {
             return Failure(reason: "\(error)")
         }
-        let bus = pipeline.bus
-        Task { [weak self] in
-            for await message in bus.messages() { self?.handle(message, from: pipeline) }
-        }
-        let replaced = state.withLock { state -> Pipeline? in
-            defer { state.current = state.stopped ? nil : pipeline }
-            return state.stopped ? pipeline : nil
-        }
-        if let replaced { await close(replaced); return Failure(reason: "stopped") }
         // A failed start posts its reason on the bus, which `handle` reads.
         _ = await onOwnThread { pipeline.setState(.playing) }
         let stopped = state.withLock { state in
@@ -162,14 +169,16 @@ final class SRTConnection: Sendable {
         pipeline.bus.finish()
     }
 
-    private func received(_ sample: Sample) {
-        let (feed, recovered) = state.withLock { state -> (AppSrc?, Int) in
+    private func received(_ sample: Sample, from pipeline: Pipeline) {
+        let taken = state.withLock { state -> (AppSrc?, Int)? in
+            guard state.current === pipeline else { return nil }
             state.lastMedia = .now
             defer { state.attempts = 0 }
             guard state.found == nil else { return (state.feeding && !state.stopped ? state.feed : nil, state.attempts) }
             if let bytes = sample.withUnsafeBytes({ Array($0) }) { state.head += bytes }
             return (nil, 0)
         }
+        guard let (feed, recovered) = taken else { return }
         if recovered > 0 { context.connection(.reconnected(attempts: recovered)) }
         if let feed {
             feed.pushUnstamped(sample, discont: recovered > 0)
@@ -198,14 +207,16 @@ final class SRTConnection: Sendable {
 
     /// The head's outcome, once; the bytes read for it are let go. Known, the connection is watched.
     private func settle(_ outcome: Result<SegmentHead, Failure>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Result<SegmentHead, Failure>, Never>? in
+        let adopted = state.withLock { state -> (CheckedContinuation<Result<SegmentHead, Failure>, Never>?)? in
             guard state.found == nil else { return nil }
             state.found = outcome
             state.head = []
             state.lastMedia = .now
             defer { state.waiter = nil }
-            return state.waiter
+            return .some(state.waiter)
         }
+        // Only the outcome that was taken (a deadline's failure may have come first).
+        guard let waiter = adopted else { return }
         waiter?.resume(returning: outcome)
         if case .success = outcome {
             watch.withLock { $0 = Task { [weak self] in await self?.watchEverySecond() } }
@@ -226,14 +237,16 @@ final class SRTConnection: Sendable {
         default: return
         }
         guard known else { return settle(.failure(Failure(reason: reason))) }
-        Task { await reconnect(reason) }
+        Task { await reconnect(reason, from: pipeline) }
     }
 
     /// Each second while playing: quiet for `silenceLimit` is a connection lost, quiet for
     /// `endAfter` (however many connections were tried) ends the stream.
     private func watchEverySecond() async {
         while (try? await Task.sleep(for: .seconds(1))) != nil {
-            let (last, stopped, connecting, connected) = state.withLock { ($0.lastMedia, $0.stopped, $0.connecting, $0.connectedAt) }
+            let (last, stopped, connecting, connected, current) = state.withLock {
+                ($0.lastMedia, $0.stopped, $0.connecting, $0.connectedAt, $0.current)
+            }
             guard !stopped, let last else { return }
             let silent = ContinuousClock.now - last
             if silent >= endAfter {
@@ -241,16 +254,22 @@ final class SRTConnection: Sendable {
                 return await stop()
             }
             if silent >= Self.silenceLimit, !connecting, ContinuousClock.now - max(last, connected ?? last) >= Self.silenceLimit {
-                Task { await reconnect("no media for \(Int(silent.seconds)) s") }
+                Task { await reconnect("no media for \(Int(silent.seconds)) s", from: current) }
             }
         }
     }
 
-    /// Closes the connection, waits the backoff of the attempt this is, and makes a fresh one;
-    /// one at a time.
-    private func reconnect(_ reason: String) async {
+    /// Closes `pipeline`'s connection (if it is still the one now: a failure already acted on is
+    /// not acted on again), waits the backoff of the attempt this is, and makes a fresh one; one at
+    /// a time.
+    private func reconnect(_ reason: String, from pipeline: Pipeline?) async {
         let turn = state.withLock { state -> (Pipeline?, Int)? in
-            guard !state.stopped, !state.connecting else { return nil }
+            guard !state.stopped, state.current === pipeline else { return nil }
+            guard !state.connecting else {
+                // The connection being made failed as it started: taken up once it is made.
+                if let pipeline { state.pending = (reason, pipeline) }
+                return nil
+            }
             state.connecting = true
             state.attempts += 1
             defer { state.current = nil }
@@ -262,9 +281,15 @@ final class SRTConnection: Sendable {
         let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1))
         context.connection(.reconnecting(reason: reason, attempt: attempt, delay: delay))
         await close(old)
-        if (try? await Task.sleep(for: delay)) != nil, let failure = await connect() {
+        if (try? await Task.sleep(for: delay)) != nil, !state.withLock({ $0.stopped }), let failure = await connect(),
+           !state.withLock({ $0.stopped }) {
             context.events.emit(.warning("\(context.componentName): \(failure.reason)"))
         }
-        state.withLock { $0.connecting = false }
+        let pending = state.withLock { state -> (reason: String, pipeline: Pipeline)? in
+            state.connecting = false
+            defer { state.pending = nil }
+            return state.pending.flatMap { state.current === $0.pipeline ? $0 : nil }
+        }
+        if let pending { await reconnect(pending.reason, from: pending.pipeline) }
     }
 }
