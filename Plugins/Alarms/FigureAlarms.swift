@@ -54,7 +54,7 @@ public struct FigureAlarms: Sendable {
                 }
             }
             // Several parts may know it (the source's programme time, the test signal's clock): the most counts.
-            if let own = [StatsFigure.latency, "latency_audio_s", "latency_video_s"].compactMap({ figures[$0] }).max() {
+            if let own = sample.behindLive {
                 behindLive[sample.stage] = own
                 let behind = behindLive.values.max() ?? own
                 changes += judge(.behindLive, key: "behind-live", faulty: behind > threshold(.behindLive), value: behind, at: now)

@@ -14,10 +14,6 @@ struct ListenCommand: AsyncParsableCommand {
     @Argument(help: "The HLS playlist URL (https://stream.mux.com/ID.m3u8), an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT), or a WHEP endpoint (https://HOST/…/whep).")
     var url: String
     @OptionGroup var credentials: PlayCredentialOptions
-    @Option(help: ArgumentHelp("whep: the bearer token, from this environment variable.", valueName: "VAR"))
-    var tokenEnv: String?
-    @Option(help: ArgumentHelp("whep: the bearer token, from this file.", valueName: "path"))
-    var tokenFile: String?
     @Flag(help: "Audio only: video is not decoded, nor downloaded when the playlist has an audio-only rendition.")
     var audioOnly = false
     @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
@@ -56,7 +52,7 @@ struct ListenCommand: AsyncParsableCommand {
         var made = ListenShortcut(url: url)
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
-        (made.timeout, made.tokenEnv, made.tokenFile) = (timeout, tokenEnv, tokenFile)
+        (made.timeout, made.tokenEnv, made.tokenFile) = (timeout, credentials.tokenEnv, credentials.tokenFile)
         (made.name, made.stats) = (name, stats.settings)
         made.figuresWatched = Terminal.stderrIsTerminal || control.ui
         (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)

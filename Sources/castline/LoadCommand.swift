@@ -23,10 +23,6 @@ struct LoadCommand: AsyncParsableCommand {
     @Argument(help: "The HLS playlist URL (a media playlist, or a multivariant one: see --rendition), an RTMP or SRT stream (rtmp://HOST/app with --key-env, srt://HOST:PORT), or a WHEP endpoint (https://HOST/…/whep).")
     var url: String
     @OptionGroup var credentials: PlayCredentialOptions
-    @Option(help: ArgumentHelp("whep: the bearer token, from this environment variable.", valueName: "VAR"))
-    var tokenEnv: String?
-    @Option(help: ArgumentHelp("whep: the bearer token, from this file.", valueName: "path"))
-    var tokenFile: String?
     @Option(help: ArgumentHelp("How many viewers.", valueName: "N"))
     var viewers: Int
     @Option(help: ArgumentHelp("Viewers started per second (e.g. 50/s).", valueName: "rate"))
@@ -72,7 +68,7 @@ struct LoadCommand: AsyncParsableCommand {
         do {
             let key = try TokenSource(env: credentials.keyEnv, file: credentials.keyFile, flags: ("--key-env", "--key-file"))?.read()
             let passphrase = try TokenSource(env: credentials.passphraseEnv, file: nil, flags: ("--passphrase-env", "--passphrase-file"))?.read()
-            let token = try TokenSource(env: tokenEnv, file: tokenFile, flags: ("--token-env", "--token-file"))?.read()
+            let token = try TokenSource(env: credentials.tokenEnv, file: credentials.tokenFile, flags: ("--token-env", "--token-file"))?.read()
             let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") && !parsed.path.hasSuffix("/whep")
             if isHLS, key != nil || passphrase != nil { throw LoadInputError("--key-env, --key-file and --passphrase-env are for rtmp:// and srt:// URLs") }
             if isHLS, token != nil { throw LoadInputError("--token-env and --token-file are for WHEP endpoints (https://…/whep)") }
@@ -93,7 +89,7 @@ struct LoadCommand: AsyncParsableCommand {
             // Its live latency from castline's test signal where the stream carries it (the programme time otherwise).
             listen.measureLatency = true
             (listen.keyEnv, listen.keyFile, listen.passphraseEnv) = (credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)
-            (listen.tokenEnv, listen.tokenFile) = (tokenEnv, tokenFile)
+            (listen.tokenEnv, listen.tokenFile) = (credentials.tokenEnv, credentials.tokenFile)
             settings.decoded = LoadRun.Decoded(every: decode, listen: listen)
         }
         let status = await LoadRun.run(settings)

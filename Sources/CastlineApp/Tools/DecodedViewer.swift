@@ -35,7 +35,7 @@ struct DecodedViewer {
                 case .failure(let line):
                     tally.failed(number, reason: line, httpError: false)
                 case .stats(let sample):
-                    if let behind = [StatsFigure.latency, "latency_audio_s", "latency_video_s"].compactMap({ sample.figures[$0] }).max() {
+                    if let behind = sample.behindLive {
                         tally.decoded(number, latency: behind, at: time)
                     }
                 default:

@@ -136,31 +136,45 @@ public final class LoadTally: Sendable {
                     if let status { totals.httpErrorsByStatus[status, default: 0] += 1 }
                 }
                 let time = viewer.finishedAt ?? (now - viewer.began).seconds
-                if let timeline = viewer.timeline {
-                    if let first = timeline.firstFrame { firstFrames.append(first) }
-                    if active, timeline.isStalled { totals.stalledNow += 1 }
-                    if active, timeline.firstFrame != nil, !timeline.isStalled { totals.playingNow += 1 }
-                    if active, let latency = timeline.latency(at: time) { latencies.append(latency) }
-                    totals.stalls += timeline.stalls
-                    totals.stalledSeconds += timeline.stalledSeconds(at: time)
-                    played += timeline.played(at: time)
-                    continue
-                }
-                guard var buffer = viewer.buffer else { continue }
-                buffer.advance(to: time)
-                if let first = buffer.firstFrame { firstFrames.append(first) }
-                if active, buffer.isStalled { totals.stalledNow += 1 }
-                if active, buffer.firstFrame != nil, !buffer.isStalled { totals.playingNow += 1 }
-                if active, let date = buffer.programDateTime { latencies.append(wall.timeIntervalSince(date)) }
-                totals.stalls += buffer.stalls
-                totals.stalledSeconds += buffer.stalledSeconds(at: time)
-                played += buffer.played
+                guard let playback = Playback(viewer, at: time, wall: wall) else { continue }
+                if let first = playback.firstFrame { firstFrames.append(first) }
+                if active, playback.isStalled { totals.stalledNow += 1 }
+                if active, playback.firstFrame != nil, !playback.isStalled { totals.playingNow += 1 }
+                if active, let latency = playback.latency { latencies.append(latency) }
+                totals.stalls += playback.stalls
+                totals.stalledSeconds += playback.stalledSeconds
+                played += playback.played
             }
             totals.firstFrame = Percentiles(firstFrames)
             totals.fetch = Percentiles(state.fetches)
             totals.liveLatencies = latencies
             totals.rebufferRatio = totals.stalledSeconds + played > 0 ? totals.stalledSeconds / (totals.stalledSeconds + played) : 0
             return totals
+        }
+    }
+}
+
+/// One viewer's playback at a reading, whichever kind of viewer: a simulated player's buffer
+/// brought up to the reading, or a decoded viewer's own run.
+private struct Playback {
+    var firstFrame: Double?
+    var isStalled: Bool
+    var stalls: Int
+    var stalledSeconds: Double
+    var played: Double
+    var latency: Double?
+
+    init?(_ viewer: LoadTally.Viewer, at time: Double, wall: Date) {
+        if let timeline = viewer.timeline {
+            (firstFrame, isStalled, stalls) = (timeline.firstFrame, timeline.isStalled, timeline.stalls)
+            (stalledSeconds, played, latency) = (timeline.stalledSeconds(at: time), timeline.played(at: time), timeline.latency(at: time))
+        } else if var buffer = viewer.buffer {
+            buffer.advance(to: time)
+            (firstFrame, isStalled, stalls) = (buffer.firstFrame, buffer.isStalled, buffer.stalls)
+            (stalledSeconds, played) = (buffer.stalledSeconds(at: time), buffer.played)
+            latency = buffer.programDateTime.map { wall.timeIntervalSince($0) }
+        } else {
+            return nil
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A decoded viewer's playback as its own run showed it: the first frame when it first played,
 /// a stall each time it left playing for `buffering` or `reconnecting` and until it played
 /// again. Times are seconds since the viewer began, taken from the run's own events.
-public struct PlayerTimeline: Sendable, Equatable {
+public struct PlayerTimeline: Sendable {
     public private(set) var firstFrame: Double?
     public private(set) var stalls = 0
     private var stalledBefore = 0.0
@@ -14,11 +14,6 @@ public struct PlayerTimeline: Sendable, Equatable {
     public init() {}
 
     public var isStalled: Bool { stalledSince != nil }
-
-    public static func == (a: Self, b: Self) -> Bool {
-        (a.firstFrame, a.stalls, a.stalledBefore, a.stalledSince) == (b.firstFrame, b.stalls, b.stalledBefore, b.stalledSince)
-            && a.measured?.latency == b.measured?.latency && a.measured?.at == b.measured?.at
-    }
 
     /// The run measured `latency` at `time`. While it is held (stalled) nothing it measures is
     /// new: what it held back grows with the stall instead (see `latency(at:)`).

@@ -15,5 +15,11 @@ public struct StatsSample: Sendable, Equatable {
 
     /// Where what is heard now lies in the stream, as a player shows it.
     public var playPosition: Double? { figures[StatsFigure.position] }
+
+    /// How far behind live what plays is, where this part knows it: the source's programme time,
+    /// the test signal's clock per stream; several may know it, and the most counts.
+    public var behindLive: Double? {
+        [StatsFigure.latency, "latency_audio_s", "latency_video_s"].compactMap { figures[$0] }.max()
+    }
 }
 

@@ -9,4 +9,8 @@ struct PlayCredentialOptions: ParsableArguments {
     var keyFile: String?
     @Option(help: ArgumentHelp("srt: the passphrase is in this environment variable.", valueName: "VAR"))
     var passphraseEnv: String?
+    @Option(help: ArgumentHelp("whep: the bearer token, from this environment variable.", valueName: "VAR"))
+    var tokenEnv: String?
+    @Option(help: ArgumentHelp("whep: the bearer token, from this file.", valueName: "path"))
+    var tokenFile: String?
 }
