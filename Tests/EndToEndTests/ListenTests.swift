@@ -190,10 +190,10 @@ struct ListenTests {
         #expect(lines.first?.contains("audio/x-unknown") == true, "\(result.stderr)")
     }
 
-    @Test("12 s of digital silence, listened to with stats, alone and while recording the encoded stream: levels read, one silence counted; a tone reads its level")
+    @Test("8 s of digital silence (a silence is 5 s), listened to with stats, alone and while recording the encoded stream: levels read, one silence counted; a tone reads its level")
     func silenceIsCounted() async throws {
         let scratch = try Scratch()
-        try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "12"] + HLSFixtures.codecs(video: false)
+        try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "8"] + HLSFixtures.codecs(video: false)
             + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_filename", "quiet-%d.ts", "quiet.m3u8"],
             in: scratch.path)
         try await HLSFixtures.vod("tone", in: scratch.path, seconds: 3, video: false)

@@ -18,6 +18,16 @@ struct SRTTests {
         return listener
     }
 
+    /// ffmpeg sending H.264 and AAC in MPEG-TS for `seconds` (a keyframe a second) as an SRT
+    /// listener on `port` with the passphrase, which takes a single caller; nobody calling, it gives up after 15 s.
+    static func sender(port: Int, seconds: Int) -> ChildProcess {
+        ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=f=1000:r=48000", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30",
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-t", "\(seconds)", "-f", "mpegts",
+            "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=15000000&passphrase=\(passphrase)",
+        ])
+    }
+
     /// Whether `file` holds media yet.
     static func holdsMedia(_ file: String) -> Bool {
         ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) > 0
@@ -69,15 +79,8 @@ struct SRTTests {
     func listenToSingleCallerListeners() async throws {
         let scratch = try Scratch()
         let port = try FreePort.find(datagram: true)
-        // One sender after the other, 2 s each, a keyframe a second; one nobody calls gives up after 15 s.
-        func sender() -> ChildProcess {
-            ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-                "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=f=1000:r=48000", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30",
-                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-t", "2", "-f", "mpegts",
-                "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=15000000&passphrase=\(Self.passphrase)",
-            ])
-        }
-        let first = sender(), second = sender()
+        // One sender after the other, 2 s each.
+        let first = Self.sender(port: port, seconds: 2), second = Self.sender(port: port, seconds: 2)
         try first.start()
         defer { first.signal(SIGKILL); second.signal(SIGKILL) }
         #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
@@ -104,6 +107,51 @@ struct SRTTests {
         // 2 s from each sender, less the wait for each one's first keyframe.
         #expect(media.duration >= 2.5, "recorded \(media.duration) s")
         #expect(!listen.stderr.contains(Self.passphrase) && !listen.stdout.contains(Self.passphrase))
+    }
+
+    @Test("""
+        a swap that replaces an srt:// source calling a listener that takes one caller: the new source plays on from the \
+        running connection (reloaded at once, libsrt's count of packets going on) with its own end-after; the kept recording holds both
+        """)
+    func swapPlaysOnFromTheConnection() async throws {
+        let scratch = try Scratch()
+        let port = try FreePort.find(datagram: true)
+        let sender = Self.sender(port: port, seconds: 4)
+        try sender.start()
+        defer { sender.signal(SIGKILL) }
+        #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
+        let recording = scratch.file("swapped.mkv")
+        func pipeline(endAfter: String) -> String {
+            """
+            version: 1
+            name: srt-swap
+            source: { uri: { uri: "srt://127.0.0.1:\(port)", passphrase: "${SRT_PASSPHRASE}", end-after: \(endAfter) } }
+            sinks: [ { file: { path: "\(recording)" } } ]
+            """
+        }
+        let file = try scratch.write("srt.yaml", pipeline(endAfter: "10s"))
+        let process = try Castline.start(["run", file, "--watch", "--stats-json", "-"], environment: ["SRT_PASSPHRASE": Self.passphrase])
+        defer { process.signal(SIGKILL) }
+        #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(15)), "\(process.standardError)")
+        try SwapEndToEndTests.save(pipeline(endAfter: "1s"), to: file)
+        // A second caller would wait for the first to go, up to the 15 s a stream is looked for.
+        #expect(await Castline.waitFor("reloaded", in: process, timeout: .seconds(3)), "\(process.standardError)")
+        // The sender's end is the stream's, 1 s later: the new source's end-after, from the same connection.
+        let status = await process.waitForExit(timeout: .seconds(10))
+        #expect(status == 0, "\(process.standardError)")
+        let lines = jsonLines(process.standardOutput)
+        #expect(lines.contains { $0["event"] as? String == "stream-ended" && $0["reason"] as? String == "no new media for 1s" },
+                "\(process.standardOutput)")
+        // libsrt counts each connection's packets from 0: the count goes on rising across the swap.
+        let reload = lines.firstIndex { $0["event"] as? String == "reloaded" } ?? lines.count
+        let received = lines.compactMap { $0["packets_received"] as? Double }
+        let after = lines[reload...].compactMap { $0["packets_received"] as? Double }
+        #expect(after.count >= 2 && zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "\(process.standardOutput)")
+        let media = try await ProbedMedia.probe(recording)
+        #expect(media.stream("video")?.codec == "h264" && media.stream("audio")?.codec == "aac", "\(media)")
+        // 4 s sent, less the wait for the first keyframe and the swap's own.
+        #expect(media.duration >= 2.5, "recorded \(media.duration) s")
+        #expect(!process.standardError.contains(Self.passphrase) && !process.standardOutput.contains(Self.passphrase))
     }
 
     @Test("H.264 and AAC in MPEG-TS to a listener with the passphrase; when it goes away and another takes its port, the publish says so, reconnects to it (counted) and ends cleanly; the passphrase never shows")

@@ -42,6 +42,8 @@ struct GraphSwap {
             try await located(part.spec.keyPath) { try await part.component.preflight() }
         }
         if keptChain == 0 {
+            // A new SRT caller of the same listener plays from the running connection.
+            _ = plan.source.component.share(old.plan.source.component)
             try await plan.prepareSource()
         }
         var graph = Graph(pipeline: old.pipeline, events: fresh.channel.emitter, limit: old.limit)
@@ -77,6 +79,8 @@ struct GraphSwap {
                 element.setState(.null)
                 try? old.pipeline.remove(element)
             }
+            // What the new source opened at the far end (a WHEP session, an SRT connection) is closed.
+            if keptChain == 0 { await plan.source.component.finish() }
             throw error
         }
         return GraphSwap(old: old, plan: plan, keptChain: keptChain, keptSinks: diff.keptSinks, graph: graph, changes: changes)
@@ -127,6 +131,7 @@ struct GraphSwap {
         // that thread for good).
         let held = Arrivals(keptChain == 0 ? 0 : old.layout.cursors[keptChain - 1].count)
         if keptChain == 0 {
+            plan.source.component.takeOver()
             old.plan.source.component.willStop()
             old.pipeline.element(named: old.plan.source.binName)?.sendEvent(.endOfStream())
         } else {
@@ -195,6 +200,11 @@ struct GraphSwap {
         }
         let built = BuiltPipeline(pipeline: old.pipeline, plan: plan, owners: owners, limit: old.limit, layout: graph.layout)
         return Applied(built: built, notes: notes, took: took)
+    }
+
+    /// Not applied (the pipeline went down meanwhile): what the new source opened is closed.
+    nonisolated(nonsending) func discard() async {
+        if keptChain == 0 { await plan.source.component.finish() }
     }
 
     struct Applied {

@@ -218,7 +218,10 @@ public actor PipelineRunner {
             throw refuse(["\(origin): \(error)"])
         }
         // Failed while the new parts were made: the pipeline is going down, and they with it.
-        guard case .swapping = model.phase else { throw refuse(["\(origin): the pipeline has stopped"]) }
+        guard case .swapping = model.phase else {
+            await swap.discard()
+            throw refuse(["\(origin): the pipeline has stopped"])
+        }
         send(.swapApplying(retiring: swap.retiredNames))
         let applied = await swap.apply(started: started)
         adjust(built.plan, to: plan, diff.adjustedChain)

@@ -19,9 +19,8 @@ final class SRTConnection: Sendable {
     /// The URI, passphrase and all: given to srtsrc only.
     private let uri: String
     private let context: ComponentContext
-    private let endAfter: Duration
     private let link: SRTReceiveLink
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let watch = Mutex<Task<Void, Never>?>(nil)
 
     private struct State {
@@ -47,6 +46,8 @@ final class SRTConnection: Sendable {
         var connectedAt: ContinuousClock.Instant?
         /// srtsrc's latency (ms): media comes that long after it was sent.
         var latency = 125
+        /// Nothing for this long has ended the stream.
+        var endAfter: Duration
     }
 
     /// How long, once the program map is read, its streams' first timestamps are waited for:
@@ -58,7 +59,8 @@ final class SRTConnection: Sendable {
     static let queuedBytes: UInt64 = 16 << 20
 
     init(uri: String, endAfter: Duration, context: ComponentContext) {
-        (self.uri, self.endAfter, self.context) = (uri, endAfter, context)
+        (self.uri, self.context) = (uri, context)
+        state = Mutex(State(endAfter: endAfter))
         link = SRTReceiveLink(stage: context.componentName, events: context.events)
     }
 
@@ -84,17 +86,31 @@ final class SRTConnection: Sendable {
 
     /// Feeds `appsrc` (live, stamping what it is given, with srtsrc's latency) from the first time
     /// it asks for data: what came before the pipeline played is not queued up behind it, and
-    /// while it does not play (paused) the oldest is let go.
+    /// while it does not play (paused) the oldest is let go. A feed before it is ended: a swap's
+    /// new source plays on from this connection (see `handOver`).
     func feed(_ appsrc: AppSrc) {
         appsrc.configure(isLive: true, maxBytes: Self.queuedBytes)
         try? appsrc.element.set("do-timestamp", true)
         try? appsrc.element.set("leaky-type", text: "downstream")
-        let latency = state.withLock { state in
-            state.feed = appsrc
-            return state.latency
+        let (latency, before) = state.withLock { state in
+            defer { (state.feed, state.feeding) = (appsrc, false) }
+            return (state.latency, state.stopped ? nil : state.feed)
         }
         try? appsrc.element.set("min-latency", Int64(latency) * 1_000_000)
-        appsrc.onNeedData { [weak self] _ in self?.state.withLock { $0.feeding = true } }
+        // Only the feed now: an ended one's last ask for data must not start the next before it plays.
+        appsrc.onNeedData { [weak self, weak appsrc] _ in
+            self?.state.withLock { state in
+                if let appsrc, state.feed === appsrc { state.feeding = true }
+            }
+        }
+        _ = before?.endOfStream()
+    }
+
+    /// A swap's new source, calling the same peer, plays from this connection from now on: many
+    /// listeners take a single caller, so a second connection would wait for this one to go.
+    func handOver(to appsrc: AppSrc, endAfter: Duration) {
+        state.withLock { $0.endAfter = endAfter }
+        feed(appsrc)
     }
 
     /// Stops feeding and ends the feed's stream.
@@ -244,8 +260,8 @@ final class SRTConnection: Sendable {
     /// `endAfter` (however many connections were tried) ends the stream.
     private func watchEverySecond() async {
         while (try? await Task.sleep(for: .seconds(1))) != nil {
-            let (last, stopped, connecting, connected, current) = state.withLock {
-                ($0.lastMedia, $0.stopped, $0.connecting, $0.connectedAt, $0.current)
+            let (last, stopped, connecting, connected, current, endAfter) = state.withLock {
+                ($0.lastMedia, $0.stopped, $0.connecting, $0.connectedAt, $0.current, $0.endAfter)
             }
             guard !stopped, let last else { return }
             let silent = ContinuousClock.now - last

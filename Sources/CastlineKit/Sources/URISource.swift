@@ -30,6 +30,11 @@ public class URISource: SourceComponent {
     private var srt: SRTConnection?
     /// The streams the SRT connection's program map lists.
     private var srtStreams: [StreamKind: Codec?]?
+    /// How long an SRT stream may bring nothing before it has ended.
+    private var srtEndAfter: Duration = .zero
+    /// The running source whose SRT connection this one takes over when a swap is applied, and
+    /// the feed it will take (see `share`).
+    private var sharing: (running: URISource, feed: AppSrc?)?
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
         guard let uri = spec.options[Self.uri], URL(string: uri)?.scheme != nil else {
@@ -41,7 +46,10 @@ public class URISource: SourceComponent {
         keyPath = spec.keyPath
         loop = false
         events = context.events
-        if uriScheme(uri) == "srt" { srt = SRTConnection(uri: self.uri, endAfter: spec.options[HLSSource.endAfter], context: context) }
+        if uriScheme(uri) == "srt" {
+            srtEndAfter = spec.options[HLSSource.endAfter]
+            srt = SRTConnection(uri: self.uri, endAfter: srtEndAfter, context: context)
+        }
     }
 
     /// `uri` with its stream key (rtmp) or passphrase (srt) put where GStreamer reads them; each is
@@ -205,7 +213,7 @@ public class URISource: SourceComponent {
         try bin.add(appsrc.element)
         let decoder = try ElementCatalog.make("decodebin3")
         try decoder.set("caps", stops)
-        srt.feed(appsrc)
+        if sharing != nil { sharing?.feed = appsrc } else { srt.feed(appsrc) }
         try bin.add(decoder)
         try appsrc.element.link(decoder)
         return decoder
@@ -283,15 +291,32 @@ public class URISource: SourceComponent {
     /// while a demuxer pulls from it; so every stream is ended at the bin's outlet.
     public var endsStreamsOnStop: Bool { true }
 
+    /// An SRT caller of the same URI (passphrase and all) plays from the running source's
+    /// connection: the listener may take a single caller.
+    public func share(_ running: any SourceComponent) -> Bool {
+        guard let running = running as? URISource, type(of: running) == type(of: self), srt != nil,
+              running.uri == uri, let connection = running.srt, let streams = running.srtStreams else { return false }
+        (srt, srtStreams, sharing) = (connection, streams, (running, nil))
+        return true
+    }
+
+    public func takeOver() {
+        guard let (running, feed) = sharing, let srt, let feed else { return }
+        srt.handOver(to: feed, endAfter: srtEndAfter)
+        running.srt = nil
+        sharing = nil
+    }
+
     public func willStop() {
-        srt?.end()
+        // A connection not taken over yet is still the running source's.
+        if sharing == nil { srt?.end() }
         // A loop's decoder that is starting is let start first (see FileLoop.stop).
         guard let fileLoop else { ends.stop(); return }
         fileLoop.stop { [ends] idle in ends.stop(idle: idle) }
     }
 
     nonisolated(nonsending) public func finish() async {
-        await srt?.stop()
+        if sharing == nil { await srt?.stop() }
     }
 
     /// Caps at which uridecodebin3 stops decoding a stream wanted in `form`.
