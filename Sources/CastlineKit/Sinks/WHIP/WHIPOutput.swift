@@ -75,7 +75,8 @@ struct WHIPOutput: PublishOutput {
             let payloader = try ElementCatalog.make("rtph264pay")
             try payloader.set("config-interval", Int32(-1))
             try payloader.set("aggregate-mode", text: "zero-latency")
-            return [try ElementCatalog.make("h264parse"), payloader,
+            // What comes in is parsed already, in the framing `WHIPSink.framing` asks of the main pipeline.
+            return [payloader,
                     try BinChain.capsFilter("application/x-rtp,media=video,encoding-name=H264,payload=\(Self.videoPayload),clock-rate=90000")]
         case .audio:
             var elements: [Element] = []
