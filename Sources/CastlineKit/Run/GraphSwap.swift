@@ -202,7 +202,8 @@ struct GraphSwap {
         return Applied(built: built, notes: notes, took: took)
     }
 
-    /// Not applied (the pipeline went down meanwhile): what the new source opened is closed.
+    /// The pipeline went down before the swap was applied, or as it was: what the new source
+    /// opened at the far end is closed (the run's end finished the parts it had then).
     nonisolated(nonsending) func discard() async {
         if keptChain == 0 { await plan.source.component.finish() }
     }

@@ -224,6 +224,11 @@ public actor PipelineRunner {
         }
         send(.swapApplying(retiring: swap.retiredNames))
         let applied = await swap.apply(started: started)
+        // Failed while applied: the run finished the parts it had then, not the new source.
+        guard case .swapping = model.phase else {
+            await swap.discard()
+            throw refuse(["\(origin): the pipeline has stopped"])
+        }
         adjust(built.plan, to: plan, diff.adjustedChain)
         self.built = applied.built
         spec = newSpec
