@@ -85,7 +85,11 @@ struct PublishVerdictTests {
     @Test("an SRT listener that had a caller for about 3 s of 9: published counts the 3, not the 9; with none at all, exit 1")
     func srtListenerTime() async throws {
         let scratch = try Scratch()
-        let port = try FreePort.find(datagram: true)
+        let port = try FreePort.find(datagram: true), lonelyPort = try FreePort.find(datagram: true)
+        // The listener nobody calls, at the same time.
+        async let alone = Castline.run([
+            "broadcast", "srt://:\(lonelyPort)?mode=listener", "--size", "320x240", "--duration", "3s",
+        ], timeout: .seconds(30))
         let broadcast = try Castline.start([
             "broadcast", "srt://:\(port)?mode=listener", "--size", "320x240", "--keyframe-interval", "1s", "--duration", "9s",
         ])
@@ -105,11 +109,9 @@ struct PublishVerdictTests {
         // The caller acknowledged what it took: counted in the summary.
         #expect((SRTTests.acksReceived(broadcast.standardError) ?? 0) > 0, "\(broadcast.standardError)")
 
-        let alone = try await Castline.run([
-            "broadcast", "srt://:\(try FreePort.find(datagram: true))?mode=listener", "--size", "320x240", "--duration", "3s",
-        ], timeout: .seconds(30))
-        #expect(alone.status == 1, "\(alone.stderr)")
-        #expect(alone.stderr.contains("error: nothing was published: no SRT caller connected to srt://:"), "\(alone.stderr)")
+        let lonely = try await alone
+        #expect(lonely.status == 1, "\(lonely.stderr)")
+        #expect(lonely.stderr.contains("error: nothing was published: no SRT caller connected to srt://:"), "\(lonely.stderr)")
     }
 }
 

@@ -116,7 +116,7 @@ struct SRTTests {
     func swapPlaysOnFromTheConnection() async throws {
         let scratch = try Scratch()
         let port = try FreePort.find(datagram: true)
-        let sender = Self.sender(port: port, seconds: 4)
+        let sender = Self.sender(port: port, seconds: 6)
         try sender.start()
         defer { sender.signal(SIGKILL) }
         #expect(await FreePort.waitUntilTaken(datagram: port, timeout: .seconds(10)), "ffmpeg never bound \(port)")
@@ -149,8 +149,8 @@ struct SRTTests {
         #expect(after.count >= 2 && zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "\(process.standardOutput)")
         let media = try await ProbedMedia.probe(recording)
         #expect(media.stream("video")?.codec == "h264" && media.stream("audio")?.codec == "aac", "\(media)")
-        // 4 s sent, less the wait for the first keyframe and the swap's own.
-        #expect(media.duration >= 2.5, "recorded \(media.duration) s")
+        // 6 s sent, less the wait for the first keyframe and the swap's own.
+        #expect(media.duration >= 4.5, "recorded \(media.duration) s")
         #expect(!process.standardError.contains(Self.passphrase) && !process.standardOutput.contains(Self.passphrase))
     }
 

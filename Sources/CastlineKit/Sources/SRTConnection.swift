@@ -92,10 +92,12 @@ final class SRTConnection: Sendable {
         appsrc.configure(isLive: true, maxBytes: Self.queuedBytes)
         try? appsrc.element.set("do-timestamp", true)
         try? appsrc.element.set("leaky-type", text: "downstream")
-        let (latency, before) = state.withLock { state in
+        let (latency, before, stopped) = state.withLock { state in
             defer { (state.feed, state.feeding) = (appsrc, false) }
-            return (state.latency, state.stopped ? nil : state.feed)
+            return (state.latency, state.stopped ? nil : state.feed, state.stopped)
         }
+        // Stopped since it was shared: nothing more comes, and the new feed ends at once.
+        if stopped { _ = appsrc.endOfStream() }
         try? appsrc.element.set("min-latency", Int64(latency) * 1_000_000)
         // Only the feed now: an ended one's last ask for data must not start the next before it plays.
         appsrc.onNeedData { [weak self, weak appsrc] _ in
@@ -112,6 +114,9 @@ final class SRTConnection: Sendable {
         state.withLock { $0.endAfter = endAfter }
         feed(appsrc)
     }
+
+    /// Stopped (by the source, or quiet for `endAfter`): it feeds nothing more.
+    var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Stops feeding and ends the feed's stream.
     func end() {

@@ -295,7 +295,8 @@ public class URISource: SourceComponent {
     /// connection: the listener may take a single caller.
     public func share(_ running: any SourceComponent) -> Bool {
         guard let running = running as? URISource, type(of: running) == type(of: self), srt != nil,
-              running.uri == uri, let connection = running.srt, let streams = running.srtStreams else { return false }
+              running.uri == uri, let connection = running.srt, !connection.isStopped,
+              let streams = running.srtStreams else { return false }
         (srt, srtStreams, sharing) = (connection, streams, (running, nil))
         return true
     }
