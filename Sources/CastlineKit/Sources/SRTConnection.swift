@@ -42,6 +42,8 @@ final class SRTConnection: Sendable {
         var connecting = false
         /// A failure of the connection being made while it was made: taken up once it is made.
         var pending: (reason: String, pipeline: Pipeline)?
+        /// Connections being closed, by pipeline.
+        var closing: [ObjectIdentifier: Task<Void, Never>] = [:]
         /// When the connection now was made: its silence counts from then.
         var connectedAt: ContinuousClock.Instant?
         /// srtsrc's latency (ms): media comes that long after it was sent.
@@ -127,13 +129,16 @@ final class SRTConnection: Sendable {
         feed?.endOfStream()
     }
 
-    /// Ends the feed and closes the connection.
+    /// Ends the feed and closes the connection; returns once every connection ever made is closed
+    /// (one a reconnect or an earlier stop is closing too): libsrt still at work as the process
+    /// exits crashes it.
     func stop() async {
         end()
         watch.withLock { $0?.cancel() }
         link.stop()
         settle(.failure(Failure(reason: "stopped")))
         await close(state.withLock { state in defer { state.current = nil }; return state.current })
+        for closing in state.withLock({ Array($0.closing.values) }) { await closing.value }
     }
 
     /// A fresh srtsrc into an appsink, playing; nil, or why it could not start.
@@ -163,12 +168,13 @@ final class SRTConnection: Sendable {
                     self?.handle(message, from: pipeline)
                 }
             }
+            // Followed under the lock: a stop then either sees it (and ends it) or came first.
             let replaced = state.withLock { state -> Pipeline? in
                 defer { state.current = state.stopped ? nil : pipeline }
+                if !state.stopped { link.follow(source) }
                 return state.stopped ? pipeline : nil
             }
             if let replaced { await close(replaced); return Failure(reason: "stopped") }
-            link.follow(source)
         } catch {
             return Failure(reason: "\(error)")
         }
@@ -183,11 +189,19 @@ final class SRTConnection: Sendable {
         return nil
     }
 
+    /// Sets `pipeline` to NULL (after a start under way, which may wait for libsrt's connect
+    /// timeout), seen by `stop` until it is done.
     private func close(_ pipeline: Pipeline?) async {
         guard let pipeline else { return }
-        _ = await onOwnThread { pipeline.setState(.null) }
-        // Ends the task reading the bus, which would otherwise wait on for good.
-        pipeline.bus.finish()
+        let closing = Task {
+            _ = await onOwnThread { pipeline.setState(.null) }
+            // Ends the task reading the bus, which would otherwise wait on for good.
+            pipeline.bus.finish()
+        }
+        let key = ObjectIdentifier(pipeline)
+        state.withLock { $0.closing[key] = closing }
+        await closing.value
+        state.withLock { _ = $0.closing.removeValue(forKey: key) }
     }
 
     private func received(_ sample: Sample, from pipeline: Pipeline) {
