@@ -22,7 +22,7 @@ struct RunModelTests {
     static let livePlaying: [RunInput] = [.start, .built(one), .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false)]
     static let stopNotice = RunEffect.notice("stopping: sending end-of-stream so outputs are complete")
     static let stopping: [RunEffect] = [
-        .announce(from: .playing, to: .stopping), stopNotice, .stopSource(sendEndOfStream: true), .startTimer(.drain),
+        .announce(from: .playing, to: .stopping), stopNotice, .cutPlayout, .stopSource(sendEndOfStream: true), .startTimer(.drain),
     ]
 
     static let rows: [Row] = [
@@ -66,7 +66,7 @@ struct RunModelTests {
             inputs: [.start, .built(delayed), .playRequested(.async), .pipelinePlaying(hasKnownEnd: false), .pause, .stop],
             phase: .stopping,
             effects: [.holdPlayout(false), .announce(from: .paused, to: .stopping), stopNotice,
-                      .stopSource(sendEndOfStream: true), .startTimer(.drain)]),
+                      .cutPlayout, .stopSource(sendEndOfStream: true), .startTimer(.drain)]),
         Row(name: "resume", inputs: playing + [.pause, .resume],
             phase: .running(.playing), effects: [.setPipelineState(.playing), .announce(from: .paused, to: .playing)]),
         Row(name: "resume when not paused does nothing", inputs: playing + [.resume], phase: .running(.playing), effects: []),
@@ -139,7 +139,7 @@ struct RunModelTests {
         Row(name: "a stop while stalled plays the pipeline so the end reaches the outputs",
             inputs: unboundedPlaying + [.connection(keyPath: "source", .stalled), .stop], phase: .stopping,
             effects: [.setPipelineState(.playing), .announce(from: .buffering, to: .stopping), stopNotice,
-                      .stopSource(sendEndOfStream: true), .startTimer(.drain)]),
+                      .cutPlayout, .stopSource(sendEndOfStream: true), .startTimer(.drain)]),
         Row(name: "a stalled source reconnecting is not held: the pipeline plays (the source says again that it is dry once back)",
             inputs: unboundedPlaying + [.connection(keyPath: "source", .stalled),
                                         .connection(keyPath: "source", .reconnecting(reason: "reset", attempt: 1, delay: .seconds(1)))],

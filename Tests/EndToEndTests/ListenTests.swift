@@ -1,6 +1,7 @@
 import Foundation
 import LocalIngest
 import Testing
+import TestSupport
 
 /// Listening to HLS from a real nginx-rtmp ingest and from a plain HTTP server on loopback.
 @Suite("castline listen, end to end", .serialized, .timeLimit(.minutes(3)))
@@ -117,6 +118,32 @@ struct ListenTests {
         // A VOD playlist is read once and each segment fetched once (its head tells the streams).
         #expect(server.requests(of: "vod.m3u8") == 1, "\(server.requests(of: "vod.m3u8")) playlist fetches")
         #expect(server.requests(of: "vod-0.ts") == 1, "the first segment fetched \(server.requests(of: "vod-0.ts")) times")
+    }
+
+    @Test("""
+        Ctrl-C with seconds of the stream queued in front of the clocked outputs: the run ends at once (exit 0, \
+        under a second), and the paced recording holds what was played, not what was queued
+        """)
+    func interruptEndsAtOnce() async throws {
+        let scratch = try Scratch()
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 12)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let recording = scratch.file("heard.mkv")
+        let listener = try Castline.start(["listen", server.url("vod.m3u8"), "--output", "null", "--record", recording,
+                                           "--stats-json", "-"])
+        defer { listener.signal(SIGKILL) }
+        // The stats stage's clock says how long it has played; the VOD's segments are read well ahead of it.
+        #expect(await waitUntil(.seconds(20)) { listener.standardOutput.contains("\"running_time_s\":2.") }, "\(listener.standardError)")
+        let asked = ContinuousClock.now
+        let status = await Castline.interrupt(listener)
+        let took = ContinuousClock.now - asked
+        #expect(status == 0, "\(listener.standardError)")
+        #expect(took < .seconds(1), "Ctrl-C took \(took)")
+        let played = jsonLines(listener.standardOutput).compactMap { $0["running_time_s"] as? Double }.last ?? 0
+        let media = try await ProbedMedia.probe(recording)
+        // Stats are a second apart: what was played at the stop is up to a second past the last.
+        #expect(media.duration > played - 0.3 && media.duration < played + 1.3, "recorded \(media.duration) s, played \(played) s")
     }
 
     @Test("a master playlist with two renditions plays the chosen one, kept encoded in Matroska")

@@ -1,4 +1,5 @@
 import GstKit
+import Synchronization
 
 /// Where a stream ends so far: the src pad to link on from, and its form.
 struct Cursor {
@@ -25,6 +26,21 @@ struct GraphLayout {
 struct SinkLayout {
     var elements: [Element] = []
     var entries: [StreamKind: SinkEntry] = [:]
+    /// For a sink that renders at the clock: drops what it would still play once the run stops.
+    var playout: PlayoutCut?
+}
+
+/// Lets a stopping run's end-of-stream reach a sink that renders at the clock (a sound card, a
+/// window, a paced null sink or recording) at once: the media queued in front of it, up to its
+/// entry queue's seconds, is dropped rather than played out first.
+final class PlayoutCut: Sendable {
+    private let dropping = Atomic<Bool>(false)
+
+    func install(on pad: Pad) {
+        pad.addProbe([.buffer, .bufferList]) { [self] _ in dropping.load(ordering: .relaxed) ? .drop : .ok }
+    }
+
+    func cut() { dropping.store(true, ordering: .relaxed) }
 }
 
 /// The sink pad of the queue a stream enters a sink through, the form it takes

@@ -254,6 +254,11 @@ public struct GraphBuilder {
                 }
                 let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
                 try graph.add(bin, owner: part.spec.keyPath)
+                if part.component.rendersAtTheClock {
+                    let playout = PlayoutCut()
+                    for stream in inputs.keys { playout.install(on: try graph.pad(bin, stream.rawValue)) }
+                    layout.playout = playout
+                }
                 for (stream, cursor) in inputs {
                     try cursor.pad.link(try graph.pad(bin, stream.rawValue))
                 }

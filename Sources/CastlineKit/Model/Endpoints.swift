@@ -61,6 +61,10 @@ public protocol SinkComponent: ComponentDescription {
     /// front (a muxer needs both: a thread per input so one stream never starves another, and
     /// the formats it takes).
     var takesStreamsAsTheyCome: Bool { get }
+    /// It takes its media at the pipeline clock (a sound card, a window, a paced null sink or
+    /// recording): what is queued in front of it when the run stops comes after the stop, and is
+    /// dropped rather than waited for.
+    var rendersAtTheClock: Bool { get }
     /// The caps a stream must come in, when the sink fixes its framing (FLV takes H.264 as
     /// `stream-format=avc`): sinks that fix the same one are served by one parser before the
     /// tee, not a parser each. nil: the builder converts for this sink alone.
@@ -82,6 +86,7 @@ extension SinkComponent {
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict { .quiet }
     public var ownPipelines: [Pipeline] { [] }
     public var takesStreamsAsTheyCome: Bool { false }
+    public var rendersAtTheClock: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
 }
 

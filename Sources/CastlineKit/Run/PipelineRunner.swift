@@ -337,6 +337,8 @@ public actor PipelineRunner {
             }
             return shifting.compactMap { $0.resumePlayout() }
         case .recalculateLatency: built?.pipeline.recalculateLatency()
+        case .cutPlayout:
+            for sink in built?.layout.sinks ?? [] { sink.playout?.cut() }
         case .stopSource(let sendEndOfStream):
             let source = (built?.plan ?? planned).source.component
             source.willStop()

@@ -194,6 +194,8 @@ public enum RunEffect: Sendable, Equatable {
     /// Holds (or lets go) the play-out of the stages that can hold it.
     case holdPlayout(Bool)
     case recalculateLatency
+    /// What the sinks that render at the clock would still play is let go: a stop ends them now.
+    case cutPlayout
     /// Tells the source the run stops; `sendEndOfStream` when the pipeline must end its streams.
     case stopSource(sendEndOfStream: Bool)
     /// Cancels the source's preparation (a playlist fetch, a wait for a stream to go live).

@@ -137,6 +137,9 @@ extension RunModel {
             if activity == .buffering || activity == .reconnecting { effects.append(.setPipelineState(.playing)) }
             move(to: .stopping, &effects)
             effects.append(.notice("stopping: sending end-of-stream so outputs are complete"))
+            // A stop is now: what a sound card or window would still play (seconds queued for a
+            // clocked sink) is not waited for; a recording that takes media as it comes keeps all of it.
+            effects.append(.cutPlayout)
             effects.append(.stopSource(sendEndOfStream: true))
             effects.append(.startTimer(.drain))
         case .swapping(let activity, let wasPaused, _):

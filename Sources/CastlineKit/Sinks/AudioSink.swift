@@ -20,6 +20,8 @@ public final class AudioSink: SinkComponent {
         self.context = context
     }
 
+    public var rendersAtTheClock: Bool { true }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .audio ? .raw : nil
     }

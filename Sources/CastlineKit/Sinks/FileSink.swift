@@ -75,6 +75,8 @@ public final class FileSink: SinkComponent {
         }
     }
 
+    public var rendersAtTheClock: Bool { sync }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         container.requirement(for: stream)
     }

@@ -22,6 +22,7 @@ public final class NullSink: SinkComponent {
 
     /// A fakesink per stream, which takes whatever comes.
     public var takesStreamsAsTheyCome: Bool { true }
+    public var rendersAtTheClock: Bool { sync }
 
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         let bin = Bin(name: name)

@@ -33,6 +33,8 @@ public final class VideoSink: SinkComponent {
         _ = opener.withLock { held in defer { held = nil }; return held }?.setState(.null)
     }
 
+    public var rendersAtTheClock: Bool { sync }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .raw : nil
     }
