@@ -36,8 +36,14 @@ struct SinkLayout {
 final class PlayoutCut: Sendable {
     private let dropping = Atomic<Bool>(false)
 
+    /// A pad's first buffer always goes through: a sink still waiting for its preroll (a stop
+    /// before the first play) must get one, or the pipeline never plays and its end never comes.
     func install(on pad: Pad) {
-        pad.addProbe([.buffer, .bufferList]) { [self] _ in dropping.load(ordering: .relaxed) ? .drop : .ok }
+        let first = OnceFlag()
+        pad.addProbe([.buffer, .bufferList]) { [self] _ in
+            let prerolls = first.trip()
+            return dropping.load(ordering: .relaxed) && !prerolls ? .drop : .ok
+        }
     }
 
     func cut() { dropping.store(true, ordering: .relaxed) }

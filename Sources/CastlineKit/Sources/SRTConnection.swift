@@ -42,8 +42,15 @@ final class SRTConnection: Sendable {
         var connecting = false
         /// A failure of the connection being made while it was made: taken up once it is made.
         var pending: (reason: String, pipeline: Pipeline)?
-        /// Connections being closed, by pipeline.
-        var closing: [ObjectIdentifier: Task<Void, Never>] = [:]
+        /// Starts and closes of connections under way, which `stop` waits for.
+        var work: [Int: Task<Void, Never>] = [:]
+        var nextWork = 0
+
+        mutating func track(_ job: Task<Void, Never>) -> Int {
+            nextWork += 1
+            work[nextWork] = job
+            return nextWork
+        }
         /// When the connection now was made: its silence counts from then.
         var connectedAt: ContinuousClock.Instant?
         /// srtsrc's latency (ms): media comes that long after it was sent.
@@ -135,15 +142,17 @@ final class SRTConnection: Sendable {
     func stop() async {
         end()
         watch.withLock { $0?.cancel() }
-        link.stop()
+        let reading = link.stop()
         settle(.failure(Failure(reason: "stopped")))
         await close(state.withLock { state in defer { state.current = nil }; return state.current })
-        for closing in state.withLock({ Array($0.closing.values) }) { await closing.value }
+        for job in state.withLock({ Array($0.work.values) }) { await job.value }
+        await reading?.value
     }
 
     /// A fresh srtsrc into an appsink, playing; nil, or why it could not start.
     private func connect() async -> Failure? {
         let pipeline = Pipeline(name: "\(context.componentName)-srt")
+        let start: (id: Int, job: Task<Void, Never>)
         do {
             let source = try Element.make("srtsrc")
             // An error naming the value would show the passphrase it holds.
@@ -168,19 +177,27 @@ final class SRTConnection: Sendable {
                     self?.handle(message, from: pipeline)
                 }
             }
-            // Followed under the lock: a stop then either sees it (and ends it) or came first.
-            let replaced = state.withLock { state -> Pipeline? in
-                defer { state.current = state.stopped ? nil : pipeline }
-                if !state.stopped { link.follow(source) }
-                return state.stopped ? pipeline : nil
+            // Started under the lock: a stop then either waits for the start (libsrt connecting)
+            // and closes it, or came first and nothing starts. A failed start posts its reason
+            // on the bus, which `handle` reads.
+            let started = state.withLock { state -> (id: Int, job: Task<Void, Never>)? in
+                guard !state.stopped else { return nil }
+                state.current = pipeline
+                link.follow(source)
+                let job = Task { _ = await onOwnThread { pipeline.setState(.playing) } }
+                return (state.track(job), job)
             }
-            if let replaced { await close(replaced); return Failure(reason: "stopped") }
+            guard let started else {
+                await close(pipeline)
+                return Failure(reason: "stopped")
+            }
+            start = started
         } catch {
             return Failure(reason: "\(error)")
         }
-        // A failed start posts its reason on the bus, which `handle` reads.
-        _ = await onOwnThread { pipeline.setState(.playing) }
+        await start.job.value
         let stopped = state.withLock { state in
+            state.work[start.id] = nil
             state.connectedAt = .now
             return state.stopped
         }
@@ -193,15 +210,14 @@ final class SRTConnection: Sendable {
     /// timeout), seen by `stop` until it is done.
     private func close(_ pipeline: Pipeline?) async {
         guard let pipeline else { return }
-        let closing = Task {
+        let job = Task {
             _ = await onOwnThread { pipeline.setState(.null) }
             // Ends the task reading the bus, which would otherwise wait on for good.
             pipeline.bus.finish()
         }
-        let key = ObjectIdentifier(pipeline)
-        state.withLock { $0.closing[key] = closing }
-        await closing.value
-        state.withLock { _ = $0.closing.removeValue(forKey: key) }
+        let id = state.withLock { $0.track(job) }
+        await job.value
+        state.withLock { $0.work[id] = nil }
     }
 
     private func received(_ sample: Sample, from pipeline: Pipeline) {

@@ -31,9 +31,12 @@ final class SRTReceiveLink: Sendable {
         reading.withLock { $0?.cancel(); $0 = task }
     }
 
-    func stop() {
-        reading.withLock { $0?.cancel(); $0 = nil }
+    /// Stops reading; returns the reading task, ended soon (a read under way finishes first).
+    @discardableResult
+    func stop() -> Task<Void, Never>? {
+        let task = reading.withLock { task in defer { task = nil }; task?.cancel(); return task }
         source.withLock { $0 = nil }
+        return task
     }
 
     /// From srtsrc's stats (a caller's: one socket); none before anything was received.
