@@ -20,8 +20,8 @@ public protocol SourceComponent: ComponentDescription {
     var endsStreamsOnStop: Bool { get }
     /// Before a swap replaces `running` with this source: when both reach the same peer over a
     /// connection the peer may hold to one (an SRT caller), this source will play from `running`'s
-    /// rather than make another. True if it will; `running` is untouched until `takeOver`.
-    func share(_ running: any SourceComponent) -> Bool
+    /// rather than make another; `running` is untouched until `takeOver`.
+    func share(_ running: any SourceComponent)
     /// The swap is applied: a shared connection is this source's from now on, and feeds it.
     func takeOver()
     /// Called once its part of the run is over (the run ended, or a swap replaced the source):
@@ -75,7 +75,7 @@ extension SourceComponent {
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {}
     public func encodedForms() throws -> [StreamKind: StreamForm] { [:] }
     public func willStop() {}
-    public func share(_ running: any SourceComponent) -> Bool { false }
+    public func share(_ running: any SourceComponent) {}
     public func takeOver() {}
     public var endsStreamsOnStop: Bool { false }
     nonisolated(nonsending) public func finish() async {}

@@ -1,21 +1,20 @@
 import Synchronization
 
-/// A flag that goes up once, safe from any thread.
+/// A flag that goes up once, safe from any thread. An atomic, not a lock: pad probes trip
+/// it for every buffer, and once it is up that is a load.
 public final class OnceFlag: Sendable {
-    private let value = Mutex(false)
+    private let value = Atomic(false)
 
     public init() {}
 
     /// Raises the flag; true only for the call that raised it.
     @discardableResult
     public func trip() -> Bool {
-        value.withLock { raised in
-            defer { raised = true }
-            return !raised
-        }
+        !value.load(ordering: .acquiring)
+            && value.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 
-    public var isTripped: Bool { value.withLock { $0 } }
+    public var isTripped: Bool { value.load(ordering: .acquiring) }
 }
 
 /// One flag per key, each going up once: "say it once" for each of several things.

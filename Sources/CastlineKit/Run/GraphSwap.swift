@@ -43,7 +43,7 @@ struct GraphSwap {
         }
         if keptChain == 0 {
             // A new SRT caller of the same listener plays from the running connection.
-            _ = plan.source.component.share(old.plan.source.component)
+            plan.source.component.share(old.plan.source.component)
             try await plan.prepareSource()
         }
         var graph = Graph(pipeline: old.pipeline, events: fresh.channel.emitter, limit: old.limit)

@@ -217,18 +217,16 @@ public actor PipelineRunner {
             send(.swapEnded(Self.layout(of: built.plan)))
             throw refuse(["\(origin): \(error)"])
         }
-        // Failed while the new parts were made: the pipeline is going down, and they with it.
-        guard case .swapping = model.phase else {
+        // The run failed while the new parts were made, or as they went in: it finished the parts
+        // it had then, not the new source.
+        func wentDown() async -> SwapRefused {
             await swap.discard()
-            throw refuse(["\(origin): the pipeline has stopped"])
+            return refuse(["\(origin): the pipeline has stopped"])
         }
+        guard case .swapping = model.phase else { throw await wentDown() }
         send(.swapApplying(retiring: swap.retiredNames))
         let applied = await swap.apply(started: started)
-        // Failed while applied: the run finished the parts it had then, not the new source.
-        guard case .swapping = model.phase else {
-            await swap.discard()
-            throw refuse(["\(origin): the pipeline has stopped"])
-        }
+        guard case .swapping = model.phase else { throw await wentDown() }
         adjust(built.plan, to: plan, diff.adjustedChain)
         self.built = applied.built
         spec = newSpec

@@ -200,17 +200,14 @@ extension RunModel {
         case .buffered:
             switch phase {
             case .running(.buffering):
-                // Shown as playing once the pipeline is (`pipelinePlaying`).
-                effects.append(.buffering(percent: 100))
-                effects.append(.setPipelineState(.playing))
+                break  // shown as playing once the pipeline is (`pipelinePlaying`)
             case .swapping(.buffering, let wasPaused, let then):
                 // A swap that fails goes back to this activity: it must not be a held pipeline's.
-                effects.append(.buffering(percent: 100))
-                effects.append(.setPipelineState(.playing))
                 phase = .swapping(.playing, wasPaused: wasPaused, then: then)
             default:
-                break
+                return
             }
+            effects += [.buffering(percent: 100), .setPipelineState(.playing)]
         case .reconnecting(let reason, let attempt, let delay):
             // Reconnecting is not held: the source says again that it is stalled once it is back.
             if phase == .running(.buffering) { effects.append(.setPipelineState(.playing)) }

@@ -250,12 +250,11 @@ public class URISource: SourceComponent {
 
     /// An SRT caller of the same URI (passphrase and all) plays from the running source's
     /// connection: the listener may take a single caller.
-    public func share(_ running: any SourceComponent) -> Bool {
+    public func share(_ running: any SourceComponent) {
         guard let running = running as? URISource, type(of: running) == type(of: self), srt != nil,
               running.uri == uri, let connection = running.srt, !connection.isStopped,
-              let streams = running.srtStreams else { return false }
+              let streams = running.srtStreams else { return }
         (srt, srtStreams, sharing) = (connection, streams, (running, nil))
-        return true
     }
 
     public func takeOver() {
