@@ -177,7 +177,7 @@ public struct HLSStart: Sendable {
                 }
                 try await Task.sleep(for: .seconds(2))
             } catch FetchError.http(status: 404, let missing) {
-                throw StartFailure("the playlist is not there (HTTP 404 for \(missing)); if the stream is not live yet, add --wait-for-live",
+                throw StartFailure("the playlist is not there (HTTP 404 for \(missing)); if the stream is not live yet, add --wait-for-live (wait-for-live: true in a file)",
                                    badInput: true)
             } catch let error as FetchError {
                 throw StartFailure("cannot fetch the playlist: \(error) (check the URL and the network)", badInput: !error.isTransient)

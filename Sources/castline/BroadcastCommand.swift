@@ -64,6 +64,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also record what is published to this file (.mkv, .mp4, .ts), from the same encode; a recording cut short still plays.",
                                valueName: "path"))
     var record: String?
+    @Flag(help: "Replace the --record file if it exists.")
+    var overwrite = false
     @Option(help: "Give up after this many failed reconnects in a row (default: never).")
     var maxReconnects: Int?
     @Option(help: "Pipeline name in events and metrics.")
@@ -85,6 +87,7 @@ struct BroadcastCommand: AsyncParsableCommand {
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
         (made.microphone, made.camera) = (microphone, camera)
         (made.preset, made.rateControl, made.tone, made.record) = (preset, rateControl, tone, record)
+        made.overwrite = overwrite
         (made.maxReconnects, made.name, made.stats) = (maxReconnects, name, stats.settings)
         return made
     }

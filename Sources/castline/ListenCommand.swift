@@ -19,6 +19,8 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also record to this file: .wav (decoded audio), or .mkv/.mp4/.ts keeping the encoded streams as they are.",
                                valueName: "path"))
     var record: String?
+    @Flag(help: "Replace the --record file if it exists.")
+    var overwrite = false
     @Option(help: ArgumentHelp("audio (sound on the default device), window (the picture in a window too) or null (headless monitoring).",
                                valueName: "audio|window|null"))
     var output = ListenShortcut.Output.audio
@@ -53,6 +55,7 @@ struct ListenCommand: AsyncParsableCommand {
         (made.audioOnly, made.record, made.output, made.rendition) = (audioOnly, record, output, rendition)
         (made.waitForLive, made.endAfter, made.delay, made.maxDelay) = (waitForLive, endAfter, delay, maxDelay)
         (made.timeout, made.tokenEnv, made.tokenFile) = (timeout, credentials.tokenEnv, credentials.tokenFile)
+        made.overwrite = overwrite
         (made.name, made.stats) = (name, stats.settings)
         made.figuresWatched = Terminal.stderrIsTerminal || control.ui
         (made.measureLatency, made.keyEnv, made.keyFile, made.passphraseEnv) = (measureLatency, credentials.keyEnv, credentials.keyFile, credentials.passphraseEnv)

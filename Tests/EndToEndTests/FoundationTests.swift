@@ -46,6 +46,8 @@ struct FoundationTests {
         #expect(mixed.contains("  - srt:\n      url: srt://b.example:9000\n      passphrase: ${CASTLINE_UNSET_PASS}"), "\(mixed)")
         let capture = try await printed(["broadcast", "srt://b.example:9000", "--microphone", "mic", "--camera", "/dev/video2"])
         #expect(capture.contains("capture:\n    audio:\n      device: mic\n    video:\n      device: /dev/video2"), "\(capture)")
+        let replacing = try await printed(["listen", "http://127.0.0.1/a.m3u8", "--record", "a.mkv", "--overwrite"])
+        #expect(replacing.contains("overwrite: true"), "\(replacing)")
         for (arguments, says) in [
             (["listen", "http://h/a.m3u8", "--output", "window", "--audio-only"], "--output window shows the video: leave out --audio-only"),
             (["listen", "rtmp://h/live", "--wait-for-live"], "--wait-for-live is for HLS"),
@@ -53,6 +55,7 @@ struct FoundationTests {
             (["broadcast", "rtmp://h/live", "--key-env", "K", "--passphrase-env", "CASTLINE_UNSET_PASS"], "--passphrase-env is for srt:// URLs"),
             (["broadcast", "srt://h:9000", "--source", "a.mp4", "--microphone", "default"], "give --source FILE or --microphone/--camera, not both"),
             (["broadcast", "srt://h:9000", "--key-env", "K"], "are for rtmp(s):// URLs; SRT takes --passphrase-env"),
+            (["listen", "http://h/a.m3u8", "--overwrite"], "--overwrite is for --record's file"),
         ] {
             let result = try await Castline.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")

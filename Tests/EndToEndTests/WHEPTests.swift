@@ -22,13 +22,28 @@ struct WHEPTests {
         return path
     }
 
-    @Test("a WHEP listen plays what aiortc sends: Opus and H.264 on the wire, the 1 kHz tone and the 320x240 picture recorded for the time asked; the link's figures in the stats; the session DELETEd at the end; the token never shown; two load viewers play it too, each its own session")
+    /// 10 s of castline's test signal at 320x240, rendered as fast as it encodes: aiortc decodes
+    /// it and sends it on as its own encode, so what comes back tells castline's WHEP input's A/V sync.
+    static func testSignal(in scratch: Scratch) async throws -> String {
+        let path = scratch.path + "/signal.mkv"
+        let file = try scratch.write("signal.yaml", """
+            version: 1
+            source: { test: { video: { width: 320, height: 240 }, audio: {}, live: false } }
+            stages: [ { encode: {} } ]
+            sinks: [ { file: \(path) } ]
+            """)
+        let made = try await Castline.run(["run", file, "--duration", "10s"])
+        try #require(made.status == 0, "\(made.stderr)")
+        return path
+    }
+
+    @Test("a WHEP listen plays what aiortc sends: Opus and H.264 on the wire, the 1 kHz tone and the 320x240 picture recorded for the time asked, sound and picture within a frame of each other; the link's figures in the stats; the session DELETEd at the end; the token never shown; two load viewers play it too, each its own session")
     func plays() async throws {
         let scratch = try Scratch()
-        let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token, source: try await Self.media(in: scratch))
+        let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token, source: try await Self.testSignal(in: scratch))
         let recording = scratch.path + "/heard.mkv"
         let result = try await Castline.run(["listen", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--output", "null",
-                                             "--duration", "5s", "--record", recording, "--stats-json", "-"],
+                                             "--duration", "5s", "--record", recording, "--measure-latency", "--stats-json", "-"],
                                             environment: ["WHEP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(60))
         // Two load viewers of the same endpoint, each a session of its own, nothing decoded.
         let load = try await Castline.run(["load", endpoint.url("whep"), "--token-env", "WHEP_TEST_TOKEN", "--viewers", "2", "--ramp", "10/s",
@@ -64,6 +79,11 @@ struct WHEPTests {
         let video = jsonLines(result.stdout).filter { $0["stage"] as? String == "stats0" && $0["stream"] as? String == "video" }
         let bitrate = video.last?["bitrate_10s_kbps"] as? Double ?? 0
         #expect(bitrate > 50 && bitrate < 5000, "video at \(bitrate) kbit/s")
+        // The test signal's A/V offset as the latency stage reads it, within a frame at 30 fps
+        // (the 60-80 ms of WHIP → aiortc → WHEP is aiortc's relay: its audio jitter buffer holds four packets).
+        let offsets = LatencyTests.samples(result.stdout).compactMap { $0["av_offset_ms"] as? Double }
+        print("WHEP from aiortc: A/V offset \(offsets.map { String(format: "%.1f", $0) }.joined(separator: ", ")) ms")
+        #expect(offsets.count >= 3 && offsets.allSatisfy { abs($0) <= 34 }, "\(offsets)")
     }
 
     @Test("--audio-only offers audio alone; a refused token (to a listen, to load viewers) and a missing endpoint are one line each, exit 1")

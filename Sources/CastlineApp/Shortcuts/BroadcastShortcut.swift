@@ -39,6 +39,8 @@ public struct BroadcastShortcut: Sendable {
     public var camera: String?
     /// Also written to this file, from the same encode.
     public var record: String?
+    /// Replace the recording's file when it exists.
+    public var overwrite = false
     public var maxReconnects: Int?
     public var name = "broadcast"
     public var stats = StatsSettings()
@@ -53,6 +55,7 @@ public struct BroadcastShortcut: Sendable {
 
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty || !whipURLs.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
+        if overwrite, record == nil { throw SettingsError("--overwrite is for --record's file: give --record PATH too") }
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
         let whipCount = whipURLs.count + urls.filter { Self.protocolOf($0) == "whip" }.count
         if whipCount == 0, tokenEnv != nil || tokenFile != nil {
@@ -207,7 +210,10 @@ public struct BroadcastShortcut: Sendable {
             options.set(EncodeStage.videoOptions, encodeVideo)
             options.set(EncodeStage.when, encodeWhen)
         }
-        let recording = record.map { path in ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, path) } }
+        let recording = record.map { path in ComponentSpec(kind: FileSink.kind) { options in
+            options.set(FileSink.path, path)
+            if overwrite { options.set(FileSink.overwrite, true) }
+        } }
         var spec = PipelineSpec(name: name, source: origin, stages: [encode] + stats.stages,
                                 sinks: destinations + (recording.map { [$0] } ?? []))
         spec.neededAtRunTime = secrets.needed

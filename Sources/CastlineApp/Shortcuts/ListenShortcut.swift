@@ -15,6 +15,8 @@ public struct ListenShortcut: Sendable {
     public var tokenFile: String?
     public var audioOnly = false
     public var record: String?
+    /// Replace the recording's file when it exists.
+    public var overwrite = false
     /// Where it plays.
     public enum Output: String, Sendable, CaseIterable {
         /// The default sound device.
@@ -75,6 +77,7 @@ public struct ListenShortcut: Sendable {
         if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
         if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }
         if output == .window, audioOnly { throw SettingsError("--output window shows the video: leave out --audio-only") }
+        if overwrite, record == nil { throw SettingsError("--overwrite is for --record's file: give --record PATH too") }
         if let timeout, timeout <= .zero {
             throw SettingsError("--timeout: \(timeout.configText) is not a duration above 0 (try 10s)")
         }
@@ -91,7 +94,11 @@ public struct ListenShortcut: Sendable {
         case .audio: [ComponentSpec(kind: AudioSink.kind)]
         }
         if let record {
-            sinks.append(ComponentSpec(kind: FileSink.kind) { $0.set(FileSink.path, record); $0.set(FileSink.sync, true) })
+            sinks.append(ComponentSpec(kind: FileSink.kind) { options in
+                options.set(FileSink.path, record)
+                options.set(FileSink.sync, true)
+                if overwrite { options.set(FileSink.overwrite, true) }
+            })
         }
         var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)
         let source = isWHEP ? try whepInput(&secrets) : isIngestInput

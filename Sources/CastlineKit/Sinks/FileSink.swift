@@ -71,7 +71,7 @@ public final class FileSink: SinkComponent {
             throw BuildError("cannot write \"\(path)\": folder \"\(folder)\" is not writable (pick another path)", at: keyPath)
         }
         if FileManager.default.fileExists(atPath: path), !spec.options[Self.overwrite] {
-            throw BuildError("\"\(path)\" exists (remove it, or set overwrite: true)", at: keyPath)
+            throw BuildError("\"\(path)\" exists (remove it, or set overwrite: true; --overwrite with --record)", at: keyPath)
         }
     }
 
