@@ -94,12 +94,18 @@ struct FoundationTests {
         #expect(result.stderr.contains("source.test.audio.tone"), "\(result.stderr)")
     }
 
-    @Test("a missing file is one line and exit 2, no stack trace")
+    @Test("a missing file is one line and exit 2, no stack trace; a media file that is not media is exit 2 too, naming it")
     func missingFile() async throws {
         let result = try await Castline.run(["run", "/nonexistent/pipeline.yaml"])
         #expect(result.status == 2)
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("/nonexistent/pipeline.yaml"))
+        let scratch = try Scratch()
+        let notMedia = try scratch.write("show.mp4", "not a video\n")
+        let pipeline = try scratch.write("play.yaml", "version: 1\nsource: { file: \(notMedia) }\nsinks: [ { null: {} } ]\n")
+        let played = try await Castline.run(["run", pipeline])
+        #expect(played.status == 2 && played.stderr.contains("cannot open file://\(notMedia)") && played.stderr.contains("is it a media file?"),
+                "\(played.stderr)")
     }
 
     @Test("--duration records a complete WAV of that length")

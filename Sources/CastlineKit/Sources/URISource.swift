@@ -79,15 +79,18 @@ public class URISource: SourceComponent {
     private func discoveryFailed(_ error: GstError) -> BuildError {
         if case .missingDecoder(let description, let caps) = error {
             return BuildError("cannot play \(uri): \(ElementCatalog.missingDecoderMessage(description: description, caps: caps))",
-                              at: keyPath)
+                              at: keyPath, badInput: true)
         }
-        return BuildError("cannot open \(uri): \(error)", at: keyPath)
+        // A local file that does not play is what was given, not trouble in reaching it.
+        let local = uriScheme(uri) == "file"
+        return BuildError("cannot open \(uri): \(error)\(local ? " (is it a media file? ffprobe tells what it holds)" : "")", at: keyPath,
+                          badInput: local)
     }
 
     public func streams() throws -> [StreamKind: StreamForm] {
         let streams = try knownStreams().mapValues { _ in StreamForm.raw }
         guard !streams.isEmpty else {
-            throw BuildError("\(uri) has no audio or video stream castline can use", at: keyPath)
+            throw BuildError("\(uri) has no audio or video stream castline can use", at: keyPath, badInput: uriScheme(uri) == "file")
         }
         return streams
     }
