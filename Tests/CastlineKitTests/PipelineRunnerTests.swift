@@ -65,6 +65,24 @@ struct PipelineRunnerTests {
         #expect(await events.value.contains { if case .endOfStream = $0.kind { true } else { false } })
     }
 
+    @Test("a recording that no media reached fails the run, and leaves no file that looks like one")
+    func emptyRecording() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("castline-\(UUID().uuidString).mkv").path
+        defer { try? FileManager.default.removeItem(atPath: scratch + ".partial") }
+        let recorder = try PipelineRunner(spec: try loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            stages: [ { encode: {} } ]
+            sinks: [ { file: \(scratch) } ]
+            """), registry: .builtin)
+        // The run ends before its first buffer: the muxer has written a header and nothing else.
+        await recorder.limit(to: .zero)
+        try await recorder.start()
+        let outcome = await recorder.wait()
+        #expect(outcome == .failed("nothing was recorded to \(scratch): no media reached it before the end"), "\(outcome)")
+        #expect(!FileManager.default.fileExists(atPath: scratch) && !FileManager.default.fileExists(atPath: scratch + ".partial"))
+    }
+
     @Test("an element failing while running fails the run, naming the stage it belongs to")
     func failureNamesTheStage() async throws {
         let runner = try PipelineRunner(spec: try loadSpec("""

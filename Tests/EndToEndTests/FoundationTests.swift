@@ -56,6 +56,7 @@ struct FoundationTests {
             (["broadcast", "srt://h:9000", "--source", "a.mp4", "--microphone", "default"], "give --source FILE or --microphone/--camera, not both"),
             (["broadcast", "srt://h:9000", "--key-env", "K"], "are for rtmp(s):// URLs; SRT takes --passphrase-env"),
             (["listen", "http://h/a.m3u8", "--overwrite"], "--overwrite is for --record's file"),
+            (["listen", "http://h/a.m3u8", "--duration", "0s"], "--duration: give a time above 0"),
         ] {
             let result = try await Castline.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")

@@ -44,6 +44,8 @@ public final class FileSink: SinkComponent {
     let partialPath: String
     let sync: Bool
     let container: Container
+    /// Up once media reached the muxer: a recording that got none says so, not "wrote".
+    private let muxed = OnceFlag()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
@@ -94,6 +96,10 @@ public final class FileSink: SinkComponent {
         try muxer.link(output)
         for stream in inputs.keys.sorted() {
             let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream))
+            _ = pad?.addProbe([.buffer, .bufferList]) { [muxed] _ in
+                muxed.trip()
+                return .ok
+            }
             guard sync, let pad else {
                 try bin.ghost(pad, as: stream.rawValue)
                 continue
@@ -115,13 +121,18 @@ public final class FileSink: SinkComponent {
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         let manager = FileManager.default
         guard manager.fileExists(atPath: partialPath) else { return .quiet }
+        guard muxed.isTripped else {
+            try? manager.removeItem(atPath: partialPath)
+            return .failed("nothing was recorded to \(path): no media reached it before the end")
+        }
         guard completed else {
             return .done("recording cut short: \(partialPath) holds what was written")
         }
         do {
             if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
             try manager.moveItem(atPath: partialPath, toPath: path)
-            return .done("wrote \(path)")
+            let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            return .done(String(format: "wrote %@ (%.2f MB)", path, Double(size) / 1_000_000))
         } catch {
             return .failed("could not rename \(partialPath) to \(path): \(error.localizedDescription)")
         }

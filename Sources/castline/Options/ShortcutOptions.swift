@@ -8,4 +8,8 @@ struct ShortcutOptions: ParsableArguments {
     var duration: Duration?
     @Flag(help: "Print the pipeline file these flags make, and exit.")
     var printPipeline = false
+
+    func validate() throws {
+        if let duration, duration <= .zero { throw ValidationError("--duration: give a time above 0 (e.g. 30s)") }
+    }
 }
