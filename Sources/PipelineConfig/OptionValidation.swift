@@ -120,7 +120,10 @@ extension Validator {
             error(position, path, message)
             return nil
         }
-        let shown = quote(text)
+        // A value from the environment is named by its reference, never echoed: the variable
+        // may hold a secret that this field was not meant for.
+        let shown = usedVariables ? "the value of \(quote(raw))" : quote(text)
+        let written = usedVariables ? raw : text
         switch field.type {
         case .string:
             return .string(text)
@@ -137,25 +140,25 @@ extension Validator {
                 }
                 return bad("\(shown) is not an int (try \(Validator.sample(field)))")
             }
-            if let problem = field.problem(with: .int(i), shown: "\(i)") { return bad(problem) }
+            if let problem = field.problem(with: .int(i), shown: usedVariables ? shown : "\(i)") { return bad(problem) }
             return .int(i)
         case .double:
             guard let d = Validator.number(text) else {
                 return bad("\(shown) is not a number (try \(Validator.sample(field)))")
             }
-            if let problem = field.problem(with: .double(d), shown: text) { return bad(problem) }
+            if let problem = field.problem(with: .double(d), shown: usedVariables ? shown : text) { return bad(problem) }
             return .double(d)
         case .duration:
             if let d = Duration(configText: text) { return .duration(d) }
             switch DurationText.problem(text) {
-            case .noUnit: return bad("\(shown) has no unit (add a unit, e.g. \(text)s)")
+            case .noUnit: return bad("\(shown) has no unit (add a unit, e.g. \(written)s)")
             case .negative: return bad("\(shown) is negative (use 0 or more, e.g. \(Validator.sample(field)))")
             case .notADuration: return bad("\(shown) is not a duration (try \(Validator.sample(field)))")
             }
         case .bitrate:
             if let b = Bitrate(configText: text) { return .bitrate(b) }
             if text.hasPrefix("-") { return bad("\(shown) is negative (try \(Validator.sample(field)))") }
-            if Bitrate.lacksUnit(text) { return bad("\(shown) has no unit (write \(text)k for kbit/s, or \(text)bps)") }
+            if Bitrate.lacksUnit(text) { return bad("\(shown) has no unit (write \(written)k for kbit/s, or \(written)bps)") }
             return bad("\(shown) is not a bitrate (try \(Validator.sample(field)))")
         case .choice:
             if let problem = field.problem(with: .string(text), shown: shown) { return bad(problem) }

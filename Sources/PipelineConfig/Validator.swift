@@ -26,7 +26,9 @@ struct Validator {
 
     mutating func pipeline(_ root: Tree, defaultName: String) -> PipelineSpec? {
         guard case .map(let entries, let rootPosition) = root else {
-            error(root.position, "", "the top level is \(root.shortDescription), not a map of keys "
+            // A scalar is not quoted: a file that is no pipeline (a key file) must not show its text.
+            let what = if case .scalar = root, !root.isNull { "a single value" } else { root.shortDescription }
+            error(root.position, "", "the top level is \(what), not a map of keys "
                   + "(start the file with version: 1, then source: and sinks:)")
             return nil
         }

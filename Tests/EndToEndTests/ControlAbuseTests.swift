@@ -73,12 +73,14 @@ struct ControlAbuseTests {
                 "delay-not-json": (400, "the body is not a JSON object of numbers"),
                 "delay-nested-json": (400, "the body is not a JSON object of numbers"),
                 "swap-alias-bomb": (422, "expands to more than 100000 values through its aliases"),
+                "swap-not-pipeline": (400, "/etc/passwd is not a pipeline file: send the path of a .yaml or .yml file"),
             ]
             for (name, (status, text)) in expected {
                 let reply = bad[name] as? [String: Any] ?? [:]
                 #expect(reply["status"] as? Int == status, "\(name): \(reply)")
                 #expect(text.isEmpty || (reply["body"] as? String ?? "").contains(text), "\(name): \(reply)")
                 #expect((reply["seconds"] as? Double ?? 99) < 2, "\(name): \(reply)")
+                #expect(!(reply["body"] as? String ?? "").contains("root:"), "\(name): \(reply)")
             }
             // The delay stage's history grows by 128 kbit/s meanwhile (about 0.2 MB); the rest is the allocator's arenas.
             let grown = Self.residentMB(process.pid) - before

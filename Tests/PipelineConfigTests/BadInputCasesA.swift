@@ -52,6 +52,14 @@ sinks:
         expect: [
             "x.yaml:6:12: sinks[0].rtmp.key: environment variable NOPE_KEY is not set (export it, or use --set)"
         ]),
+    BadInput("env-value-not-echoed", """
+version: 1
+source: { test: { audio: { tone: "${MUX_STREAM_KEY}" } } }
+sinks: [ null: {} ]
+""",
+        expect: [
+            "x.yaml:2:34: source.test.audio.tone: the value of \"${MUX_STREAM_KEY}\" is not a number (try 1000.0)"
+        ]),
     BadInput("int", """
 version: 1
 source:
@@ -192,7 +200,7 @@ source:
         ]),
     BadInput("top-scalar", "hello\n",
         expect: [
-            "x.yaml:1:1: the top level is \"hello\", not a map of keys (start the file with version: 1, then source: and sinks:)"
+            "x.yaml:1:1: the top level is a single value, not a map of keys (start the file with version: 1, then source: and sinks:)"
         ]),
     BadInput("dup-keys", """
 version: 1

@@ -80,6 +80,11 @@ struct ControlSwap {
             guard let path = path as? String, !path.isEmpty, object.count == 1 else {
                 throw ControlRefusal(status: .badRequest, message: #"send {"path": "FILE"} with the path of a pipeline file, and nothing else"#)
             }
+            // Only a pipeline file: castline reads the path, and its errors about a file that is
+            // not one would show its first line to whoever may call the API (a key file's key).
+            guard [".yaml", ".yml"].contains(where: path.lowercased().hasSuffix) else {
+                throw ControlRefusal(status: .badRequest, message: "\(path) is not a pipeline file: send the path of a .yaml or .yml file")
+            }
             return .path(path)
         }
         if declaredJSON {

@@ -101,6 +101,9 @@ def bad(port):
         "delay-not-json": b"POST /delay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello",
         "delay-nested-json": b"POST /delay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(nested) + nested,
         "swap-alias-bomb": b"POST /swap HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(bomb) + bomb,
+        # A file that is not a pipeline (a key file, /etc/passwd): refused unread, never quoted.
+        "swap-not-pipeline": b"POST /swap HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        % len(b'{"path": "/etc/passwd"}') + b'{"path": "/etc/passwd"}',
     }
     return {name: one_request(port, raw) for name, raw in cases.items()}
 
