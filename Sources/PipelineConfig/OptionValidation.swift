@@ -111,7 +111,7 @@ extension Validator {
         case .failure(.unset(let names)) where field.type == .secret && deferringUnsetSecrets:
             // Stands in for the secret, which nothing checking the file reveals: its own reference.
             for name in names where !neededAtRunTime.contains(name) { neededAtRunTime.append(name) }
-            return .secret(Secret(raw, reference: raw))
+            return .secret(.unresolved(raw))
         case .failure(let f):
             error(position, path, f.message)
             return nil

@@ -8,9 +8,20 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     /// `PipelineSpec.yaml(catalog:)` writes this instead of the value. `nil` for literal secrets.
     public var reference: String?
 
+    /// A stand-in for a variable not set yet (checking a file that needs it only at run time):
+    /// its own reference, which checks of the value (a length) must pass over.
+    public private(set) var isUnresolved = false
+
     public init(_ value: String, reference: String? = nil) {
         self.value = value
         self.reference = reference
+    }
+
+    /// The stand-in for `reference`, whose variable is not set yet.
+    public static func unresolved(_ reference: String) -> Secret {
+        var secret = Secret(reference, reference: reference)
+        secret.isUnresolved = true
+        return secret
     }
 
     /// The secret text. Call this only where the value is handed to the component that needs it.

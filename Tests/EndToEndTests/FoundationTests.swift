@@ -25,6 +25,15 @@ struct FoundationTests {
         let run = try await Castline.run(["run", Castline.example("broadcast-to-mux.yaml")])
         #expect(run.status == 2)
         #expect(run.stderr.contains("sinks[0].rtmp.key: environment variable MUX_STREAM_KEY is not set"), "\(run.stderr)")
+        // An SRT passphrase's length is the value's, not the reference's (${SP} is 5 characters).
+        let scratch = try Scratch()
+        let srt = try scratch.write("srt.yaml", """
+            version: 1
+            source: { test: {} }
+            sinks: [ { srt: { url: "srt://:9000?mode=listener", passphrase: "${SP}" } } ]
+            """)
+        let checked = try await Castline.run(["validate", srt])
+        #expect(checked.status == 0 && checked.stdout.contains("srt.yaml: ok (needs SP at run time)"), "\(checked.stdout)\(checked.stderr)")
     }
 
     @Test("shortcuts: listen --output window is a video and an audio sink, rtmp:// and srt:// a uri source with the key or passphrase read from the environment; broadcast srt:// an srt sink, --microphone/--camera a capture source; a misplaced flag is one line, exit 64 (usage)")

@@ -47,7 +47,7 @@ public enum Credentials {
     /// An SRT passphrase (`passphrase`), if given, of a length SRT takes.
     static func srtPassphrase(_ options: OptionValues, at keyPath: String) throws -> Secret? {
         guard let passphrase = options[passphrase] else { return nil }
-        guard (10...79).contains(passphrase.reveal().count) else {
+        guard passphrase.isUnresolved || (10...79).contains(passphrase.reveal().count) else {
             throw BuildError("an SRT passphrase has 10 to 79 characters (this one has \(passphrase.reveal().count))", at: "\(keyPath).passphrase")
         }
         return passphrase
