@@ -133,7 +133,7 @@ struct FoundationTests {
         #expect(!FileManager.default.fileExists(atPath: output + ".partial"))
     }
 
-    @Test("Ctrl-C stops cleanly: exit 0 and a playable H.264/AAC Matroska file")
+    @Test("a hang-up (SIGHUP: the terminal or SSH session closed) stops cleanly as Ctrl-C does: exit 0 and a playable H.264/AAC Matroska file")
     func interruptLeavesPlayableFile() async throws {
         let scratch = try Scratch()
         let output = scratch.file("pattern.mkv")
@@ -143,7 +143,7 @@ struct FoundationTests {
         ])
         #expect(await Castline.waitFor("\nplaying", in: process, timeout: .seconds(15)), "\(process.standardError)")
         try await Task.sleep(for: .seconds(3))  // the media recorded before the interrupt
-        process.signal(SIGINT)
+        process.signal(SIGHUP)
         let status = await process.waitForExit(timeout: .seconds(15))
         if status == nil { _ = await process.terminate() }
         #expect(status == 0, "\(process.standardError)")

@@ -18,7 +18,7 @@ public struct IngestSession: Service {
         if !allowedKeys.isEmpty { options.allowedKeys = Set(allowedKeys) }
         var logger = Logger(label: "castline.ingest", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
-        let group = ServiceGroup(services: [IngestSession(options: options)], gracefulShutdownSignals: [.sigint, .sigterm],
+        let group = ServiceGroup(services: [IngestSession(options: options)], gracefulShutdownSignals: [.sigint, .sigterm, .sighup],
                                  logger: logger)
         do {
             try await group.run()

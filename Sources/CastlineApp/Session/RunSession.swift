@@ -3,10 +3,11 @@ import StagePlugins
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Runs planned pipelines, side by side, to their end, as one ServiceGroup:
 /// the pipelines (`SessionService`: events to stderr, stats outputs, keys,
-/// `--watch`) and the control and metrics servers. SIGINT or SIGTERM shuts the
+/// `--watch`) and the control and metrics servers. SIGINT, SIGTERM or SIGHUP shuts the
 /// group down gracefully (each pipeline drains, then the servers stop); a
 /// second one stops at once. Returns the exit status: 0 when every pipeline
 /// ended well, 1 when any failed, 2 for bad input, 130 when stopped at once.
@@ -36,6 +37,10 @@ public enum RunSession {
             self.keys = keys
             self.watch = watch
         }
+
+        /// What stops the run cleanly: SIGINT, SIGTERM, and SIGHUP (a closed terminal or SSH
+        /// session) unless `--watch` takes it for a reload.
+        var stopSignals: [UnixSignal] { watch ? [.sigint, .sigterm] : [.sigint, .sigterm, .sighup] }
     }
 
     /// One pipeline to run, and the file it came from with its `--set` overrides (for reloads).
@@ -96,7 +101,7 @@ public enum RunSession {
             + [.init(service: session, successTerminationBehavior: .gracefullyShutdownGroup)]
         var logger = Logger(label: "castline.session", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigint, .sigterm], logger: logger))
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: options.stopSignals, logger: logger))
         do {
             try await group.run()
         } catch let error as SettingsError {

@@ -126,7 +126,7 @@ public enum LoadRun {
         var logger = Logger(label: "castline.load", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
         var configuration = ServiceGroupConfiguration(services: services, logger: logger)
-        configuration.gracefulShutdownSignals = [.sigint, .sigterm]
+        configuration.gracefulShutdownSignals = [.sigint, .sigterm, .sighup]
         let group = ServiceGroup(configuration: configuration)
         do {
             try await group.run()
