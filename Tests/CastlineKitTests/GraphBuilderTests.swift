@@ -21,6 +21,21 @@ struct GraphBuilderTests {
         #expect(!made.contains("voaacenc"))
     }
 
+    @Test("a sink that takes none of the pipeline's streams is bad input at its key path, not a pipeline that never prerolls")
+    func sinkWithNothingToTake() throws {
+        #expect {
+            try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
+                version: 1
+                source: { test: { video: {} } }
+                sinks: [ { file: /tmp/castline-never-written.wav } ]
+                """)))
+        } throws: { error in
+            let error = error as? BuildError
+            return error?.keyPath == "sinks[0].file" && error?.isBadInput == true
+                && "\(error.map(String.init(describing:)) ?? "")".contains("it takes audio, and the pipeline carries only video")
+        }
+    }
+
     @Test("raw audio and video to Matroska with no encode stage: h264 and aac are inserted")
     func matroskaGetsEncoders() throws {
         let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""

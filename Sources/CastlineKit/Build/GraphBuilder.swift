@@ -252,6 +252,13 @@ public struct GraphBuilder {
                     inputs[stream] = (alone && requirement.accepts(cursor.form)) || framed.contains(stream) ? queued
                         : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in")
                 }
+                // A sink that takes none of the streams would hold the pipeline at preroll for ever.
+                guard !inputs.isEmpty else {
+                    let carried = graph.cursors.keys.map(\.rawValue).sorted().joined(separator: " and ")
+                    let takes = StreamKind.allCases.filter { part.component.requirement(for: $0) != nil }.map(\.rawValue)
+                    throw BuildError("it takes \(takes.joined(separator: " and ")), and the pipeline carries only \(carried) "
+                                     + "(give the source what it takes, or pick a sink for \(carried))", badInput: true)
+                }
                 let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
                 try graph.add(bin, owner: part.spec.keyPath)
                 if part.component.rendersAtTheClock {
