@@ -193,3 +193,39 @@ extension SwapTests {
         }
     }
 }
+
+extension SwapTests {
+    @Test("the source and every sink replaced at once: the new sink prerolls on the new live source, records it, and the stop is clean")
+    func everythingReplaced() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let runner = try PipelineRunner(spec: try loadSpec("""
+            version: 1
+            name: swap
+            source: { test: { audio: { tone: 440 } } }
+            stages: [ { stats: { every: 100ms } } ]
+            sinks: [ { null: {} } ]
+            """), registry: .builtin)
+        let recorder = RunRecorder(runner)
+        try await runner.start()
+        #expect(await recorder.reached(.playing))
+        let report = try await runner.swap(to: try loadSpec("""
+            version: 1
+            name: swap
+            source: { test: { audio: { tone: 880 } } }
+            stages: [ { stats: { every: 100ms } } ]
+            sinks: [ { file: \(path) } ]
+            """), registry: .builtin, origin: "new.yaml")
+        #expect(report.changes == ["source test changed", "sinks[0]: null → file"])
+        // The new stats stage counts what flows to the new sink: a second of it.
+        let flowed = await recorder.first { event in
+            guard case .stats(let sample) = event.kind, sample.stage.hasPrefix("stats") else { return false }
+            return (sample.figures["buffers"] ?? 0) >= 48
+        }
+        #expect(flowed != nil, "no media after the swap")
+        await runner.stop()
+        #expect(await runner.wait() == .stopped)
+        let audio = try #require(try packetTimes(path)["audio"])
+        #expect(((audio.last ?? 0) - (audio.first ?? 0)) > 0.5)
+    }
+}
