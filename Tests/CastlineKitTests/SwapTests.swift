@@ -229,3 +229,41 @@ extension SwapTests {
         #expect(((audio.last ?? 0) - (audio.first ?? 0)) > 0.5)
     }
 }
+
+extension SwapTests {
+    @Test("a swap that changes the recorded format (a new encoder bitrate: new codec data) ends a Matroska recording there, finished and playable, with a warning; the run goes on")
+    func formatChangeEndsRecording() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).mkv").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        func spec(_ bitrate: String) throws -> PipelineSpec {
+            try loadSpec("""
+                version: 1
+                name: swap
+                source: { test: { video: { width: 320, height: 240 }, audio: {} } }
+                stages: [ { encode: { video: { bitrate: \(bitrate) } } }, { stats: { every: 100ms } } ]
+                sinks: [ { null: {} }, { file: \(path) } ]
+                """)
+        }
+        let runner = try PipelineRunner(spec: try spec("1000k"), registry: .builtin)
+        let recorder = RunRecorder(runner)
+        try await runner.start()
+        func reached(_ seconds: Double) async -> Bool {
+            await recorder.first { event in
+                guard case .stats(let sample) = event.kind, sample.stream == .video else { return false }
+                return (sample.playPosition ?? 0) >= seconds
+            } != nil
+        }
+        #expect(await reached(1), "no second of media before the swap")
+        _ = try await runner.swap(to: try spec("2000k"), registry: .builtin, origin: "new.yaml")
+        let warned = await recorder.first { event in
+            if case .warning(let text) = event.kind { text.contains("which a .mkv file cannot take mid-file") } else { false }
+        }
+        #expect(warned != nil)
+        #expect(await reached(2), "the run went on after the recording ended")
+        await runner.stop()
+        #expect(await runner.wait() == .stopped)
+        let times = try packetTimes(path)
+        let video = try #require(times["video"]), audio = try #require(times["audio"])
+        #expect((video.last ?? 0) > 0.9 && (audio.last ?? 0) > 0.9, "video to \(video.last ?? 0) s, audio to \(audio.last ?? 0) s")
+    }
+}

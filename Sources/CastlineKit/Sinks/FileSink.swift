@@ -44,8 +44,8 @@ public final class FileSink: SinkComponent {
     let partialPath: String
     let sync: Bool
     let container: Container
-    /// Up once media reached the muxer: a recording that got none says so, not "wrote".
-    private let muxed = OnceFlag()
+    /// What reached the muxer: a recording that got none says so, not "wrote".
+    private let writing: RecordingFormatGuard
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
@@ -58,6 +58,11 @@ public final class FileSink: SinkComponent {
             throw BuildError("cannot tell the container from \"\(path)\" (end it in \(known))", at: keyPath)
         }
         self.container = container
+        let owner = spec.keyPath, shown = path
+        writing = RecordingFormatGuard(endsOnFormatChange: container != .ts) { [events = context.events] stream in
+            events.emit(.warning("\(owner): the \(stream) changed format (another size or encoding), which a "
+                + ".\(container.rawValue) file cannot take mid-file: \(shown) ends here (record to .ts to keep one file through such changes)"))
+        }
         // Missing folders are made when the run starts; the nearest one that exists must be writable.
         var folder = (path as NSString).deletingLastPathComponent
         if folder.isEmpty { folder = "." }
@@ -95,21 +100,20 @@ public final class FileSink: SinkComponent {
         try bin.add(muxer, output)
         try muxer.link(output)
         for stream in inputs.keys.sorted() {
-            let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream))
-            _ = pad?.addProbe([.buffer, .bufferList]) { [muxed] _ in
-                muxed.trip()
-                return .ok
+            guard let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream)) else {
+                throw BuildError("internal: \(container.muxer) gave no input for \(stream)")
             }
-            guard sync, let pad else {
+            if sync {
+                // Paced before the muxer: a synced filesink would hang on the muxer's closing
+                // header rewrite (a seek back, in bytes).
+                let pacer = try ElementCatalog.make("clocksync")
+                try bin.add(pacer)
+                try pacer.staticPad("src").map { try $0.link(pad) }
+                try bin.ghost(pacer.staticPad("sink"), as: stream.rawValue)
+            } else {
                 try bin.ghost(pad, as: stream.rawValue)
-                continue
             }
-            // Paced before the muxer: a synced filesink would hang on the muxer's closing
-            // header rewrite (a seek back, in bytes).
-            let pacer = try ElementCatalog.make("clocksync")
-            try bin.add(pacer)
-            try pacer.staticPad("src").map { try $0.link(pad) }
-            try bin.ghost(pacer.staticPad("sink"), as: stream.rawValue)
+            if let entry = bin.staticPad(stream.rawValue) { writing.install(on: entry, muxerPad: pad, stream: stream) }
         }
         return bin
     }
@@ -121,7 +125,7 @@ public final class FileSink: SinkComponent {
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         let manager = FileManager.default
         guard manager.fileExists(atPath: partialPath) else { return .quiet }
-        guard muxed.isTripped else {
+        guard writing.wroteMedia else {
             try? manager.removeItem(atPath: partialPath)
             return .failed("nothing was recorded to \(path): no media reached it before the end")
         }

@@ -1,0 +1,46 @@
+import GstKit
+
+/// Watches what reaches a recording's muxer: whether any media was written, and a change of a
+/// stream's format after it was. Matroska, MP4 and WAV write the format once, in their header:
+/// on such a change (a swap's new encoder, an HLS discontinuity to another size) their muxer
+/// would fail the whole run and leave the file unfinished. Instead the recording ends there:
+/// each input gets its end-of-stream (from its own thread, so no input waits on another's lock),
+/// the file is finished playable up to the change, and what comes after is dropped, so nothing
+/// upstream waits on it.
+final class RecordingFormatGuard: Sendable {
+    private let wrote = OnceFlag()
+    private let ended = OnceFlag()
+    private let endsOnFormatChange: Bool
+    private let warn: @Sendable (StreamKind) -> Void
+
+    /// `warn`: said once, naming the stream whose format changed.
+    init(endsOnFormatChange: Bool, warn: @escaping @Sendable (StreamKind) -> Void) {
+        self.endsOnFormatChange = endsOnFormatChange
+        self.warn = warn
+    }
+
+    /// Watches `entry`, the recording bin's input for `stream`, which feeds the muxer's `muxerPad`.
+    /// What is dropped is dropped there, upstream of the muxer: a pad at its end-of-stream answers
+    /// EOS to what still comes, and a tee in front takes an EOS from one branch as the end of all.
+    func install(on entry: Pad, muxerPad: Pad, stream: StreamKind) {
+        let closed = OnceFlag()
+        entry.addProbe([.buffer, .bufferList, .eventDownstream]) { [self] info in
+            if let event = info.event {
+                if endsOnFormatChange, event.kind == .caps, wrote.isTripped, let new = event.caps,
+                   let old = entry.currentCaps, new != old, ended.trip() {
+                    warn(stream)
+                }
+                // An end-of-stream always goes in: this one's own, or the run's.
+                guard ended.isTripped, event.kind != .eos else { return .ok }
+            } else if !ended.isTripped {
+                wrote.trip()
+                return .ok
+            }
+            if closed.trip() { _ = muxerPad.sendEvent(.endOfStream()) }
+            return .drop
+        }
+    }
+
+    /// Whether any media reached the muxer.
+    var wroteMedia: Bool { wrote.isTripped }
+}
