@@ -46,6 +46,8 @@ public final class FileSink: SinkComponent {
     let container: Container
     /// What reached the muxer: a recording that got none says so, not "wrote".
     private let writing: RecordingFormatGuard
+    /// Up when the muxer's end reached the file: the file is whole, however the run ended.
+    private let fileEnded = OnceFlag()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
@@ -99,6 +101,7 @@ public final class FileSink: SinkComponent {
         try output.set("location", text: partialPath)
         try bin.add(muxer, output)
         try muxer.link(output)
+        output.staticPad("sink")?.notifyEndOfStream { [fileEnded] in fileEnded.trip() }
         for stream in inputs.keys.sorted() {
             guard let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream)) else {
                 throw BuildError("internal: \(container.muxer) gave no input for \(stream)")
@@ -129,7 +132,8 @@ public final class FileSink: SinkComponent {
             try? manager.removeItem(atPath: partialPath)
             return .failed("nothing was recorded to \(path): no media reached it before the end")
         }
-        guard completed else {
+        // Observed, not inferred from the run: a publish that failed beside it leaves this file whole.
+        guard fileEnded.isTripped else {
             return .done("recording cut short: \(partialPath) holds what was written")
         }
         do {
