@@ -84,18 +84,12 @@ struct SwapTests {
         let recorder = RunRecorder(runner)
         try await runner.start()
         #expect(await recorder.reached(.playing))
-        func reached(_ seconds: Double) async -> Bool {
-            await recorder.first { event in
-                guard case .stats(let sample) = event.kind, sample.stream == .video else { return false }
-                return (sample.playPosition ?? 0) >= seconds
-            } != nil
-        }
-        #expect(await reached(1), "no second of media before the join")
+        #expect(await recorder.played(to: 1), "no second of media before the join")
         let report = try await runner.swap(to: try spec(pattern: "ball", tone: 880, path: path, extraStage: stats),
                                            registry: .builtin, origin: "new.yaml")
         #expect(report.changes == ["source test changed"])
         #expect(report.took < .seconds(1))
-        #expect(await reached(2.6), "media after the join")
+        #expect(await recorder.played(to: 2.6), "media after the join")
         await runner.stop()
         #expect(await runner.wait() == .stopped)
         let seen = await recorder.all()
@@ -247,23 +241,27 @@ extension SwapTests {
         let runner = try PipelineRunner(spec: try spec("1000k"), registry: .builtin)
         let recorder = RunRecorder(runner)
         try await runner.start()
-        func reached(_ seconds: Double) async -> Bool {
-            await recorder.first { event in
-                guard case .stats(let sample) = event.kind, sample.stream == .video else { return false }
-                return (sample.playPosition ?? 0) >= seconds
-            } != nil
-        }
-        #expect(await reached(1), "no second of media before the swap")
+        #expect(await recorder.played(to: 1), "no second of media before the swap")
         _ = try await runner.swap(to: try spec("2000k"), registry: .builtin, origin: "new.yaml")
         let warned = await recorder.first { event in
             if case .warning(let text) = event.kind { text.contains("which a .mkv file cannot take mid-file") } else { false }
         }
         #expect(warned != nil)
-        #expect(await reached(2), "the run went on after the recording ended")
+        #expect(await recorder.played(to: 2), "the run went on after the recording ended")
         await runner.stop()
         #expect(await runner.wait() == .stopped)
         let times = try packetTimes(path)
         let video = try #require(times["video"]), audio = try #require(times["audio"])
         #expect((video.last ?? 0) > 0.9 && (audio.last ?? 0) > 0.9, "video to \(video.last ?? 0) s, audio to \(audio.last ?? 0) s")
+    }
+}
+
+extension RunRecorder {
+    /// Whether a stats stage said the video has played `seconds` of its media (`position_s`).
+    func played(to seconds: Double) async -> Bool {
+        await first { event in
+            guard case .stats(let sample) = event.kind, sample.stream == .video else { return false }
+            return (sample.playPosition ?? 0) >= seconds
+        } != nil
     }
 }
