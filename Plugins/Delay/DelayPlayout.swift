@@ -88,7 +88,7 @@ final class DelayPlayout: Sendable {
         var anchor: Int64 { liveAnchor ?? -Int64(clamping: startBack) }
     }
 
-    let history: HistoryBuffer<ByteSlice>
+    let history: HistoryBuffer<HeldSample>
     let events: EventEmitter
     /// The stage's name, for its stats samples.
     let name: String
@@ -144,6 +144,11 @@ final class DelayPlayout: Sendable {
     /// A unit arrived on `stream`: held, then whatever is due goes out.
     func arrived(_ sample: Sample, stream: Int) {
         guard let pts = sample.runningTime.pts else { return }
+        // Held and played in decode order: a B-frame's presentation time runs back, and the
+        // history keeps each stream in a time that never does (it drops what would go back).
+        var reorder: UInt64 = 0
+        if let shown = sample.pts?.nanoseconds, let decoded = sample.dts?.nanoseconds, shown > decoded { reorder = shown - decoded }
+        let decodeTime = pts.nanoseconds > reorder ? pts.nanoseconds - reorder : 0
         let output = state.withLock { $0.outputs[stream] }
         if let caps = sample.caps, output.caps != caps {
             output.caps = caps
@@ -157,8 +162,9 @@ final class DelayPlayout: Sendable {
             let streamPTS = UInt64(clamping: max(0, Int64(clamping: stamped) - restamped))
             timeline.saw(stream: stream, runningTime: pts.nanoseconds, streamPTS: streamPTS)
         }
-        history.append(MediaUnit(stream: stream, pts: pts.nanoseconds, duration: sample.duration?.nanoseconds ?? 0,
-                                 isKeyframe: !sample.isDelta, payload: slice), byteSize: Int(slice.count))
+        history.append(MediaUnit(stream: stream, pts: decodeTime, duration: sample.duration?.nanoseconds ?? 0,
+                                 isKeyframe: !sample.isDelta, payload: HeldSample(bytes: slice, reorder: reorder)),
+                       byteSize: Int(slice.count))
         reportAvailable()
         startWaking()
         playDueSoon()
@@ -309,7 +315,7 @@ final class DelayPlayout: Sendable {
     /// A unit handed to an appsrc.
     private struct Push {
         let output: AppSrc
-        let unit: MediaUnit<ByteSlice>
+        let unit: MediaUnit<HeldSample>
         let pts: UInt64
         let discont: Bool
     }
@@ -342,15 +348,16 @@ final class DelayPlayout: Sendable {
                 guard pts >= 0 else { continue }  // before the time line began: long past
                 pushes.append(Push(output: state.outputs[unit.stream], unit: unit, pts: UInt64(pts), discont: discont))
             }
-            if let last = due.last { state.playedThrough = (last.stream, last.pts + last.duration) }
+            if let last = due.last { state.playedThrough = (last.stream, last.pts + last.payload.reorder + last.duration) }
             let ending = state.draining && history.isCaughtUp(cursor) ? finish(&state) : []
             return (pushes, ending, state.finished ? nil : (state.wake, sleep(state, now: now)))
         }
         for event in said { events.emit(event) }
         for push in pushes {
-            push.unit.payload.withUnsafeBytes { bytes in
+            let held = push.unit.payload
+            held.bytes.withUnsafeBytes { bytes in
                 _ = push.output.push(
-                    bytes, pts: ClockTime(nanoseconds: push.pts), dts: nil,
+                    bytes, pts: ClockTime(nanoseconds: push.pts + held.reorder), dts: ClockTime(nanoseconds: push.pts),
                     duration: push.unit.duration > 0 ? ClockTime(nanoseconds: push.unit.duration) : nil,
                     isDelta: !push.unit.isKeyframe, discont: push.discont)
             }
@@ -377,4 +384,11 @@ final class DelayPlayout: Sendable {
 /// A stream's byte arena, in a class so an array of them can sit in a Mutex.
 final class ByteArenaBox: @unchecked Sendable {  // only touched under DelayPlayout.arenas' lock
     var arena = ByteArena()
+}
+
+/// A unit held for play-out: its bytes, and how far its presentation lies after its decode time
+/// (a B-frame's reordering; 0 for audio), the time the history keeps it by.
+struct HeldSample: Sendable {
+    let bytes: ByteSlice
+    let reorder: UInt64
 }

@@ -28,6 +28,8 @@ struct HLSVariantsTests {
         try await HLSFixtures.fragmentedMP4("fmp4", in: scratch.path, seconds: 3)
         try await HLSFixtures.byteRanges("ranges", in: scratch.path, seconds: 3)
         try await HLSFixtures.vod("event", in: scratch.path, seconds: 3)
+        // With B-frames (presentation order differs from decode order), for a delay stage to hold.
+        try await HLSFixtures.vod("bframes", in: scratch.path, seconds: 3, options: ["-preset", "veryfast", "-bf", "2"])
         // An EVENT playlist that has ended: ENDLIST closes it, as a finished event's does.
         let event = try String(contentsOfFile: scratch.file("event.m3u8"), encoding: .utf8)
             .replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD", with: "#EXT-X-PLAYLIST-TYPE:EVENT")
@@ -38,6 +40,16 @@ struct HLSVariantsTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for playlist in ["ts.m3u8", "fmp4.m3u8", "ranges.m3u8", "event.m3u8"] {
                 group.addTask { _ = try await expectTone(server, playlist, scratch: scratch, seconds: 3) }
+            }
+            // Through a delay stage, every frame: it holds media in decode order, B-frames too.
+            group.addTask {
+                let recording = scratch.file("bframes.mkv")
+                let delayed = try await Castline.run(["listen", server.url("bframes.m3u8"), "--output", "null", "--delay", "1s",
+                                                      "--record", recording], timeout: .seconds(40))
+                #expect(delayed.status == 0, "\(delayed.stderr)")
+                let frames = try await ChildProcess.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
+                                                                    "-of", "csv=p=0", recording]).stdout.split(separator: "\n").count
+                #expect(frames == 90, "\(frames) of the 90 frames through the delay")
             }
             try await group.waitForAll()
         }
