@@ -95,7 +95,7 @@ public struct FlagSecrets {
             return Secret(result.value, reference: reference)
         case .failure(.unset) where deferringUnset:
             if !needed.contains(name) { needed.append(name) }
-            return Secret(reference, reference: reference)
+            return .unresolved(reference)
         case .failure(.unset):
             throw ConfigError(file: "", message: "\(flag) \(name): the environment variable is not set (export it first)")
         case .failure(let failure):

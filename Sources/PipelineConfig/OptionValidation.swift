@@ -135,8 +135,8 @@ extension Validator {
             return bad("\(shown) is not a bool (use true or false)")
         case .int:
             guard let i = Int(text) else {
-                if let d = Validator.number(text) {
-                    return bad("\(shown) is not an int (use a whole number, e.g. \(Int(d.rounded(.towardZero))))")
+                if !usedVariables, let d = Validator.number(text), let whole = Int(exactly: d.rounded(.towardZero)) {
+                    return bad("\(shown) is not an int (use a whole number, e.g. \(whole))")
                 }
                 return bad("\(shown) is not an int (try \(Validator.sample(field)))")
             }
@@ -192,8 +192,9 @@ extension Validator {
             return nil
         }
         let text: String
+        let usedVariables: Bool
         switch Interpolation.expand(raw, environment: environment) {
-        case .success(let r): text = r.value
+        case .success(let r): (text, usedVariables) = (r.value, r.usedVariables)
         case .failure(let f):
             error(position, path, f.message)
             return nil
@@ -202,7 +203,9 @@ extension Validator {
         guard !text.isEmpty, text.allSatisfy(allowed.contains) else {
             var fixed = String(text.map { allowed.contains($0) ? $0 : "-" })
             if fixed.isEmpty { fixed = "tap-1" }
-            error(position, path, "\(quote(text)) is not a valid name (use letters, digits, - and _, e.g. \(fixed))")
+            if usedVariables { fixed = "tap-1" }
+            let shown = usedVariables ? "the value of \(quote(raw))" : quote(text)
+            error(position, path, "\(shown) is not a valid name (use letters, digits, - and _, e.g. \(fixed))")
             return nil
         }
         return (text, position)

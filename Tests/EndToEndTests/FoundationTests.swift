@@ -34,6 +34,16 @@ struct FoundationTests {
             """)
         let checked = try await Castline.run(["validate", srt])
         #expect(checked.status == 0 && checked.stdout.contains("srt.yaml: ok (needs SP at run time)"), "\(checked.stdout)\(checked.stderr)")
+        // The same from a flag; and a stand-in is never sent to a server (`graph` reads the source first).
+        let flagged = try await Castline.run(["broadcast", "srt://h:9000", "--passphrase-env", "CL_P", "--print-pipeline"])
+        #expect(flagged.status == 0 && flagged.stdout.contains("passphrase: ${CL_P}"), "\(flagged.stderr)")
+        let reading = try scratch.write("read.yaml", """
+            version: 1
+            source: { uri: { uri: "srt://127.0.0.1:9", passphrase: "${SP}" } }
+            sinks: [ { null: {} } ]
+            """)
+        let drawn = try await Castline.run(["graph", reading])
+        #expect(drawn.status == 2 && drawn.stderr.contains("reading the stream needs ${SP} set"), "\(drawn.stderr)")
     }
 
     @Test("shortcuts: listen --output window is a video and an audio sink, rtmp:// and srt:// a uri source with the key or passphrase read from the environment; broadcast srt:// an srt sink, --microphone/--camera a capture source; a misplaced flag is one line, exit 64 (usage)")

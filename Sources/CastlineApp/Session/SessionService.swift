@@ -178,7 +178,8 @@ final class SessionService: Service, Sendable {
     /// After the first stop signal (the group's graceful shutdown), a second one stops at once.
     private func stopAtOnceOnSecondSignal() async throws {
         try await gracefulShutdown()
-        for await _ in await UnixSignalsSequence(trapping: options.stopSignals) {
+        // Not SIGHUP: a closing terminal may send it twice, and the second must not cut the drain short.
+        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
             Terminal.status("stopping at once")
             for pipeline in pipelines { await pipeline.runner.abort() }
             exit(130)

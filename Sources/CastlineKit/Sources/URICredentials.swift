@@ -44,4 +44,16 @@ extension URISource {
         }
         return uri
     }
+
+    /// A key or passphrase whose variable is not set yet (a file checked without it): it stands in
+    /// as its own reference, which is never sent to a server. Nil when there is none.
+    static func unresolvedCredential(_ options: OptionValues) -> String? {
+        [options[Credentials.key], options[Credentials.passphrase]].compactMap { $0 }.first(where: \.isUnresolved)?.reference
+    }
+
+    /// Throws before anything reaches the far end with a stand-in for a credential.
+    func refuseUnresolvedCredential() throws {
+        guard let unresolvedCredential else { return }
+        throw BuildError("reading the stream needs \(unresolvedCredential) set (export it first)", at: keyPath, badInput: true)
+    }
 }

@@ -32,6 +32,8 @@ public class URISource: SourceComponent {
     private var srtStreams: [StreamKind: Codec?]?
     /// How long an SRT stream may bring nothing before it has ended.
     private var srtEndAfter: Duration = .zero
+    /// A credential's variable not set yet: see `unresolvedCredential(_:)`.
+    private(set) var unresolvedCredential: String?
     /// The running source whose SRT connection this one takes over when a swap is applied, and
     /// the feed it will take (see `share`).
     private var sharing: (running: URISource, feed: AppSrc?)?
@@ -44,6 +46,7 @@ public class URISource: SourceComponent {
         self.uri = try Self.withCredentials(uriScheme(uri) == "srt" ? SRTStreamID.escaped(uri) : uri, spec.options, at: spec.keyPath,
                                             events: context.events)
         keyPath = spec.keyPath
+        unresolvedCredential = Self.unresolvedCredential(spec.options)
         loop = false
         events = context.events
         if uriScheme(uri) == "srt" {
@@ -67,6 +70,7 @@ public class URISource: SourceComponent {
     private func discover() throws -> [DiscoveredStream] {
         if let discovered { return discovered }
         guard srt == nil else { throw BuildError("the SRT stream has not been read yet", at: keyPath) }
+        try refuseUnresolvedCredential()
         do {
             let found = try MediaDiscoverer.discover(uri: uri, timeout: Self.discoveryTimeout)
             discovered = found
@@ -221,6 +225,7 @@ public class URISource: SourceComponent {
     /// Discovers the streams before the graph is built, on a thread of its own (it may wait
     /// up to 15 s for the media to preroll), so that `streams()` has the answer at once.
     nonisolated(nonsending) public func prepare(wanted: Set<StreamKind>) async throws {
+        try refuseUnresolvedCredential()
         if let srt {
             guard srtStreams == nil else { return }
             switch await srt.readHead(timeout: Self.discoveryTimeout) {
