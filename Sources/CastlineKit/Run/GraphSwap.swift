@@ -184,12 +184,10 @@ struct GraphSwap {
         }
         let arrived = Arrivals(1)
         for entry in keptEntries { entry.guardian.expectMedia { arrived.arrive() } }
-        // The state the pipeline is in, read before a new sink's preroll makes it lose it (PAUSED
-        // until that preroll): synced to its parent after that, a new live source would wait in
-        // PAUSED for media that only it can give.
-        let running = old.pipeline.currentState()
-        let target = running.pending == .voidPending ? running.current : running.pending
-        for element in graph.added(since: 0).reversed() { element.setState(target) }
+        // PLAYING, where the run put the pipeline for the swap (`swapApplying`), not synced to the
+        // pipeline: a new sink's preroll makes it lose its state to PAUSED, and a new live source
+        // synced to that would wait in PAUSED for media that only it can give.
+        for element in graph.added(since: 0).reversed() { element.setState(.playing) }
         for (pad, block) in blocks { pad.removeProbe(block) }
         // A kept encoder starts the new part on a keyframe; a new one does anyway.
         for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }

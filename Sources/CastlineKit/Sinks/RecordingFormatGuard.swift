@@ -24,16 +24,20 @@ final class RecordingFormatGuard: Sendable {
     /// EOS to what still comes, and a tee in front takes an EOS from one branch as the end of all.
     func install(on entry: Pad, muxerPad: Pad, stream: StreamKind) {
         let closed = OnceFlag()
+        // This input's own: a muxer takes a format update until its stream has media.
+        let started = OnceFlag()
+        // The entry is read from the probe's info, not captured: a pad holding its own probe would never be freed.
         entry.addProbe([.buffer, .bufferList, .eventDownstream]) { [self] info in
             if let event = info.event {
-                if endsOnFormatChange, event.kind == .caps, wrote.isTripped, let new = event.caps,
-                   let old = entry.currentCaps, new != old, ended.trip() {
+                if endsOnFormatChange, event.kind == .caps, started.isTripped, let new = event.caps,
+                   let old = info.pad?.currentCaps, new != old, ended.trip() {
                     warn(stream)
                 }
                 // An end-of-stream always goes in: this one's own, or the run's.
                 guard ended.isTripped, event.kind != .eos else { return .ok }
             } else if !ended.isTripped {
                 wrote.trip()
+                started.trip()
                 return .ok
             }
             if closed.trip() { _ = muxerPad.sendEvent(.endOfStream()) }
