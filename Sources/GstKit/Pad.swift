@@ -105,6 +105,14 @@ public class Pad: @unchecked Sendable, Hashable {  // holds one GstPad ref in an
     }
 
     public func removeProbe(_ id: ProbeID) { gst_pad_remove_probe(pointer, id.raw) }
+
+    /// Calls `seen` when end-of-stream goes through this pad.
+    public func notifyEndOfStream(_ seen: @escaping @Sendable () -> Void) {
+        addProbe(.eventDownstream) { info in
+            if info.event?.kind == .eos { seen() }
+            return .ok
+        }
+    }
 }
 
 public final class GhostPad: Pad, @unchecked Sendable {  // same as Pad

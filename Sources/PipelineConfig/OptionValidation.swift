@@ -120,9 +120,7 @@ extension Validator {
             error(position, path, message)
             return nil
         }
-        // A value from the environment is named by its reference, never echoed: the variable
-        // may hold a secret that this field was not meant for.
-        let shown = usedVariables ? "the value of \(quote(raw))" : quote(text)
+        let shown = Self.shown(raw, as: text, usedVariables: usedVariables)
         let written = usedVariables ? raw : text
         switch field.type {
         case .string:
@@ -185,6 +183,12 @@ extension Validator {
         }
     }
 
+    /// A value as errors show it. One from the environment is named by its reference, never
+    /// echoed: the variable may hold a secret that this field was not meant for.
+    static func shown(_ raw: String, as text: String, usedVariables: Bool) -> String {
+        usedVariables ? "the value of \(quote(raw))" : quote(text)
+    }
+
     /// A component's `name:` (letters, digits, `-`, `_`).
     mutating func componentName(_ node: Tree, path: String) -> (String, Position)? {
         guard case .scalar(let raw, _, let position) = node, !node.isNull else {
@@ -201,11 +205,10 @@ extension Validator {
         }
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
         guard !text.isEmpty, text.allSatisfy(allowed.contains) else {
-            var fixed = String(text.map { allowed.contains($0) ? $0 : "-" })
-            if fixed.isEmpty { fixed = "tap-1" }
-            if usedVariables { fixed = "tap-1" }
-            let shown = usedVariables ? "the value of \(quote(raw))" : quote(text)
-            error(position, path, "\(shown) is not a valid name (use letters, digits, - and _, e.g. \(fixed))")
+            let cleaned = usedVariables ? "" : String(text.map { allowed.contains($0) ? $0 : "-" })
+            let fixed = cleaned.isEmpty ? "tap-1" : cleaned
+            error(position, path, "\(Self.shown(raw, as: text, usedVariables: usedVariables)) is not a valid name "
+                  + "(use letters, digits, - and _, e.g. \(fixed))")
             return nil
         }
         return (text, position)

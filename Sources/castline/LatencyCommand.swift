@@ -35,7 +35,7 @@ struct LatencyCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 30s)") }
+        try duration.requireAbove0("--duration", example: "30s")
         if local {
             guard url == nil, play == nil, keys.isEmpty else {
                 throw ValidationError("--local starts its own ingest: give no URL, --play or key with it")

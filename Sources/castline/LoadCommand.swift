@@ -53,7 +53,7 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("\(url) is not a URL castline loads: give an HLS playlist's http(s):// URL, a WHEP endpoint's (…/whep), or rtmp://, rtmps:// or srt://")
         }
         guard viewers >= 1 else { throw ValidationError("--viewers: give 1 or more") }
-        guard duration > .zero else { throw ValidationError("--duration: give a time above 0 (e.g. 60s)") }
+        try duration.requireAbove0("--duration", example: "60s")
         guard timeout > .zero else { throw ValidationError("--timeout: give a time above 0 (e.g. 10s)") }
         if let decode, decode < 1 { throw ValidationError("--decode: give 1 or more (1 decodes every viewer, 10 one in ten)") }
         if let metrics, Endpoint(metrics) == nil { throw ValidationError("--metrics: give HOST:PORT (e.g. 0.0.0.0:9464)") }

@@ -31,7 +31,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give a pipeline file (e.g. castline run pipelines/tone-to-wav.yaml)") }
-        if let duration, duration <= .zero { throw ValidationError("--duration: give a time above 0 (e.g. 30s)") }
+        try duration?.requireAbove0("--duration", example: "30s")
     }
 
     func run() async throws {

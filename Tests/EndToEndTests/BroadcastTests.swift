@@ -110,13 +110,19 @@ struct BroadcastTests {
         options.allowedKeys = ["the-right-key", "another-right-key"]
         try await withIngest(options) { _, endpoints in
             // Three destinations from one encode, the middle one refused: said once, the others publish on.
+            let scratch = try Scratch()
+            let recording = scratch.file("kept.mkv")
             let three = try await Castline.run([
                 "broadcast", endpoints.rtmpURL, endpoints.rtmpURL, endpoints.rtmpURL, "--key-env", "GOOD_KEY",
                 "--key-env", "CASTLINE_TEST_KEY", "--key-env", "OTHER_KEY", "--size", "320x240", "--duration", "6s",
+                "--record", recording,
             ], environment: ["GOOD_KEY": "the-right-key", "CASTLINE_TEST_KEY": Self.key, "OTHER_KEY": "another-right-key"],
                 timeout: .seconds(30))
             #expect(three.status == 1, "\(three.stderr)")
-            let refusal = "sinks[1].rtmp: the server at \(endpoints.rtmpURL) refused to publish with this stream key (check the key); the other 2 sinks go on"
+            // The run failed, but the recording beside the refused publish is whole: its file says so, not the run.
+            #expect(three.stderr.contains("wrote \(recording) ("), "\(three.stderr)")
+            #expect(abs(try await ProbedMedia.probe(recording).duration - 6) < 0.2)
+            let refusal = "sinks[1].rtmp: the server at \(endpoints.rtmpURL) refused to publish with this stream key (check the key); the other 3 sinks go on"
             #expect(three.stderr.components(separatedBy: refusal).count == 2, "\(three.stderr)")
             #expect(!three.stderr.contains(Self.key))
             // The summary counts each destination that published on its own line (the refused one never did).

@@ -30,16 +30,10 @@ struct PublishVerdictTests {
         let silent = try SilentTCPListener()
         defer { silent.close() }
         let url = "rtmp://127.0.0.1:\(silent.port)/live"
-        let scratch = try Scratch()
-        let recording = scratch.file("kept.mkv")
-        let timed = try await Castline.run(["broadcast", url, "--key-env", "K", "--size", "320x240", "--duration", "3s",
-                                            "--record", recording],
+        let timed = try await Castline.run(["broadcast", url, "--key-env", "K", "--size", "320x240", "--duration", "3s"],
                                            environment: ["K": Self.key], timeout: .seconds(30))
         #expect(timed.status == 1, "\(timed.stderr)")
-        // The recording beside it is whole, whatever became of the publish: its file says so, not the run.
-        #expect(timed.stderr.contains("wrote \(recording) ("), "\(timed.stderr)")
-        #expect(abs(try await ProbedMedia.probe(recording).duration - 3) < 0.2)
-        #expect(timed.stderr.contains("nothing was published: the server at \(url) did not accept the stream in"), "\(timed.stderr)")
+        #expect(timed.stderr.contains("error: nothing was published: the server at \(url) did not accept the stream in"), "\(timed.stderr)")
         #expect(!timed.stderr.contains("rtmp: published"), "\(timed.stderr)")
         #expect(!timed.stderr.contains("  rtmp0:"), "a destination that sent nothing has no summary row: \(timed.stderr)")
         // Ctrl-C before anything answered is the same verdict; one as the run starts (a stop while

@@ -55,7 +55,7 @@ public struct BroadcastShortcut: Sendable {
 
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty || !whipURLs.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
-        if overwrite, record == nil { throw SettingsError("--overwrite is for --record's file: give --record PATH too") }
+        try RecordFlags.check(record: record, overwrite: overwrite)
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
         let whipCount = whipURLs.count + urls.filter { Self.protocolOf($0) == "whip" }.count
         if whipCount == 0, tokenEnv != nil || tokenFile != nil {
@@ -210,10 +210,7 @@ public struct BroadcastShortcut: Sendable {
             options.set(EncodeStage.videoOptions, encodeVideo)
             options.set(EncodeStage.when, encodeWhen)
         }
-        let recording = record.map { path in ComponentSpec(kind: FileSink.kind) { options in
-            options.set(FileSink.path, path)
-            if overwrite { options.set(FileSink.overwrite, true) }
-        } }
+        let recording = record.map { RecordFlags.sink($0, paced: false, overwrite: overwrite) }
         var spec = PipelineSpec(name: name, source: origin, stages: [encode] + stats.stages,
                                 sinks: destinations + (recording.map { [$0] } ?? []))
         spec.neededAtRunTime = secrets.needed

@@ -77,7 +77,7 @@ public struct ListenShortcut: Sendable {
         if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
         if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }
         if output == .window, audioOnly { throw SettingsError("--output window shows the video: leave out --audio-only") }
-        if overwrite, record == nil { throw SettingsError("--overwrite is for --record's file: give --record PATH too") }
+        try RecordFlags.check(record: record, overwrite: overwrite)
         if let timeout, timeout <= .zero {
             throw SettingsError("--timeout: \(timeout.configText) is not a duration above 0 (try 10s)")
         }
@@ -94,11 +94,7 @@ public struct ListenShortcut: Sendable {
         case .audio: [ComponentSpec(kind: AudioSink.kind)]
         }
         if let record {
-            sinks.append(ComponentSpec(kind: FileSink.kind) { options in
-                options.set(FileSink.path, record)
-                options.set(FileSink.sync, true)
-                if overwrite { options.set(FileSink.overwrite, true) }
-            })
+            sinks.append(RecordFlags.sink(record, paced: true, overwrite: overwrite))
         }
         var secrets = FlagSecrets(environment: environment, deferringUnset: deferringUnsetSecrets)
         let source = isWHEP ? try whepInput(&secrets) : isIngestInput

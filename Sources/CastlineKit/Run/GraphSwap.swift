@@ -264,13 +264,3 @@ final class Arrivals: Sendable {
         waiter?.resume(returning: false)
     }
 }
-
-extension Pad {
-    /// Calls `seen` when end-of-stream goes through this pad.
-    func notifyEndOfStream(_ seen: @escaping @Sendable () -> Void) {
-        addProbe(.eventDownstream) { info in
-            if info.event?.kind == .eos { seen() }
-            return .ok
-        }
-    }
-}

@@ -10,6 +10,6 @@ struct ShortcutOptions: ParsableArguments {
     var printPipeline = false
 
     func validate() throws {
-        if let duration, duration <= .zero { throw ValidationError("--duration: give a time above 0 (e.g. 30s)") }
+        try duration?.requireAbove0("--duration", example: "30s")
     }
 }
