@@ -14,20 +14,43 @@ public final class MediaLimit: Sendable {
 
     /// Ends the stream through `pad` (from its streaming thread) once the limit is reached.
     func watch(_ pad: Pad) {
-        let first = Mutex<UInt64?>(nil)
+        let passed = Mutex(MediaCount())
         let ended = OnceFlag()
         pad.addProbe(.buffer) { [weak self] info in
-            guard let self, let pts = info.buffer?.pts?.nanoseconds,
+            guard let self, let buffer = info.buffer, let pts = buffer.pts?.nanoseconds,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            let start = first.withLock { value -> UInt64 in
-                if value == nil { value = pts }
-                return value ?? pts
-            }
-            guard pts >= start &+ limit else { return .ok }
+            let counted = passed.withLock { $0.add(pts: pts, duration: buffer.duration?.nanoseconds) }
+            guard counted >= limit else { return .ok }
             // A src pad: the event is pushed downstream (sending it would go upstream).
             if ended.trip() { info.pad?.pushEvent(.endOfStream()) }
             return .drop
         }
+    }
+}
+
+/// How much media one stream has passed: the span of its timestamps, less any jump longer
+/// than `gap`. A live source that sent nothing for a while (an HLS outage, a stalled SRT
+/// link, a pause) comes back with timestamps past the time it missed; that time is not media.
+struct MediaCount {
+    static let gap: UInt64 = 1_000_000_000
+    private var highest: UInt64?
+    private(set) var counted: UInt64 = 0
+
+    mutating func add(pts: UInt64, duration: UInt64?) -> UInt64 {
+        guard let last = highest else {
+            highest = pts
+            return counted
+        }
+        if pts > last, pts - last <= Self.gap {
+            counted += pts - last
+            highest = pts
+        } else if pts > last &+ Self.gap || last > pts &+ Self.gap {
+            // A jump either way starts a new span; only this unit's own length counts.
+            counted += duration ?? 0
+            highest = pts
+        }
+        // A small step back is a reordered frame: it is counted as the stream moves past it.
+        return counted
     }
 }
 

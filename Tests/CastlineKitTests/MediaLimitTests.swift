@@ -1,0 +1,59 @@
+@testable import CastlineKit
+import Foundation
+import GstKit
+import Synchronization
+import Testing
+
+@Suite("--duration counts media, not the time a live source sent nothing", .timeLimit(.minutes(1)))
+struct MediaLimitTests {
+    init() { Gst.initialize() }
+
+    @Test("4 s of 25 fps, 20 s of nothing, 4 s more: a 6 s limit ends 2 s after the gap, at the 150th frame")
+    func outageIsNotMedia() async throws {
+        let source = try AppSrc.make()
+        source.configure(isLive: false)
+        source.caps = try Caps("video/x-raw,format=GRAY8,width=2,height=2,framerate=25/1")
+        let pass = try Element.make("identity")
+        let sink = try AppSink.make()
+        try sink.element.set("sync", false)
+        let pipeline = Pipeline(name: "limit")
+        defer { pipeline.setState(.null) }
+        try pipeline.add(source.element, pass, sink.element)
+        try source.element.link(pass)
+        try pass.link(sink.element)
+        let limit = MediaLimit()
+        limit.set(.seconds(6))
+        limit.watch(try #require(pass.staticPad("src")))
+        let taken = Mutex<[UInt64]>([])
+        sink.onSample { sample in
+            if let pts = sample.pts?.nanoseconds { taken.withLock { $0.append(pts) } }
+            return .ok
+        }
+        #expect(pipeline.setState(.playing) != .failure)
+        let frame: UInt64 = 40_000_000
+        let stamps = (0..<100).map { UInt64($0) * frame } + (0..<100).map { 24_000_000_000 + UInt64($0) * frame }
+        for pts in stamps {
+            source.push([0, 0, 0, 0], pts: ClockTime(nanoseconds: pts), duration: ClockTime(nanoseconds: frame))
+        }
+        source.endOfStream()
+        let bus = pipeline.bus
+        let ended = bus.messages()
+        let watchdog = Task { try await Task.sleep(for: .seconds(10)); bus.finish() }
+        defer { watchdog.cancel() }
+        for await message in ended { if case .endOfStream = message { break } }
+        let seen = taken.withLock { $0 }
+        // 100 frames before the gap (3.96 s of steps), the first after it counts its 40 ms, then 49 more.
+        #expect(seen.count == 150, "\(seen.count) frames passed")
+        #expect(seen.last == 24_000_000_000 + 49 * frame)
+    }
+
+    @Test("a reordered frame's step back is not counted twice; a jump back starts a new span")
+    func reorderAndJumpBack() {
+        var count = MediaCount()
+        for pts: UInt64 in [0, 120, 40, 80, 240, 160, 200] { _ = count.add(pts: (10_000 + pts) * 1_000_000, duration: 40_000_000) }
+        #expect(count.counted == 240_000_000)
+        _ = count.add(pts: 100_000_000, duration: 40_000_000)  // an HLS discontinuity to earlier timestamps
+        _ = count.add(pts: 140_000_000, duration: 40_000_000)
+        #expect(count.counted == 320_000_000)
+    }
+}
