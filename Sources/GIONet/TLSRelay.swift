@@ -79,9 +79,9 @@ public final class TLSRelay: @unchecked Sendable {  // mutable state is the lock
     /// Connects once, completes the handshake, closes: the same checks as a relayed connection.
     /// Throws GIONetError(the line for the user).
     public static func check(remoteHost: String, remotePort: Int, serverName: String? = nil, trust: TLSTrust,
-                             timeout: Duration = .seconds(10)) throws(GIONetError) {
+                             timeout: Duration = .seconds(10), cancellable: Cancellable? = nil) throws(GIONetError) {
         let setup = try TLSClientSetup(host: remoteHost, port: remotePort, serverName: serverName, policy: CertificatePolicy(trust))
-        _ = try setup.handshakeOnce(timeout: timeout)
+        _ = try setup.handshakeOnce(timeout: timeout, cancellable: cancellable)
     }
 
     /// SHA-256 fingerprint ("AB:CD:...") of the server's leaf certificate, without validating it.

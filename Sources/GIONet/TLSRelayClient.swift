@@ -280,7 +280,7 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
 
     /// Connects, handshakes and closes, blocking (GSocket timeout applies to connect and handshake I/O).
     /// Returns the server certificate's fingerprint (nil if it sent none).
-    func handshakeOnce(timeout: Duration) throws(GIONetError) -> String? {
+    func handshakeOnce(timeout: Duration, cancellable: Cancellable? = nil) throws(GIONetError) -> String? {
         guard let client = g_socket_client_new() else { throw GIONetError("cannot create a GSocketClient") }
         defer { g_object_unref(client) }
         let (seconds, attoseconds) = timeout.components
@@ -288,7 +288,7 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
         guard let connectable = makeConnectable() else { throw GIONetError("invalid host \(host)") }
         defer { g_object_unref(UnsafeMutableRawPointer(connectable)) }
         var error: UnsafeMutablePointer<GError>?
-        guard let base = g_socket_client_connect(client, connectable, nil, &error) else {
+        guard let base = g_socket_client_connect(client, connectable, cancellable?.pointer, &error) else {
             let line = cannotConnect(error)
             if let error { g_error_free(error) }
             throw GIONetError(line)
@@ -300,7 +300,7 @@ final class TLSClientSetup: @unchecked Sendable {  // immutable after init; a GT
         let watch = HandshakeWatch(policy: policy)
         let tls = try wrap(base, watch: watch)
         defer { g_object_unref(tls) }
-        let done = g_tls_connection_handshake(cast(tls, to: GTlsConnection.self), nil, &error)
+        let done = g_tls_connection_handshake(cast(tls, to: GTlsConnection.self), cancellable?.pointer, &error)
         let line = verdict(tls: tls, error: done != 0 ? nil : error, watch: watch)
         if let error { g_error_free(error) }
         let fingerprint = watch.fingerprint ?? peerFingerprint(tls)

@@ -16,6 +16,8 @@ struct RunModelTests {
 
     static let one = RunModel.Layout(sinks: ["sinks[0]"])
     static let two = RunModel.Layout(sinks: ["sinks[0]", "sinks[1]"])
+    /// A publish with a recording beside it.
+    static let broadcast = RunModel.Layout(sinks: ["sinks[0]", "sinks[1]"], destinations: ["sinks[0]"])
     static let delayed = RunModel.Layout(sinks: ["sinks[0]"], holdsPlayout: true, playsOutOnItsOwnClock: true)
     static let playing: [RunInput] = [.start, .built(one), .playRequested(.async), .pipelinePlaying(hasKnownEnd: true)]
     static let unboundedPlaying: [RunInput] = [.start, .built(one), .playRequested(.async), .pipelinePlaying(hasKnownEnd: false)]
@@ -180,6 +182,28 @@ struct RunModelTests {
         Row(name: "the last sink lost ends the run",
             inputs: livePlaying + [.connection(keyPath: "sinks[0]", .failed("out of retries"))],
             phase: .finishing(.failed("out of retries"), announce: true, shown: .playing), effects: [.finishSinks(completed: false)]),
+        Row(name: "a broadcast is not playing while no destination has the stream",
+            inputs: [.start, .built(broadcast), .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false)],
+            phase: .running(.connecting), effects: []),
+        Row(name: "it is once one has",
+            inputs: [.start, .built(broadcast), .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false),
+                     .connection(keyPath: "sinks[0]", .connected)],
+            phase: .running(.playing), effects: [.announce(from: .connecting, to: .playing)]),
+        Row(name: "the last destination lost ends the run, draining the recording beside it",
+            inputs: [.start, .built(broadcast), .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false),
+                     .connection(keyPath: "sinks[0]", .connected), .connection(keyPath: "sinks[0]", .failed("out of retries"))],
+            phase: .stopping,
+            effects: [.warning("sinks[0]: out of retries; no destination is left, so the run ends")] + stopping),
+        Row(name: "and fails, naming it",
+            inputs: [.start, .built(broadcast), .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false),
+                     .connection(keyPath: "sinks[0]", .connected), .connection(keyPath: "sinks[0]", .failed("out of retries")),
+                     .endOfStream],
+            phase: .finishing(.failed("sinks[0]: out of retries"), announce: true, shown: .stopping),
+            effects: [.endOfStream, .finishSinks(completed: false)]),
+        Row(name: "a destination left out at the start is named, and the others go on",
+            inputs: [.start, .built(broadcast, leftOut: [.init(keyPath: "sinks[2]", reason: "cannot resolve x")])],
+            phase: .running(.connecting),
+            effects: [.warning("sinks[2]: cannot resolve x; the other 2 sinks go on")]),
         Row(name: "abort ends at once", inputs: playing + [.abort],
             phase: .finishing(.failed("stopped at once; outputs may be incomplete"), announce: true, shown: .playing),
             effects: [.finishSinks(completed: false)]),

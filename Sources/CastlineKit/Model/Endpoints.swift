@@ -69,6 +69,9 @@ public protocol SinkComponent: ComponentDescription {
     /// `stream-format=avc`): sinks that fix the same one are served by one parser before the
     /// tee, not a parser each. nil: the builder converts for this sink alone.
     func framing(for stream: StreamKind) -> String?
+    /// It sends the media to a far end (a publish): a run with destinations is for them, and
+    /// ends once none is left, finishing any recording beside them.
+    var isDestination: Bool { get }
 }
 
 extension SourceComponent {
@@ -88,6 +91,7 @@ extension SinkComponent {
     public var takesStreamsAsTheyCome: Bool { false }
     public var rendersAtTheClock: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
+    public var isDestination: Bool { false }
 }
 
 extension Bin {

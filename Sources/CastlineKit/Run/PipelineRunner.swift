@@ -29,7 +29,7 @@ public actor PipelineRunner {
     /// Every task the runner starts (bus, connection changes, timers): cancelled when it finishes.
     private var tasks: [Task<Void, Never>] = []
     /// The source fetching what it needs to start (a playlist, its first segment).
-    private var preparing: Task<Void, any Error>?
+    private var preparing: Task<(PipelinePlan, leftOut: [RunModel.LostSink]), any Error>?
     private var waiters: [CheckedContinuation<Outcome, Never>] = []
     /// Swaps so far: new parts are named after it.
     private var generation = 0
@@ -66,20 +66,20 @@ public actor PipelineRunner {
             for await (keyPath, change) in changes { await self?.send(.connection(keyPath: keyPath, change)) }
         })
         let built: BuiltPipeline
+        let leftOut: [RunModel.LostSink]
         do {
-            // A task of its own, so a stop while it waits on the network cancels it.
-            let preparing = Task { [planned] in try await planned.prepareSource() }
+            // A task of its own, so a stop while it waits on the network (a playlist, a sink's far end) cancels it.
+            let preparing = Task { [planned] in
+                try await planned.prepareSource()
+                return try await planned.preflighted()
+            }
             self.preparing = preparing
             defer { self.preparing = nil }
-            try await preparing.value
+            let (plan, left) = try await preparing.value
             // Stopped while preparing (waiting for a stream to go live): nothing to start.
             guard model.phase == .starting else { return }
-            built = try GraphBuilder().build(planned)
-            for part in built.plan.sinks {
-                try await located(part.spec.keyPath) { try await part.component.preflight() }
-            }
-            // Stopped while a sink checked its far end: the run is over, and this graph never plays.
-            guard model.phase == .starting else { return }
+            built = try GraphBuilder().build(plan)
+            leftOut = left
         } catch {
             guard model.phase == .starting else { return }  // stopped while preparing
             // The caller reports a build error with the file's name; no failure event to print twice.
@@ -89,7 +89,7 @@ public actor PipelineRunner {
         }
         self.built = built
         if let mediaLimit { built.limit.set(mediaLimit) }
-        send(.built(Self.layout(of: built.plan)))
+        send(.built(Self.layout(of: built.plan), leftOut: leftOut))
         let bus = built.pipeline.bus
         tasks.append(Task { [weak self] in
             for await message in bus.messages() {
@@ -305,6 +305,7 @@ public actor PipelineRunner {
     private static func layout(of plan: PipelinePlan) -> RunModel.Layout {
         RunModel.Layout(
             sinks: plan.sinks.map(\.spec.keyPath),
+            destinations: plan.sinks.filter(\.component.isDestination).map(\.spec.keyPath),
             holdsPlayout: plan.stages.contains { $0.component is any TimeShiftingStage },
             playsOutOnItsOwnClock: plan.stages.contains { $0.component.playsOutOnItsOwnClock })
     }

@@ -67,13 +67,16 @@ public struct RunModel: Sendable, Equatable {
     public struct Layout: Sendable, Equatable {
         /// Every sink's key path.
         public var sinks: [String]
+        /// The key paths of sinks that publish (`SinkComponent.isDestination`).
+        public var destinations: [String]
         /// A stage can hold its own play-out (a time-shift): pausing holds it, and the source still takes media in.
         public var holdsPlayout: Bool
         /// A stage plays out on its own clock (a time-shift): buffering before it only fills it.
         public var playsOutOnItsOwnClock: Bool
 
-        public init(sinks: [String], holdsPlayout: Bool = false, playsOutOnItsOwnClock: Bool = false) {
+        public init(sinks: [String], destinations: [String] = [], holdsPlayout: Bool = false, playsOutOnItsOwnClock: Bool = false) {
             self.sinks = sinks
+            self.destinations = destinations
             self.holdsPlayout = holdsPlayout
             self.playsOutOnItsOwnClock = playsOutOnItsOwnClock
         }
@@ -82,6 +85,11 @@ public struct RunModel: Sendable, Equatable {
     public struct LostSink: Sendable, Equatable {
         public var keyPath: String
         public var reason: String
+
+        public init(keyPath: String, reason: String) {
+            self.keyPath = keyPath
+            self.reason = reason
+        }
     }
 
     public internal(set) var phase: Phase = .idle
@@ -93,6 +101,12 @@ public struct RunModel: Sendable, Equatable {
     public internal(set) var missingDecoder: String?
     /// Elements swapped out: what they say while going away is not about the run.
     public internal(set) var retired: Set<String> = []
+    /// Destinations whose far end has had the stream: a broadcast is playing once one has,
+    /// not when its own pipeline plays.
+    public internal(set) var reachedDestinations: Set<String> = []
+
+    /// A run with destinations none of which has connected yet.
+    var awaitsDestination: Bool { !layout.destinations.isEmpty && reachedDestinations.isEmpty }
 
     /// How long end-of-stream has to reach the sinks on a stop.
     public let drainTimeout: Duration
@@ -139,8 +153,8 @@ public enum RunInput: Sendable, Equatable {
     case abort
     case pause
     case resume
-    /// The graph is built and about to be set playing.
-    case built(RunModel.Layout)
+    /// The graph is built and about to be set playing; `leftOut`: sinks left out of it, their far end failing its check.
+    case built(RunModel.Layout, leftOut: [RunModel.LostSink] = [])
     /// Building it, or a sink's check of its far end, failed (`text` is the reason).
     case buildFailed(String)
     /// Setting it PLAYING: what GStreamer answered.

@@ -9,10 +9,14 @@ extension RunModel {
         case .start:
             guard phase == .idle else { return }
             move(to: .starting, &effects)
-        case .built(let layout):
+        case .built(let layout, let leftOut):
             guard phase == .starting else { return }
             self.layout = layout
             move(to: .running(.connecting), &effects)
+            for lost in leftOut {
+                lostSinks.append(lost)
+                effects.append(.warning("\(lost.keyPath): \(lost.reason); \(othersGoOn(layout.sinks.count))"))
+            }
         case .buildFailed(let text):
             guard phase == .starting else { return }
             finish(.failed(text), announce: false, &effects)
@@ -96,6 +100,7 @@ extension RunModel {
             finish(phase == .stopping ? .stopped : .completed, announce: true, &effects)
         case .pipelinePlaying(let hasKnownEnd):
             firstPlayed(hasKnownEnd: hasKnownEnd)
+            guard !awaitsDestination else { return }
             switch phase {
             case .running(let activity) where activity != .reconnecting:
                 move(to: .running(.playing), &effects)
@@ -190,7 +195,13 @@ extension RunModel {
         guard outcome == nil, phase != .idle else { return }
         switch change {
         case .connected:
-            break
+            guard layout.destinations.contains(keyPath), reachedDestinations.insert(keyPath).inserted,
+                  reachedDestinations.count == 1, case .played = media else { return }
+            switch phase {
+            case .running(.connecting): move(to: .running(.playing), &effects)
+            case .swapping(.connecting, let wasPaused, let then): move(to: .swapping(.playing, wasPaused: wasPaused, then: then), &effects)
+            default: break
+            }
         case .stalled:
             // Held until the source has enough; a stage with its own play-out clock (a time-shift) holds it already.
             guard phase == .running(.playing), !media.isLive, !layout.playsOutOnItsOwnClock else { return }
@@ -224,14 +235,25 @@ extension RunModel {
 
     /// A sink that cannot go on ends the run only when it was the last one: one destination of
     /// several refusing the key or going away for good never stops the others.
+    /// The last destination going ends the run the same way: a recording beside it is finished
+    /// (end-of-stream, then a whole file), and the run fails with the destination's reason.
     private mutating func sinkFailed(_ keyPath: String, reason: String, _ effects: inout [RunEffect]) {
         guard !lostSinks.contains(where: { $0.keyPath == keyPath }) else { return }
         lostSinks.append(LostSink(keyPath: keyPath, reason: reason))
-        let left = layout.sinks.filter { sink in !lostSinks.contains { $0.keyPath == sink } }.count
+        let isLeft = { (sink: String) in !self.lostSinks.contains { $0.keyPath == sink } }
+        let left = layout.sinks.filter(isLeft).count
         guard layout.sinks.contains(keyPath), left > 0 else {
             return finish(.failed(lostSinks.count == 1 ? reason : lostSinksText), announce: true, &effects)
         }
-        effects.append(.warning("\(keyPath): \(reason); the other \(left == 1 ? "sink goes" : "\(left) sinks go") on"))
+        if layout.destinations.contains(keyPath), !layout.destinations.contains(where: isLeft) {
+            effects.append(.warning("\(keyPath): \(reason); no destination is left, so the run ends"))
+            return stop(&effects)
+        }
+        effects.append(.warning("\(keyPath): \(reason); \(othersGoOn(left))"))
+    }
+
+    private func othersGoOn(_ left: Int) -> String {
+        "the other \(left == 1 ? "sink goes" : "\(left) sinks go") on"
     }
 
     private mutating func finish(_ result: Outcome, announce: Bool, _ effects: inout [RunEffect]) {

@@ -18,13 +18,13 @@ final class Connector: Sendable {
         set { state.withLock { $0.publisher = newValue } }
     }
 
-    /// Checks the server answers (and its certificate, for rtmps) before anything starts.
+    /// Checks the host name resolves, and for rtmps the server's certificate, before anything
+    /// starts; off the caller's executor, and given up at once when the task is cancelled (a stop).
     func prepare(endpoint: RTMPSink.Endpoint, trust: RTMPSink.Trust) async throws {
-        let where_ = "\(endpoint.host):\(endpoint.port)"
         do {
-            try TCPCheck.connect(host: endpoint.host, port: endpoint.port, timeout: .seconds(10))
-        } catch {
-            throw BuildError("cannot reach \(where_): \(error) (check the URL and that the server is up)")
+            try await Cancellable.blocking { cancellable throws(GIONetError) in try HostCheck.resolve(endpoint.host, cancellable: cancellable) }
+        } catch let error as GIONetError {
+            throw BuildError("cannot resolve \(endpoint.host): \(error) (check the URL)")
         }
         guard endpoint.secure else { return }
         let relayTrust: TLSTrust
@@ -35,8 +35,10 @@ final class Connector: Sendable {
         case .fingerprint(let hex): relayTrust = .fingerprint(hex)
         }
         do {
-            try TLSRelay.check(remoteHost: endpoint.host, remotePort: endpoint.port, trust: relayTrust)
-        } catch {
+            try await Cancellable.blocking { cancellable throws(GIONetError) in
+                try TLSRelay.check(remoteHost: endpoint.host, remotePort: endpoint.port, trust: relayTrust, cancellable: cancellable)
+            }
+        } catch let error as GIONetError {
             throw BuildError("\(error)")
         }
         guard trust != .system else { return }

@@ -98,6 +98,8 @@ public final class RTMPSink: SinkComponent {
         return trust
     }
 
+    public var isDestination: Bool { true }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])
     }

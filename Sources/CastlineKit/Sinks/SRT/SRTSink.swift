@@ -31,6 +31,8 @@ public final class SRTSink: SinkComponent {
         self.context = context
     }
 
+    public var isDestination: Bool { true }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])
     }

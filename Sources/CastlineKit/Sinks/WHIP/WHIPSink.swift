@@ -49,6 +49,8 @@ public final class WHIPSink: SinkComponent {
         return url
     }
 
+    public var isDestination: Bool { true }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .encoded([.h264]) : .encoded([.opus, .aac])
     }
