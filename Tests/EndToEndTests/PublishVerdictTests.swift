@@ -44,6 +44,15 @@ struct PublishVerdictTests {
         let status = await Castline.interrupt(process)
         #expect(status == 1, "\(process.standardError)")
         #expect(process.standardError.contains("error: nothing was published"), "\(process.standardError)")
+        // rtmps to it: the certificate check waits on a handshake that never comes, and Ctrl-C ends it at once.
+        let secure = try Castline.start(["broadcast", "rtmps://127.0.0.1:\(silent.port)/live", "--key-env", "K", "--size", "320x240"],
+                                        environment: Castline.strict.merging(["K": Self.key]) { $1 })
+        try #require(await Castline.waitFor("connecting", in: secure, timeout: .seconds(20)), "\(secure.standardError)")
+        let asked = ContinuousClock.now
+        let secureStatus = await Castline.interrupt(secure)
+        #expect(ContinuousClock.now - asked < .seconds(2), "Ctrl-C took \(ContinuousClock.now - asked)")
+        #expect(secureStatus == 1 && secure.standardError.contains("error: nothing was published: the run ended before any media reached"),
+                "\(secure.standardError)")
     }
 
     @Test("a short broadcast to nginx: published as long as connected, bytes sent and no 'acknowledged' before nginx acknowledged, no silences claimed, one count of reconnects")

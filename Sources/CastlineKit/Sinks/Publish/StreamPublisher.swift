@@ -201,7 +201,7 @@ final class StreamPublisher: Sendable {
         let (last, verdict): ([String: Double], SinkVerdict) = state.withLock { state in
             guard state.everConnected else {
                 guard let launchedAt = state.launchedAt else {
-                    return (figures(&state), .failed("nothing was published: the run ended before any media reached \(settings.displayURL)"))
+                    return (figures(&state), Self.endedBeforeMedia(settings.displayURL))
                 }
                 return (figures(&state), .failed(settings.output.neverConnected(reason: nil, waited: .now - launchedAt)))
             }
@@ -211,6 +211,11 @@ final class StreamPublisher: Sendable {
         }
         if case .done = verdict { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: last))) }
         return verdict
+    }
+
+    /// The verdict on a publish the run ended before it began.
+    static func endedBeforeMedia(_ displayURL: String) -> SinkVerdict {
+        .failed("nothing was published: the run ended before any media reached \(displayURL)")
     }
 
     /// Returns when `endDrain` has been called (end-of-stream or error on the bus), or after `limit`.

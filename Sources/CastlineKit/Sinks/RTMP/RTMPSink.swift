@@ -138,6 +138,7 @@ public final class RTMPSink: SinkComponent {
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         defer { connector.close() }
-        return await connector.publisher?.finish(drain: .seconds(5)) ?? .quiet
+        // No publisher: stopped while the far end was checked, before the graph was built.
+        return await connector.publisher?.finish(drain: .seconds(5)) ?? StreamPublisher.endedBeforeMedia(endpoint.displayURL)
     }
 }
