@@ -80,7 +80,7 @@ struct BroadcastTests {
         }
     }
 
-    @Test("nginx dies mid-broadcast and comes back: castline reconnects, HLS goes on, exit 0, one reconnect, no GStreamer warning")
+    @Test("nginx dies mid-broadcast and comes back: castline reconnects, HLS goes on, one reconnect, no GStreamer warning; down again at the end: exit 1, saying so")
     func reconnects() async throws {
         try await withIngest { server, endpoints in
             let process = try Castline.start([
@@ -94,10 +94,14 @@ struct BroadcastTests {
             let before = hls.segments.count
             try await server.startNginx()
             #expect(await hls.waitForSegments(before + 2, timeout: .seconds(30)), "no new segments after nginx came back")
+            // Down again when the run ends: what was published is told, and the run fails, for the far end missed the end.
+            await server.stopNginx()
+            try #require(await Castline.waitFor("reconnecting in", count: 2, in: process, timeout: .seconds(15)), "\(process.standardError)")
             let status = await Castline.interrupt(process)
-            #expect(status == 0, "\(process.standardError)")
-            #expect(process.standardError.contains("reconnecting"))
-            #expect(process.standardError.contains("reconnects: 1"), "\(process.standardError)")
+            #expect(status == 1, "\(process.standardError)")
+            #expect(process.standardError.contains("error: rtmp: the connection to \(endpoints.rtmpURL) was lost ")
+                    && process.standardError.contains(" s before the end and was not back (published ")
+                    && process.standardError.contains("reconnects: 1"), "\(process.standardError)")
             #expect(!process.standardError.contains(Self.key))
             // The keyframe asked for on reconnecting went upstream once as a warning, every time.
             #expect(Castline.glibWarnings(in: process.standardError).isEmpty, "\(process.standardError)")

@@ -54,22 +54,13 @@ struct ListenTests {
             let listener = try Castline.start([
                 "listen", server.url("\(key).m3u8"), "--audio-only", "--output", "null", "--record", wav,
             ])
-            func count(_ text: String) -> Int { listener.standardError.components(separatedBy: text).count - 1 }
-            func stderrCounts(_ text: String, _ wanted: Int, within timeout: Duration) async -> Bool {
-                let deadline = ContinuousClock.now + timeout
-                while ContinuousClock.now < deadline, listener.exitStatus == nil {
-                    if count(text) >= wanted { return true }
-                    try? await Task.sleep(for: .milliseconds(100))
-                }
-                return count(text) >= wanted
-            }
-            #expect(await stderrCounts("stream started", 1, within: .seconds(20)), "\(listener.standardError)")
+            #expect(await Castline.waitFor("stream started", count: 1, in: listener, timeout: .seconds(20)), "\(listener.standardError)")
             let started = ContinuousClock.now
             for outage in 1...3 {
                 await server.stop()
-                let reconnecting = await stderrCounts("\nreconnecting", outage, within: .seconds(15))
+                let reconnecting = await Castline.waitFor("\nreconnecting", count: outage, in: listener, timeout: .seconds(15))
                 server = try await HTTPFolder(endpoints.hlsDirectory, port: port)
-                let reconnected = await stderrCounts("reconnected after", outage, within: .seconds(30))
+                let reconnected = await Castline.waitFor("reconnected after", count: outage, in: listener, timeout: .seconds(30))
                 try #require(reconnecting && reconnected, "outage \(outage): \(listener.standardError.suffix(800))")
             }
             let elapsed = (ContinuousClock.now - started) / .seconds(1)

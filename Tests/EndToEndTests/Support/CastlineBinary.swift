@@ -46,13 +46,14 @@ enum Castline {
         return process
     }
 
-    /// Waits until a background castline has said `text` on stderr; false when it ended, or
-    /// `timeout` passed, first.
-    static func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async -> Bool {
+    /// Waits until a background castline has said `text` on stderr (`count` times); false when
+    /// it ended, or `timeout` passed, first.
+    static func waitFor(_ text: String, count: Int = 1, in process: ChildProcess, timeout: Duration) async -> Bool {
+        let said = { process.standardError.components(separatedBy: text).count - 1 >= count }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if process.standardError.contains(text) { return true }
-            if process.exitStatus != nil { return process.standardError.contains(text) }
+            if said() { return true }
+            if process.exitStatus != nil { return said() }
             try? await Task.sleep(for: .milliseconds(100))
         }
         return false

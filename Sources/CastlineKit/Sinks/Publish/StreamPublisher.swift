@@ -60,6 +60,8 @@ final class StreamPublisher: Sendable {
         /// When the first publishing pipeline was launched: how long a publish that never connected waited.
         var launchedAt: ContinuousClock.Instant?
         var failedAttempts = 0
+        /// When a connection that was up failed, while no later one has come up.
+        var lostAt: ContinuousClock.Instant?
         var reconnects = 0
         var publishedTime: Duration = .zero
         /// The end-of-stream has passed the publishing pipeline (rtmp2sink has unpublished), it failed,
@@ -206,8 +208,15 @@ final class StreamPublisher: Sendable {
                 return (figures(&state), .failed(settings.output.neverConnected(reason: nil, waited: .now - launchedAt)))
             }
             let figures = figures(&state)
-            return (figures, .done("\(settings.output.scheme): published \(String(format: "%.1f", state.publishedTime.seconds)) s to "
-                + "\(settings.displayURL), reconnects: \(state.reconnects), " + state.shown.text))
+            let seconds = String(format: "%.1f", state.publishedTime.seconds)
+            let counts = "reconnects: \(state.reconnects), " + state.shown.text
+            // Down when the run ended: what it published is told, but the far end did not have the end.
+            if let lostAt = state.lostAt {
+                return (figures, .failed("\(settings.output.scheme): the connection to \(settings.displayURL) was lost "
+                    + String(format: "%.1f", (ContinuousClock.now - lostAt).seconds) + " s before the end and was not back "
+                    + "(published \(seconds) s, \(counts))"))
+            }
+            return (figures, .done("\(settings.output.scheme): published \(seconds) s to \(settings.displayURL), \(counts)"))
         }
         if case .done = verdict { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: last))) }
         return verdict
@@ -363,6 +372,7 @@ final class StreamPublisher: Sendable {
             if up {
                 guard state.connectedSince == nil else { return .again(Self.connectedReadInterval) }
                 state.connectedSince = now
+                state.lostAt = nil
                 defer { state.everConnected = true; state.failedAttempts = 0 }
                 if !state.everConnected {
                     change = .connected
@@ -409,6 +419,7 @@ final class StreamPublisher: Sendable {
                 return (pipeline, output, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
             state.failedAttempts += 1
+            state.lostAt = state.lostAt ?? .now
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
                 state.phase = .finished
                 return (pipeline, output, .failed("gave up after \(limit) reconnect attempts to \(settings.displayURL): \(reason)"), nil)
