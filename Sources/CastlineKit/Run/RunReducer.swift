@@ -224,9 +224,9 @@ extension RunModel {
             if phase == .running(.buffering) { effects.append(.setPipelineState(.playing)) }
             if case .running = phase { move(to: .running(.reconnecting), &effects) }
             effects.append(.warning(
-                "connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
+                "\(naming(keyPath))connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
         case .reconnected(let attempts):
-            effects.append(.notice("reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
+            effects.append(.notice("\(naming(keyPath))reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
             if phase == .running(.reconnecting) { move(to: .running(.playing), &effects) }
         case .failed(let reason):
             sinkFailed(keyPath, reason: reason, &effects)
@@ -250,6 +250,11 @@ extension RunModel {
             return stop(&effects)
         }
         effects.append(.warning("\(keyPath): \(reason); \(othersGoOn(left))"))
+    }
+
+    /// One destination of several is named where its connection is told of.
+    private func naming(_ keyPath: String) -> String {
+        layout.destinations.count > 1 && layout.destinations.contains(keyPath) ? "\(keyPath): " : ""
     }
 
     private func othersGoOn(_ left: Int) -> String {

@@ -17,7 +17,11 @@ extension PipelinePlan {
         let failed = Set(failures.map(\.index))
         let destinationsLeft = sinks.indices.contains { sinks[$0].component.isDestination && !failed.contains($0) }
         let onlyDestinations = failures.allSatisfy { sinks[$0.index].component.isDestination && !$0.error.isBadInput }
-        guard destinationsLeft, onlyDestinations else { throw first }
+        guard destinationsLeft, onlyDestinations else {
+            // Every failure is named: fixing one URL of two would only show the next.
+            throw failures.count == 1 ? first : BuildError(failures.map { "\($0.error)" }.joined(separator: "; "),
+                                                           badInput: failures.contains { $0.error.isBadInput })
+        }
         let kept = sinks.indices.filter { !failed.contains($0) }.map { sinks[$0] }
         let leftOut = failures.map { RunModel.LostSink(keyPath: sinks[$0.index].spec.keyPath, reason: $0.error.message) }
         return (PipelinePlan(spec: spec, channel: channel, source: source, stages: stages, sinks: kept), leftOut)
