@@ -211,7 +211,8 @@ struct ControlAPITests {
             let missing = try await api.get("/status")
             #expect(missing.status == 401 && missing.json?["error"] is String, "\(missing.text)")
             let wrong = try await api.request("GET", "/status", authorization: "Bearer not-\(token)")
-            #expect(wrong.status == 401)
+            #expect(wrong.status == 401 && (wrong.json?["error"] as? String)?.hasPrefix("the control token does not match") == true
+                    && (missing.json?["error"] as? String)?.hasPrefix("a control token is required") == true, "\(wrong.text)")
             let right = try await api.request("GET", "/status", authorization: "Bearer \(token)")
             #expect(right.status == 200 && right.json?["pipeline"] as? String == "control-e2e", "\(right.text)")
 

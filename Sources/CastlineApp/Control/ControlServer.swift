@@ -58,8 +58,13 @@ struct BearerToken: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard Self.carries(token, request) else {
-            throw ControlRefusal(status: .unauthorized, message: "a control token is required: send Authorization: Bearer TOKEN",
-                                 headers: [.wwwAuthenticate: "Bearer"])
+            // RFC 6750: a token that was sent and is wrong is `invalid_token`; none sent is only a challenge.
+            let sent = request.headers[.authorization] != nil
+            throw ControlRefusal(
+                status: .unauthorized,
+                message: sent ? "the control token does not match: send the one this run was started with"
+                    : "a control token is required: send Authorization: Bearer TOKEN",
+                headers: [.wwwAuthenticate: sent ? "Bearer error=\"invalid_token\"" : "Bearer"])
         }
         return try await next(request, context)
     }
