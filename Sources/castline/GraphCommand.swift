@@ -19,6 +19,7 @@ struct GraphCommand: AsyncParsableCommand {
         if let output, !output.hasSuffix(".dot"), !output.hasSuffix(".svg") {
             throw ValidationError("-o \(output): end it in .dot or .svg")
         }
+        if let output { try checked { () throws(SettingsError) in try SettingsError.checkWritable(output, option: "-o \(output)") } }
     }
 
     func run() async throws {

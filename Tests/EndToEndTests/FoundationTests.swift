@@ -289,6 +289,10 @@ struct FoundationTests {
             """)
         let result = try await Castline.run(["graph", file])
         #expect(result.status == 0, "\(result.stderr)")
+        // Into a folder that is not there: said before anything is drawn, as a bad flag.
+        let nowhere = scratch.file("no-such-folder/graph.svg")
+        let misplaced = try await Castline.run(["graph", file, "-o", nowhere])
+        #expect(misplaced.status == 64 && misplaced.stderr.contains("-o \(nowhere): the folder "), "\(misplaced.stderr)")
         let edges = result.stdout.split(separator: "\n").filter { $0.contains("->") }.map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(edges == [
             #"part0 -> part1 [label="audio raw → encoded"];"#, #"part1 -> part2 [label="audio aac → raw"];"#,

@@ -9,6 +9,18 @@ public struct SettingsError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) {
         self.description = description
     }
+
+    /// The folder of an output file must exist: finding out at the end of a long run would lose what it holds.
+    public static func checkWritable(_ path: String, option: String) throws(SettingsError) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw SettingsError("\(option): the folder \(folder) does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw SettingsError("\(option): cannot write in \(folder)")
+        }
+    }
 }
 
 /// Where a run's stats go besides the status line (`--stats-json`, `--metrics`, `--stats-plot`).
@@ -27,7 +39,7 @@ public struct StatsSettings: Sendable {
     }
 
     public func validate() throws(SettingsError) {
-        if let json, json != "-" { try Self.checkWritable(json, option: "--stats-json") }
+        if let json, json != "-" { try SettingsError.checkWritable(json, option: "--stats-json") }
         if let metrics, Endpoint(metrics) == nil {
             throw SettingsError("--metrics: \"\(metrics)\" is not HOST:PORT with a port from 1 to 65535 (try 127.0.0.1:9464)")
         }
@@ -35,25 +47,13 @@ public struct StatsSettings: Sendable {
             guard plot.lowercased().hasSuffix(".svg") else {
                 throw SettingsError("--stats-plot: \"\(plot)\" should end in .svg (it is an SVG drawing)")
             }
-            try Self.checkWritable(plot, option: "--stats-plot")
+            try SettingsError.checkWritable(plot, option: "--stats-plot")
         }
     }
 
     /// With a stats output asked for, a stats stage for a shortcut command's pipeline (placed last).
     public var stages: [ComponentSpec] {
         json == nil && metrics == nil && plot == nil ? [] : [ComponentSpec(kind: StatsStage.kind)]
-    }
-
-    /// The folder must exist: finding out at the end of a long run would lose the figures.
-    private static func checkWritable(_ path: String, option: String) throws(SettingsError) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-            throw SettingsError("\(option): the folder \(folder) does not exist")
-        }
-        guard FileManager.default.isWritableFile(atPath: folder) else {
-            throw SettingsError("\(option): cannot write in \(folder)")
-        }
     }
 }
 
