@@ -145,8 +145,7 @@ public struct HLSStart: Sendable {
         case .transportStream?: container = .transportStream
         case .packed(let codec)?: container = .packedAudio(codec)
         case nil:
-            throw StartFailure("cannot tell what \(segment.uri.lastPathComponent) holds: not MPEG-TS, fMP4 or packed audio (it starts with "
-                               + opening.prefix(4).map { String(format: "%02x", $0) }.joined() + ")", badInput: true)
+            throw StartFailure("\(segment.uri.lastPathComponent): " + SegmentReader.notMedia(opening, segment: segment), badInput: true)
         }
         let head = container == .transportStream ? TransportStreamHead.read([UInt8](first)) : nil
         guard let streams = declared ?? HLSRenditions.streams(in: first, container: container, transportStream: head) else {

@@ -353,7 +353,18 @@ public final class SegmentReader: Sendable {
     static func refusal(_ head: Data, segment: Segment) -> String? {
         guard segment.initSection == nil, let first = head.first else { return nil }
         guard ![0x47, 0x49, 0xFF, 0x0B].contains(first) else { return nil }
-        return "not MPEG-TS or packed audio (it starts with \(head.prefix(4).map { String(format: "%02x", $0) }.joined()))"
+        return notMedia(head, segment: segment)
+    }
+
+    /// What bytes that are none of the containers castline reads are said to be. Decrypted with
+    /// the wrong key any segment reads as noise, so for AES-128 the key is named as the likely fault.
+    static func notMedia(_ head: some Collection<UInt8>, segment: Segment) -> String {
+        let starts = head.prefix(4).map { String(format: "%02x", $0) }.joined()
+        guard let key = segment.key, key.method == .aes128 else {
+            return "not MPEG-TS, fMP4 or packed audio (it starts with \(starts))"
+        }
+        return "decrypted with the key from \(key.uri?.absoluteString ?? "its EXT-X-KEY"), it is not MPEG-TS, fMP4 or packed audio "
+            + "(it starts with \(starts)): the key (or its IV) is probably wrong"
     }
 }
 

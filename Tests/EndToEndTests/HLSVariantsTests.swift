@@ -148,6 +148,10 @@ struct HLSVariantsTests {
             _ = try await expectTone(server, "\(name).m3u8", scratch: scratch, seconds: 3)
             #expect(server.requests(of: "\(name).key") == 1, "\(name): key fetched \(server.requests(of: "\(name).key")) times")
         }
+        // Another key in its place: the segment decrypts to noise, and the key is named as the likely fault.
+        try Data(repeating: 7, count: 16).write(to: URL(fileURLWithPath: "\(scratch.path)/iv.key"))
+        let wrong = try await Castline.run(["listen", server.url("iv.m3u8"), "--output", "null"], timeout: .seconds(20))
+        #expect(wrong.status == 2 && wrong.stderr.contains("the key (or its IV) is probably wrong"), "\(wrong.stderr)")
     }
 
     @Test("SAMPLE-AES: one clear line and exit 2")
