@@ -83,6 +83,9 @@ struct GraphSwap {
             if keptChain == 0 { await plan.source.component.finish() }
             throw error
         }
+        // Until `apply`, the new parts keep out of the pipeline's state changes (a pause, buffering):
+        // unlinked, a new live source set going would fail not-linked.
+        for element in graph.added(since: 0) { element.setLockedState(true) }
         return GraphSwap(old: old, plan: plan, keptChain: keptChain, keptSinks: diff.keptSinks, graph: graph, changes: changes)
     }
 
@@ -187,7 +190,10 @@ struct GraphSwap {
         // PLAYING, where the run put the pipeline for the swap (`swapApplying`), not synced to the
         // pipeline: a new sink's preroll makes it lose its state to PAUSED, and a new live source
         // synced to that would wait in PAUSED for media that only it can give.
-        for element in graph.added(since: 0).reversed() { element.setState(.playing) }
+        for element in graph.added(since: 0).reversed() {
+            element.setLockedState(false)
+            element.setState(.playing)
+        }
         for (pad, block) in blocks { pad.removeProbe(block) }
         // A kept encoder starts the new part on a keyframe; a new one does anyway.
         for entry in keptEntries { _ = entry.pad.peer?.sendEvent(.upstreamForceKeyUnit()) }
