@@ -105,7 +105,8 @@ public struct BroadcastShortcut: Sendable {
             if let camera {
                 var video = OptionValues()
                 video.set(CaptureSource.Video.device, camera)
-                (video.set(CaptureSource.Video.width, width), video.set(CaptureSource.Video.height, height))
+                video.set(CaptureSource.Video.width, width)
+                video.set(CaptureSource.Video.height, height)
                 video.set(CaptureSource.Video.fps, fps)
                 options.set(CaptureSource.videoOptions, video)
             }
@@ -152,7 +153,8 @@ public struct BroadcastShortcut: Sendable {
             if microphone == nil { encodeAudio = nil }
         } else if !audioOnly {
             var values = OptionValues()
-            (values.set(TestSource.Video.width, width), values.set(TestSource.Video.height, height))
+            values.set(TestSource.Video.width, width)
+            values.set(TestSource.Video.height, height)
             values.set(TestSource.Video.fps, fps)
             testVideo = values
             // The test picture is mostly still: one x264 thread encodes it with room to spare,
