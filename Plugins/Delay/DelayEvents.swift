@@ -29,7 +29,9 @@ enum DelayReport {
     /// `delay-changed`: a request applied (clamped to what history holds), or play-out started.
     static func changed(stage: String, requested: Duration, applied: Duration, available: Duration, answering: Bool) -> StageEvent {
         let clamped = applied < requested
-            ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds) : ""
+            ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds)
+            : applied - requested >= .milliseconds(50)
+            ? String(format: " (asked %.1f s; play-out goes on after what already went out, from a keyframe)", requested.seconds) : ""
         return StageEvent(
             stage: stage, name: "delay-changed", command: answering ? command.name : nil,
             fields: ["requested_s": requested.seconds, "applied_s": applied.seconds, "available_s": available.seconds],

@@ -74,6 +74,9 @@ final class DelayPlayout: Sendable {
         var wake: (any DispatchSourceTimer)?
         /// The newest unit handed out: its stream and the running time its media ends.
         var playedThrough: (stream: Int, end: UInt64)?
+        /// Where what has gone out ends on the output's time line, in ns: a B-frame shows
+        /// after later-decoded units, so this is the most of any unit's presentation end.
+        var outputEnd: Int64?
         /// Play-out is held (the run is paused) since then; what arrives is still kept.
         var pausedSince: ContinuousClock.Instant?
 
@@ -193,12 +196,9 @@ final class DelayPlayout: Sendable {
             else { return nil }
             let change = wanted.totalNanoseconds - applied.totalNanoseconds
             let target = UInt64(clamping: max(0, Int64(clamping: position) - change))
-            var newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: applied.totalNanoseconds)
-            // Nearer than the media pushed ahead allows: accept up to `lead` of overlap to get there.
-            if wanted.totalNanoseconds < newApplied {
-                newApplied = max(wanted.totalNanoseconds, newApplied - Self.lead.totalNanoseconds)
-            }
-            // A request is clamped to what is held: the next step moves from the delay in use.
+            // Clamped to what is held, and to what has gone out (`lead` ahead), and on to where video
+            // can resume (a keyframe): the next step moves from the delay in use.
+            let newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: applied.totalNanoseconds)
             return (settle(&state, delay: newApplied), availableDelay(state))
         }
         guard let report else { return nil }
@@ -209,14 +209,18 @@ final class DelayPlayout: Sendable {
         return answer
     }
 
-    /// Moves play-out from `position` to `target` (clamped to what is held) and marks every
-    /// output's next unit a discontinuity; returns the delay that makes, from `delay` (ns) at `position`.
+    /// Moves play-out from `position` to `target` (clamped to what is held, then back to where
+    /// every stream resumes) and marks every output's next unit a discontinuity; returns the delay
+    /// that makes, from `delay` (ns) at `position`: what plays next goes on right after what went out.
     private func move(_ state: inout State, cursor: inout HistoryCursor, from position: UInt64, to target: UInt64,
                       delay: Int64) -> Int64 {
-        let moved = history.seek(&cursor, toPosition: target) ?? position
+        let moved = history.seekToResumePoint(&cursor, near: target) ?? position
         state.cursor = cursor
         state.discont = Set(state.outputs.indices)
-        return delay + (Int64(clamping: position) - Int64(clamping: moved))
+        let kept = delay + (Int64(clamping: position) - Int64(clamping: moved))
+        // What plays next is decoded, and shown, after everything that went out: no time is output twice.
+        guard let end = state.outputEnd else { return kept }
+        return max(kept, end - Int64(clamping: moved) - state.anchor)
     }
 
     /// The delay in force, and asked for from now on (a step moves from it): `delay` ns, at least 0.
@@ -347,6 +351,7 @@ final class DelayPlayout: Sendable {
                 let pts = Int64(clamping: unit.pts) + shift
                 guard pts >= 0 else { continue }  // before the time line began: long past
                 pushes.append(Push(output: state.outputs[unit.stream], unit: unit, pts: UInt64(pts), discont: discont))
+                state.outputEnd = max(state.outputEnd ?? 0, pts + Int64(clamping: unit.payload.reorder + unit.duration))
             }
             if let last = due.last { state.playedThrough = (last.stream, last.pts + last.payload.reorder + last.duration) }
             let ending = state.draining && history.isCaughtUp(cursor) ? finish(&state) : []

@@ -143,6 +143,19 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
         state.withLock { $0.seek(&cursor, toPosition: position) }
     }
 
+    /// `seek(toPosition:)`, then back to where the streams really resume (video at the keyframe
+    /// at or before the position): nothing before the position returned is handed out, so a
+    /// play-out move keyed to it neither repeats nor overlaps what already went out (a recording
+    /// of encoded video can only go on from a keyframe).
+    @discardableResult
+    public func seekToResumePoint(_ cursor: inout Cursor, near position: UInt64) -> UInt64? {
+        state.withLock { state in
+            guard let moved = state.seek(&cursor, toPosition: position) else { return nil }
+            guard let resume = state.nextPTS(cursor), resume < moved else { return moved }
+            return state.seek(&cursor, toPosition: resume)
+        }
+    }
+
     /// The pts of the newest keyframe of `stream` at or before `pts`.
     public func keyframe(atOrBefore pts: UInt64, stream: Int) -> UInt64? {
         state.withLock { state in

@@ -144,11 +144,16 @@ extension ControlHTTP {
 
     /// Once `seconds` and a half of history is held, moves the delay from 0 to `seconds`: the
     /// latency read before, and after the move has had 1.5 s to show.
-    func latencyAcrossDelay(to seconds: Double, historyTimeout: Duration) async throws -> (before: Double, after: Double) {
-        _ = try await status(until: { ($0["available_delay_s"] as? Double ?? 0) >= seconds + 0.5 }, timeout: historyTimeout)
+    /// `moved`: how far the delay applied moved, as the answer said (a move goes on after what
+    /// went out, so up to a unit's length more than asked).
+    func latencyAcrossDelay(to seconds: Double, historyTimeout: Duration) async throws -> (before: Double, after: Double, moved: Double) {
+        let held = try await status(until: { ($0["available_delay_s"] as? Double ?? 0) >= seconds + 0.5 }, timeout: historyTimeout)
         let before = try await latency(after: Date())
         let movedAt = Date()
-        #expect(try await post("/delay", json: "{\"seconds\": \(seconds)}").status == 200)
-        return (before, try await latency(after: movedAt.addingTimeInterval(1.5)))
+        let answer = try await post("/delay", json: "{\"seconds\": \(seconds)}")
+        #expect(answer.status == 200)
+        let moved = (answer.json?["delay_s"] as? Double ?? .nan) - (held["delay_s"] as? Double ?? .nan)
+        #expect(moved >= seconds - 0.001 && moved < seconds + 0.05, "asked to move to \(seconds) s: \(answer.text)")
+        return (before, try await latency(after: movedAt.addingTimeInterval(1.5)), moved)
     }
 }
