@@ -40,9 +40,12 @@ public struct IngestSession: Service {
             print("listening on every interface: from another machine, put this machine's address in place of 127.0.0.1")
         }
         // Ready to paste: the key goes apart from the URL (pasted onto it, the server refuses the app).
-        print("try:           export STREAM_KEY=test")
+        // With --allow-key, `test` would be refused; the allowed keys are not printed.
+        let open = options.allowedKeys?.isEmpty ?? true
+        let key = open ? "test" : "KEY"
+        print("try:           export STREAM_KEY=\(open ? key : "<a key given to --allow-key>")")
         print("               castline broadcast \(endpoints.rtmpURL) --key-env STREAM_KEY")
-        print("               castline listen \(endpoints.hlsPlaylistURL(key: "test"))")
+        print("               castline listen \(endpoints.hlsPlaylistURL(key: key))")
         fflush(nil)  // a script reading the URLs must not wait for exit
         Terminal.status("ingest running; Ctrl-C stops it")
         try? await gracefulShutdown()

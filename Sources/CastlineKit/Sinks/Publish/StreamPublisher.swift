@@ -212,7 +212,7 @@ final class StreamPublisher: Sendable {
             let counts = "reconnects: \(state.reconnects), " + state.shown.text
             // Down when the run ended: what it published is told, but the far end did not have the end.
             if let lostAt = state.lostAt {
-                return (figures, .failed("\(settings.output.scheme): the connection to \(settings.displayURL) was lost "
+                return (figures, .failed("the connection to \(settings.displayURL) was lost "
                     + String(format: "%.1f", (ContinuousClock.now - lostAt).seconds) + " s before the end and was not back "
                     + "(published \(seconds) s, \(counts))"))
             }

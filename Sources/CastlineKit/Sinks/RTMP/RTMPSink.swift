@@ -58,6 +58,12 @@ public final class RTMPSink: SinkComponent {
             throw BuildError("unknown scheme \"\(scheme)\" (use rtmp:// or rtmps://; srt:// is the srt sink's, "
                              + "a WHIP endpoint https://HOST/…/whip the whip sink's)", at: keyPath)
         }
+        // rtmp2sink sends the app without a query (it would be dropped unsaid); after the key it goes through.
+        if url.query?.isEmpty == false {
+            // Not echoed: a query often carries a token.
+            throw BuildError("the URL has a query (?…), which rtmp2sink does not send with the app: give the URL "
+                             + "without it, and the query after the stream key (key: KEY?QUERY)", at: keyPath)
+        }
         guard let host = url.host, !host.isEmpty else {
             throw BuildError("\"\(text)\" has no host (try rtmps://global-live.mux.com:443/app)", at: keyPath)
         }
