@@ -123,22 +123,36 @@ public enum PortProbe {
     }
 
     public static func waitUntilOpen(host: String, port: Int, timeout: Duration) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
-            if isOpen(host: host, port: port) { return true }
-            if clock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
+        await wait(timeout: timeout) { isOpen(host: host, port: port) }
     }
 
     /// Waits until connections to the port are refused (nothing listens any more).
     public static func waitUntilClosed(host: String, port: Int, timeout: Duration) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        await wait(timeout: timeout) { !isOpen(host: host, port: port) }
+    }
+
+    /// Whether something listens on a local TCP port, read from /proc/net/tcp and tcp6: no
+    /// connection is made (a server that takes one, as `ffmpeg -listen 1`, would spend it on a probe).
+    public static func isListening(port: Int) -> Bool {
+        let wanted = String(format: ":%04X", port)
+        return ["/proc/net/tcp", "/proc/net/tcp6"].contains { table in
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { return false }
+            return text.split(separator: "\n").dropFirst().contains { line in
+                let fields = line.split(separator: " ")
+                return fields.count > 3 && fields[1].hasSuffix(wanted) && fields[3] == "0A"  // 0A: LISTEN
+            }
+        }
+    }
+
+    public static func waitUntilListening(port: Int, timeout: Duration) async -> Bool {
+        await wait(timeout: timeout) { isListening(port: port) }
+    }
+
+    private static func wait(timeout: Duration, until done: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
         while true {
-            if !isOpen(host: host, port: port) { return true }
-            if clock.now >= deadline { return false }
+            if done() { return true }
+            if ContinuousClock.now >= deadline { return false }
             try? await Task.sleep(for: .milliseconds(50))
         }
     }

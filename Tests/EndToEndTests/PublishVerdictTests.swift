@@ -25,6 +25,40 @@ struct PublishVerdictTests {
         }
     }
 
+    @Test("the path to ffmpeg's RTMP server goes dead 3 s in: castline counts no more than the server acknowledged and a window and a half beyond, and fails the run for the end it missed")
+    func deadPath() async throws {
+        let scratch = try Scratch()
+        let received = scratch.file("received.flv")
+        let serverPort = try FreePort.find(), proxyPort = try FreePort.find()
+        let server = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-nostdin", "-v", "error", "-listen", "1", "-i", "rtmp://127.0.0.1:\(serverPort)/live/k", "-c", "copy", received,
+        ])
+        try server.start()
+        defer { Task { await server.terminate() } }
+        try #require(await PortProbe.waitUntilListening(port: serverPort, timeout: .seconds(10)))
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/stalling_proxy.py").path
+        let proxy = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
+                                 arguments: [script, "\(proxyPort)", "\(serverPort)", "3"])
+        try proxy.start()
+        defer { Task { await proxy.terminate() } }
+        try #require(await PortProbe.waitUntilListening(port: proxyPort, timeout: .seconds(10)))
+        // 8 Mbit/s: the socket buffers a dead path hides fill in seconds, not in a minute.
+        let result = try await Castline.run([
+            "broadcast", "rtmp://127.0.0.1:\(proxyPort)/live", "--key-env", "K", "--size", "320x240", "--video-bitrate", "8M",
+            "--duration", "10s",
+        ], environment: ["K": "k"], timeout: .seconds(40))
+        _ = await server.waitForExit(timeout: .seconds(10))
+        let stored = try await ProbedMedia.probe(received).duration
+        #expect(result.status == 1 && result.stderr.contains(" s before the end and was not back"),
+                "\(result.stderr)")
+        let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("(published ") }, "\(result.stderr)")
+        let published = try #require(Double(line.split(separator: "(published ").last?.prefix { $0 != " " } ?? ""), "\(line)")
+        // The server acknowledges every 2.5 MB (2.5 s here), and is given half a window more to:
+        // what it took is known to within a window and a half (all 10 s were claimed before).
+        #expect(abs(stored - 3) < 0.5 && published >= stored - 0.5 && published <= stored + 4,
+                "castline says it published \(published) s; the server stored \(stored) s")
+    }
+
     @Test("a server that takes the TCP connection and never answers: nothing published, exit 1, however the run ends")
     func silentServer() async throws {
         let silent = try SilentTCPListener()

@@ -30,6 +30,9 @@ protocol PublishOutput: Sendable {
     /// When the far end was last heard to take the stream, where the output knows it (the time
     /// since is not published time); nil: now.
     func lastHeard(_ output: Element) -> ContinuousClock.Instant?
+    /// What it wrote and the far end acknowledged, where that is how a far end that stopped
+    /// reading shows (RTMP over TCP); nil where the protocol notices by itself (SRT, WebRTC).
+    func progress(_ output: Element) -> WriteProgress?
     /// What the connection itself says of its link (round-trip time, loss), as stats figures.
     func linkFigures(_ output: Element) async -> [String: Double]
     /// A publishing pipeline of this output has stopped (at the end, or failed): what the far
@@ -41,6 +44,7 @@ extension PublishOutput {
     func closed(_ output: Element) {}
     func linkFigures(_ output: Element) async -> [String: Double] { [:] }
     func lastHeard(_ output: Element) -> ContinuousClock.Instant? { nil }
+    func progress(_ output: Element) -> WriteProgress? { nil }
 }
 
 /// An output that is a muxer into a network sink (RTMP, SRT): its `build` links them.

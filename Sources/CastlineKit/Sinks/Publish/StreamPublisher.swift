@@ -62,6 +62,9 @@ final class StreamPublisher: Sendable {
         var failedAttempts = 0
         /// When a connection that was up failed, while no later one has come up.
         var lostAt: ContinuousClock.Instant?
+        /// When a sample last came to be sent, and whether the far end of this connection takes them.
+        var mediaCame: ContinuousClock.Instant?
+        var farEnd = FarEndWatch()
         var reconnects = 0
         var publishedTime: Duration = .zero
         /// The end-of-stream has passed the publishing pipeline (rtmp2sink has unpublished), it failed,
@@ -127,6 +130,7 @@ final class StreamPublisher: Sendable {
     func accept(_ sample: Sample, on stream: StreamKind) {
         let step: Step = state.withLock { state in
             var launch: Int?
+            state.mediaCame = .now
             switch state.phase {
             case .waitingToRetry, .finished:
                 return .drop
@@ -180,6 +184,11 @@ final class StreamPublisher: Sendable {
             // Only a connection that is up has anything to drain into; otherwise the pipeline is only torn down.
             let draining: [AppSrc]
             if case .publishing = state.phase, state.connectedSince != nil { draining = Array(state.sources.values) } else { draining = [] }
+            // Up to the end, as far as can be told: a far end that stopped taking the stream did not have the end.
+            if state.connectedSince != nil, let quiet = state.farEnd.quietSince(mediaCame: state.mediaCame, at: .now) {
+                state.lostAt = quiet
+                state.disconnected(at: quiet)
+            }
             state.disconnected()
             state.phase = .finished
             state.pending = []
@@ -355,23 +364,31 @@ final class StreamPublisher: Sendable {
                 // Read outside the lock: the property takes the element's own.
                 let up = self.settings.output.isConnected(output)
                 let lastHeard = up ? nil : self.settings.output.lastHeard(output)
-                guard let next = self.observed(connected: up, lastHeard: lastHeard, generation: generation, began: began) else { return }
+                let progress = up ? self.settings.output.progress(output) : nil
+                guard let next = self.observed(connected: up, lastHeard: lastHeard, progress: progress, generation: generation,
+                                               began: began) else { return }
                 try? await Task.sleep(for: next)
             }
         }
     }
 
     /// Folds one reading of the output's connection into the state; returns when to read again (nil: stop).
-    private func observed(connected up: Bool, lastHeard: ContinuousClock.Instant?, generation: Int,
+    private func observed(connected up: Bool, lastHeard: ContinuousClock.Instant?, progress: WriteProgress?, generation: Int,
                           began: ContinuousClock.Instant) -> Duration? {
-        enum Outcome { case stop, again(Duration), timedOut }
+        enum Outcome { case stop, again(Duration), timedOut, stoppedTaking(since: ContinuousClock.Instant, WriteProgress) }
         var change: ConnectionChange?
         let outcome: Outcome = state.withLock { state in
             guard state.phase.live == generation else { return .stop }
             let now = ContinuousClock.now
             if up {
-                guard state.connectedSince == nil else { return .again(Self.connectedReadInterval) }
+                guard state.connectedSince == nil else {
+                    if let progress, let since = state.farEnd.read(progress, mediaCame: state.mediaCame, at: now) {
+                        return .stoppedTaking(since: since, progress)
+                    }
+                    return .again(Self.connectedReadInterval)
+                }
                 state.connectedSince = now
+                state.farEnd = FarEndWatch()
                 state.lostAt = nil
                 defer { state.everConnected = true; state.failedAttempts = 0 }
                 if !state.everConnected {
@@ -395,11 +412,17 @@ final class StreamPublisher: Sendable {
         case .timedOut:
             failed(generation: generation, reason: nil)
             return nil
+        case .stoppedTaking(let since, let progress):
+            let unread = Double(progress.sent - min(progress.sent, progress.acked)) / 1_000_000
+            failed(generation: generation, reason: String(format: "the server stopped taking the stream %.0f s ago; "
+                + "%.2f MB sent that it has not acknowledged", (ContinuousClock.now - since).seconds, unread), since: since)
+            return nil
         }
     }
 
-    /// An attempt ended: `reason` from the output's error, nil when nothing answered in time.
-    private func failed(generation: Int, reason given: String?) {
+    /// An attempt ended: `reason` from the output's error, nil when nothing answered in time;
+    /// `since`: when the far end stopped taking the stream, where that was earlier than now.
+    private func failed(generation: Int, reason given: String?, since: ContinuousClock.Instant? = nil) {
         let reason = given ?? "no answer in \(Int(Self.connectTimeout.seconds)) s"
         let (pipeline, output, change, retryAfter): (Pipeline?, Element?, ConnectionChange?, Duration?) = state.withLock { state in
             guard state.phase.live == generation else { return (nil, nil, nil, nil) }
@@ -409,7 +432,9 @@ final class StreamPublisher: Sendable {
             state.pipeline = nil
             state.output = nil
             state.sources = [:]
-            state.disconnected()
+            // A connection that was up: the time its far end was no longer taking the stream is not published time.
+            let quiet = since ?? (state.connectedSince != nil ? state.farEnd.quietSince(mediaCame: state.mediaCame, at: .now) : nil)
+            state.disconnected(at: quiet)
             if let given, let refusal = settings.output.refusal(in: given) {
                 state.phase = .finished
                 return (pipeline, output, .failed(refusal), nil)
@@ -419,7 +444,7 @@ final class StreamPublisher: Sendable {
                 return (pipeline, output, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
             state.failedAttempts += 1
-            state.lostAt = state.lostAt ?? .now
+            state.lostAt = state.lostAt ?? quiet ?? .now
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
                 state.phase = .finished
                 return (pipeline, output, .failed("gave up after \(limit) reconnect attempts to \(settings.displayURL): \(reason)"), nil)

@@ -33,6 +33,14 @@ struct RTMPOutput: MuxedOutput {
         return PublishCounters(sent: stats?.uint64("out-bytes-total") ?? 0, ackedBytes: stats?.uint64("out-bytes-acked") ?? 0)
     }
 
+    /// The server says how many bytes it acknowledges at a time (nginx-rtmp 5 MB, ffmpeg 2.5 MB);
+    /// not less than 2.5 MB is assumed, so a server that says little is not taken for one that stopped.
+    func progress(_ output: Element) -> WriteProgress? {
+        guard let stats = output.structure("stats") else { return nil }
+        let window = max(stats.uint64("in-window-ack-size") ?? 0, stats.uint64("out-window-ack-size") ?? 0, 2_500_000)
+        return WriteProgress(sent: stats.uint64("out-bytes-total") ?? 0, acked: stats.uint64("out-bytes-acked") ?? 0, window: window)
+    }
+
     /// rtmp2sink holds a connection (and its stats count bytes) only once the server answered
     /// `publish` with NetStream.Publish.Start; until then its stats are all zero.
     func isConnected(_ output: Element?) -> Bool {
