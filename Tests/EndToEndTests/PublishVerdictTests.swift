@@ -25,38 +25,62 @@ struct PublishVerdictTests {
         }
     }
 
-    @Test("the path to ffmpeg's RTMP server goes dead 3 s in: castline counts no more than the server acknowledged and a window and a half beyond, and fails the run for the end it missed")
-    func deadPath() async throws {
+    @Test("""
+        two destinations, ffmpeg's RTMP servers: the path to one goes dead 3 s in, and castline counts no more than that server \
+        acknowledged and a window and a half beyond; the other starts late, and is published to once it is up; the run fails \
+        for the end the first missed
+        """)
+    func deadPathAndLateServer() async throws {
         let scratch = try Scratch()
-        let received = scratch.file("received.flv")
-        let serverPort = try FreePort.find(), proxyPort = try FreePort.find()
-        let server = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
-            "-nostdin", "-v", "error", "-listen", "1", "-i", "rtmp://127.0.0.1:\(serverPort)/live/k", "-c", "copy", received,
-        ])
-        try server.start()
-        defer { Task { await server.terminate() } }
-        try #require(await PortProbe.waitUntilListening(port: serverPort, timeout: .seconds(10)))
+        let (dead, late) = (scratch.file("dead.flv"), scratch.file("late.flv"))
+        let deadPort = try FreePort.find(), proxyPort = try FreePort.find(), latePort = try FreePort.find()
+        func server(_ port: Int, _ file: String) throws -> ChildProcess {
+            let server = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-nostdin", "-v", "error", "-listen", "1", "-i", "rtmp://127.0.0.1:\(port)/live/k", "-c", "copy", file,
+            ])
+            try server.start()
+            return server
+        }
+        let first = try server(deadPort, dead)
+        defer { Task { await first.terminate() } }
+        // Waited on without connecting: each server takes one connection only.
+        try #require(await PortProbe.waitUntilListening(port: deadPort, timeout: .seconds(10)))
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/stalling_proxy.py").path
         let proxy = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",
-                                 arguments: [script, "\(proxyPort)", "\(serverPort)", "3"])
+                                 arguments: [script, "\(proxyPort)", "\(deadPort)", "3"])
         try proxy.start()
         defer { Task { await proxy.terminate() } }
         try #require(await PortProbe.waitUntilListening(port: proxyPort, timeout: .seconds(10)))
         // 8 Mbit/s: the socket buffers a dead path hides fill in seconds, not in a minute.
-        let result = try await Castline.run([
-            "broadcast", "rtmp://127.0.0.1:\(proxyPort)/live", "--key-env", "K", "--size", "320x240", "--video-bitrate", "8M",
-            "--duration", "10s",
-        ], environment: ["K": "k"], timeout: .seconds(40))
-        _ = await server.waitForExit(timeout: .seconds(10))
-        let stored = try await ProbedMedia.probe(received).duration
-        #expect(result.status == 1 && result.stderr.contains(" s before the end and was not back"),
-                "\(result.stderr)")
-        let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("(published ") }, "\(result.stderr)")
-        let published = try #require(Double(line.split(separator: "(published ").last?.prefix { $0 != " " } ?? ""), "\(line)")
+        let run = try Castline.start([
+            "broadcast", "rtmp://127.0.0.1:\(proxyPort)/live", "rtmp://127.0.0.1:\(latePort)/live", "--key-env", "K",
+            "--size", "320x240", "--video-bitrate", "8M", "--duration", "10s",
+        ], environment: ["K": "k"])
+        // The second server starts once castline has found it missing.
+        try #require(await Castline.waitFor("sinks[1].rtmp: connection lost (cannot connect yet: ", in: run, timeout: .seconds(20)),
+                     "\(run.standardError)")
+        let second = try server(latePort, late)
+        defer { Task { await second.terminate() } }
+        let status = await run.waitForExit(timeout: .seconds(40))
+        await run.waitForOutput()
+        _ = await first.waitForExit(timeout: .seconds(10))
+        _ = await second.waitForExit(timeout: .seconds(10))
+        let said = run.standardError
+        #expect(status == 1 && said.contains("sinks[0].rtmp: the connection to rtmp://127.0.0.1:\(proxyPort)/live was lost ")
+                && said.contains(" s before the end and was not back"), "\(said)")
+        func published(_ marker: String) -> Double? {
+            guard let line = said.split(separator: "\n").first(where: { $0.contains(marker) }),
+                  let after = line.components(separatedBy: "published ").last else { return nil }
+            return Double(after.prefix { $0 != " " })
+        }
+        let deadPublished = try #require(published("127.0.0.1:\(proxyPort)/live was lost"), "\(said)")
+        let latePublished = try #require(published("to rtmp://127.0.0.1:\(latePort)/live"), "\(said)")
+        let (deadStored, lateStored) = (try await ProbedMedia.probe(dead).duration, try await ProbedMedia.probe(late).duration)
         // The server acknowledges every 2.5 MB (2.5 s here), and is given half a window more to:
         // what it took is known to within a window and a half (all 10 s were claimed before).
-        #expect(abs(stored - 3) < 0.5 && published >= stored - 0.5 && published <= stored + 4,
-                "castline says it published \(published) s; the server stored \(stored) s")
+        #expect(abs(deadStored - 3) < 0.5 && deadPublished >= deadStored - 0.5 && deadPublished <= deadStored + 4,
+                "castline says it published \(deadPublished) s; the server stored \(deadStored) s")
+        #expect(lateStored > 3 && abs(latePublished - lateStored) < 1, "late: castline says \(latePublished) s; the server stored \(lateStored) s")
     }
 
     @Test("a server that takes the TCP connection and never answers: nothing published, exit 1, however the run ends")

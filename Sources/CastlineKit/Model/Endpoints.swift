@@ -42,7 +42,7 @@ public enum SinkVerdict: Sendable, Equatable {
 }
 
 /// A `sinks:` kind.
-public protocol SinkComponent: ComponentDescription {
+public protocol SinkComponent: ComponentDescription, Sendable {
     init(spec: ComponentSpec, context: ComponentContext) throws
     /// What this sink takes on a stream; nil when it does not take that stream.
     func requirement(for stream: StreamKind) -> FormRequirement?
@@ -71,7 +71,7 @@ public protocol SinkComponent: ComponentDescription {
     func framing(for stream: StreamKind) -> String?
     /// It sends the media to a far end (a publish): a run with destinations is for them, and
     /// ends once none is left, finishing any recording beside them.
-    var isDestination: Bool { get }
+    static var isDestination: Bool { get }
 }
 
 extension SourceComponent {
@@ -91,7 +91,8 @@ extension SinkComponent {
     public var takesStreamsAsTheyCome: Bool { false }
     public var rendersAtTheClock: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
-    public var isDestination: Bool { false }
+    public static var isDestination: Bool { false }
+    public var isDestination: Bool { Self.isDestination }
 }
 
 extension Bin {

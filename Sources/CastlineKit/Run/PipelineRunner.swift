@@ -358,11 +358,15 @@ public actor PipelineRunner {
             // A sink's finish may wait (an RTMP publish drains up to 5 s): awaited, not blocking the driver.
             Task {
                 await source.finish()
-                var reports: [RunInput.SinkReport] = []
-                for part in sinks {
-                    reports.append(.init(keyPath: part.spec.keyPath, verdict: await part.component.finish(completed: completed)))
+                // All at once: one destination's drain (up to 5 s into a dead path) is not another's
+                // time published, nor the user's wait.
+                let verdicts = await withTaskGroup(of: (Int, SinkVerdict).self) { group in
+                    for (index, component) in sinks.map(\.component).enumerated() {
+                        group.addTask { (index, await component.finish(completed: completed)) }
+                    }
+                    return await group.reduce(into: [Int: SinkVerdict]()) { $0[$1.0] = $1.1 }
                 }
-                send(.sinksFinished(reports))
+                send(.sinksFinished(sinks.indices.map { .init(keyPath: sinks[$0].spec.keyPath, verdict: verdicts[$0] ?? .quiet) }))
             }
         case .close(let outcome):
             channel.finish()

@@ -104,6 +104,9 @@ public struct RunModel: Sendable, Equatable {
     /// Destinations whose far end has had the stream: a broadcast is playing once one has,
     /// not when its own pipeline plays.
     public internal(set) var reachedDestinations: Set<String> = []
+    /// Destinations whose far end has the stream now: one of several reconnecting leaves the
+    /// run playing while another has it.
+    public internal(set) var upDestinations: Set<String> = []
 
     /// A run with destinations none of which has connected yet.
     var awaitsDestination: Bool { !layout.destinations.isEmpty && reachedDestinations.isEmpty }

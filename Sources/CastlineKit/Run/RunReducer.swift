@@ -195,7 +195,9 @@ extension RunModel {
         guard outcome == nil, phase != .idle else { return }
         switch change {
         case .connected:
-            guard layout.destinations.contains(keyPath), reachedDestinations.insert(keyPath).inserted,
+            guard layout.destinations.contains(keyPath) else { return }
+            upDestinations.insert(keyPath)
+            guard reachedDestinations.insert(keyPath).inserted,
                   reachedDestinations.count == 1, case .played = media else { return }
             switch phase {
             case .running(.connecting): move(to: .running(.playing), &effects)
@@ -221,14 +223,19 @@ extension RunModel {
             effects += [.buffering(percent: 100), .setPipelineState(.playing)]
         case .reconnecting(let reason, let attempt, let delay):
             // Reconnecting is not held: the source says again that it is stalled once it is back.
+            upDestinations.remove(keyPath)
             if phase == .running(.buffering) { effects.append(.setPipelineState(.playing)) }
-            if case .running = phase { move(to: .running(.reconnecting), &effects) }
+            // The run reconnects when what it is for does: not while another destination has the stream.
+            let anotherUp = layout.destinations.contains(keyPath) && !upDestinations.isEmpty
+            if case .running = phase, !anotherUp { move(to: .running(.reconnecting), &effects) }
             effects.append(.warning(
                 "\(naming(keyPath))connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
         case .reconnected(let attempts):
+            if layout.destinations.contains(keyPath) { upDestinations.insert(keyPath) }
             effects.append(.notice("\(naming(keyPath))reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
             if phase == .running(.reconnecting) { move(to: .running(.playing), &effects) }
         case .failed(let reason):
+            upDestinations.remove(keyPath)
             sinkFailed(keyPath, reason: reason, &effects)
         }
     }

@@ -439,7 +439,9 @@ final class StreamPublisher: Sendable {
                 state.phase = .finished
                 return (pipeline, output, .failed(refusal), nil)
             }
-            guard state.everConnected else {
+            // Never connected: one destination fails at once (a wrong URL is said now); one of
+            // several keeps trying while the others go on (an ingest that blipped at the start).
+            guard state.everConnected || context.destinations > 1 else {
                 state.phase = .finished
                 return (pipeline, output, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
@@ -451,7 +453,8 @@ final class StreamPublisher: Sendable {
             }
             state.phase = .waitingToRetry
             let delay = settings.backoff.delay(attempt: state.failedAttempts, random: Double.random(in: 0..<1))
-            return (pipeline, output, .reconnecting(reason: reason, attempt: state.failedAttempts, delay: delay), delay)
+            let told = state.everConnected ? reason : "cannot connect yet: \(reason)"
+            return (pipeline, output, .reconnecting(reason: told, attempt: state.failedAttempts, delay: delay), delay)
         }
         if let pipeline {
             queue.async { [settings] in

@@ -104,7 +104,7 @@ public final class RTMPSink: SinkComponent {
         return trust
     }
 
-    public var isDestination: Bool { true }
+    public static var isDestination: Bool { true }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])

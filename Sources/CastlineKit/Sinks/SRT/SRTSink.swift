@@ -31,7 +31,7 @@ public final class SRTSink: SinkComponent {
         self.context = context
     }
 
-    public var isDestination: Bool { true }
+    public static var isDestination: Bool { true }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .encoded([.h264]) : .encoded([.aac])

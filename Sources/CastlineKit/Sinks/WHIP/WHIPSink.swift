@@ -49,7 +49,7 @@ public final class WHIPSink: SinkComponent {
         return url
     }
 
-    public var isDestination: Bool { true }
+    public static var isDestination: Bool { true }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         stream == .video ? .encoded([.h264]) : .encoded([.opus, .aac])
