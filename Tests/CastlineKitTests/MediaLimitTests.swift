@@ -55,5 +55,9 @@ struct MediaLimitTests {
         _ = count.add(pts: 100_000_000, duration: 40_000_000)  // an HLS discontinuity to earlier timestamps
         _ = count.add(pts: 140_000_000, duration: 40_000_000)
         #expect(count.counted == 320_000_000)
+        // A stream that starts 4 s into the time line (an audio rendition a segment ahead of its
+        // video) has 4 s counted from its first unit: the limit ends both at the same time.
+        var late = MediaCount()
+        #expect(late.add(pts: 14_000_000_000, duration: 40_000_000, start: 10_000_000_000) == 4_000_000_000)
     }
 }

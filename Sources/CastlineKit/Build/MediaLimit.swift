@@ -2,9 +2,16 @@ import GstKit
 import Synchronization
 
 /// `--duration` as media: each sink input ends once it has passed that much
-/// media, so a 10 s recording holds 10 s whatever was still in flight.
+/// media, so a 10 s recording holds 10 s whatever was still in flight. Counted on one time
+/// line for every input (running time from the first buffer of any): a stream that starts
+/// later (an HLS audio rendition a segment behind its video) ends with the others.
 public final class MediaLimit: Sendable {
     private let limit = Mutex<UInt64?>(nil)
+    private let start = Mutex<UInt64?>(nil)
+    private let reached = Atomic<Bool>(false)
+
+    /// Some input has passed the limit: the run is ending.
+    public var isReached: Bool { reached.load(ordering: .relaxed) }
 
     public init() {}
 
@@ -17,12 +24,17 @@ public final class MediaLimit: Sendable {
         let passed = Mutex(MediaCount())
         let ended = OnceFlag()
         pad.addProbe(.buffer) { [weak self] info in
-            guard let self, let buffer = info.buffer, let pts = buffer.pts?.nanoseconds,
+            guard let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            let counted = passed.withLock { $0.add(pts: pts, duration: buffer.duration?.nanoseconds) }
+            let time = (info.pad?.stickySegment?.runningTime(of: pts) ?? pts).nanoseconds
+            let start = self.start.withLock { start in start ?? { start = time; return time }() }
+            let counted = passed.withLock { $0.add(pts: time, duration: buffer.duration?.nanoseconds, start: start) }
             guard counted >= limit else { return .ok }
             // A src pad: the event is pushed downstream (sending it would go upstream).
-            if ended.trip() { info.pad?.pushEvent(.endOfStream()) }
+            if ended.trip() {
+                self.reached.store(true, ordering: .relaxed)
+                info.pad?.pushEvent(.endOfStream())
+            }
             return .drop
         }
     }
@@ -36,9 +48,12 @@ struct MediaCount {
     private var highest: UInt64?
     private(set) var counted: UInt64 = 0
 
-    mutating func add(pts: UInt64, duration: UInt64?) -> UInt64 {
+    /// `start`: where every stream's time line begins; a stream's first unit counts from there
+    /// (nil: from itself).
+    mutating func add(pts: UInt64, duration: UInt64?, start: UInt64? = nil) -> UInt64 {
         guard let last = highest else {
             highest = pts
+            counted = start.map { pts > $0 ? pts - $0 : 0 } ?? 0
             return counted
         }
         if pts > last, pts - last <= Self.gap {

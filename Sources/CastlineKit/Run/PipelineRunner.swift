@@ -63,7 +63,7 @@ public actor PipelineRunner {
         send(.start)
         let changes = channel.connectionChanges
         tasks.append(Task { [weak self] in
-            for await (keyPath, change) in changes { await self?.send(.connection(keyPath: keyPath, change)) }
+            for await (keyPath, change) in changes { await self?.connectionChanged(change, from: keyPath) }
         })
         let built: BuiltPipeline
         let leftOut: [RunModel.LostSink]
@@ -308,6 +308,13 @@ public actor PipelineRunner {
             destinations: plan.sinks.filter(\.component.isDestination).map(\.spec.keyPath),
             holdsPlayout: plan.stages.contains { $0.component is any TimeShiftingStage },
             playsOutOnItsOwnClock: plan.stages.contains { $0.component.playsOutOnItsOwnClock })
+    }
+
+    private func connectionChanged(_ change: ConnectionChange, from keyPath: String) {
+        // Past --duration on an input, what runs dry upstream is a stream no longer taken
+        // (dropped as fast as it comes, it reaches the live edge): not a stall.
+        if change == .stalled, built?.limit.isReached == true { return }
+        send(.connection(keyPath: keyPath, change))
     }
 
     /// Moves the model, and carries out what the move asks for; returns what stages said they
