@@ -241,9 +241,13 @@ struct HLSVariantsTests {
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
         let recording = scratch.file("both.mkv")
-        let result = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--record", recording],
-                                            timeout: .seconds(30))
+        let result = try await Castline.run(["listen", server.url("master.m3u8"), "--output", "null", "--record", recording,
+                                             "--stats-json", "-"], timeout: .seconds(30))
         #expect(result.status == 0, "\(result.stderr)")
+        // Buffered as a player's buffer: what both tracks hold ahead, never more than the 3 s there are
+        // (each track's fetched seconds were once summed: 6 s of a 3 s stream).
+        let buffered = jsonLines(result.stdout).compactMap { $0["hls_buffered_s"] as? Double }
+        #expect(!buffered.isEmpty && buffered.allSatisfy { $0 <= 3.05 }, "hls_buffered_s \(buffered)")
         let probe = try await ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time",
                                                                     "-of", "csv=p=0", recording])
         let starts = Dictionary(probe.stdout.split(separator: "\n").compactMap { line -> (String, Double)? in

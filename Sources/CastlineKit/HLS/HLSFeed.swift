@@ -171,7 +171,7 @@ final class HLSFeed: Sendable {
     }
 
     private func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) {
-        stats.segmentEnds(segment, fetch: fetch)
+        stats.segmentEnds(segment, fetch: fetch, track: trackIndex, streams: Set(track.streams.keys.map(StreamKind.init)))
         stalls.segmentCame(track: trackIndex)
         adapt()
     }

@@ -19,7 +19,9 @@ final class HLSStats: Sendable {
         var lastFetch: Double?
         /// Seconds of media the last segment held per second its fetch took.
         var lastSpeed: Double?
-        var fetchedSeconds = 0.0
+        /// Seconds of media fetched, and the streams each track carries, by track (a variant, an audio rendition).
+        var fetchedSeconds: [Int: Double] = [:]
+        var trackStreams: [Int: Set<StreamKind>] = [:]
         /// The first PTS out of the source, and the newest with its running time, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
         var newestPTS: [StreamKind: UInt64] = [:]
@@ -58,9 +60,11 @@ final class HLSStats: Sendable {
         ticking.withLock { $0 }?.cancel()
     }
 
-    func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch) {
+    /// A segment of `track` (carrying `streams`) came whole.
+    func segmentEnds(_ segment: HLS.Segment, fetch: SegmentFetch, track: Int, streams: Set<StreamKind>) {
         state.withLock { state in
-            state.fetchedSeconds += segment.duration
+            state.fetchedSeconds[track, default: 0] += segment.duration
+            state.trackStreams[track] = streams
             state.lastFetch = fetch.seconds
             state.throughput.segmentFetched(bytes: fetch.bytes, seconds: fetch.seconds)
             guard fetch.seconds > 0, fetch.bytes > 0 else { return }
@@ -90,9 +94,12 @@ final class HLSStats: Sendable {
         }
     }
 
-    /// Seconds of media that have left the source (the furthest stream).
-    private static func played(_ state: State) -> Double? {
-        state.newestPTS.compactMap { kind, pts in state.firstPTS[kind].map { Double(pts &- $0) / 1e9 } }.max()
+    /// Seconds of media that have left the source (the furthest stream of `streams`, nil: of all).
+    private static func played(_ state: State, streams: Set<StreamKind>? = nil) -> Double? {
+        state.newestPTS.compactMap { kind, pts in
+            guard streams?.contains(kind) ?? true else { return nil }
+            return state.firstPTS[kind].map { Double(pts &- $0) / 1e9 }
+        }.max()
     }
 
     private func emit() {
@@ -102,7 +109,11 @@ final class HLSStats: Sendable {
             if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
             if let lastSpeed = state.lastSpeed { figures[StatsFigure.fetchSpeed] = lastSpeed }
             let played = Self.played(state) ?? 0
-            figures[StatsFigure.hlsBuffered] = max(0, state.fetchedSeconds - played)
+            // As a player's buffer: what every track holds ahead, so the least of them.
+            let ahead = state.fetchedSeconds.map { track, fetched in
+                fetched - (Self.played(state, streams: state.trackStreams[track] ?? []) ?? 0)
+            }
+            figures[StatsFigure.hlsBuffered] = max(0, ahead.min() ?? 0)
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
             // What plays now is what left the source that long ago in running time.
             if let pdt = state.pdtStart, Self.played(state) != nil, let newest = state.newestOutlet,
