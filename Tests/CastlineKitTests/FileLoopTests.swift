@@ -179,6 +179,22 @@ struct FileLoopTests {
         #expect(outcome.failures.isEmpty, "\(outcome.failures)")
         // Ten passes at the very least; on this kind of machine it is dozens.
         try expectUnbroken(output, least: 20)
+        #expect(!outcome.events.contains { if case .notice(let text) = $0.kind { text.contains("encoded again") } else { false } })
+    }
+
+    @Test("a stage that decodes what the file sink would keep as it came: the recording is encoded again, and said so")
+    func reencodingSaid() async throws {
+        let scratch = try Scratch()
+        let outcome = try await run("""
+            version: 1
+            name: loop
+            source: { file: { path: "\(scratch.media)", loop: true } }
+            stages: [ { gain: { db: -6 } } ]
+            sinks: [ { file: "\(scratch.file("gained.mkv"))" } ]
+            """, for: 0.5)
+        let said = outcome.events.compactMap { if case .notice(let text) = $0.kind { text } else { nil } }
+        #expect(said.contains("sinks[0].file: the audio came encoded, and a stage decodes it (to read or change it): encoded again here"),
+                "\(said)")
     }
 
     @Test("B-frames into .mp4: the first pass's early dts are not clamped, dts only ever go on")

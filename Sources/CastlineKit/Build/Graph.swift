@@ -74,6 +74,9 @@ struct Graph {
     /// encoded: the first place after them that decodes it (a later stage's input, a sink's
     /// branch) is handed to them, so one decode serves both.
     var awaitingDecoded: [(stream: StreamKind, stage: any Stage)] = []
+    /// Streams the source could give as they came (encoded): a sink that must encode one
+    /// after a stage decoded it records it re-encoded, and says so.
+    var sourceCouldKeep: Set<StreamKind> = []
 
     init(pipeline: Pipeline, events: EventEmitter, limit: MediaLimit = MediaLimit()) {
         self.pipeline = pipeline

@@ -92,8 +92,9 @@ public struct GraphBuilder {
         try located(sourcePart.spec.keyPath) {
             let wanted = Self.wantedStreams(plan)
             var streams = try sourcePart.component.streams().filter { wanted.contains($0.key) }
-            for (stream, encoded) in try sourcePart.component.encodedForms()
-            where takesAsItIs(stream, encoded, stages: plan.stages[...], sinks: plan.sinks) {
+            let encodedForms = try sourcePart.component.encodedForms()
+            graph.sourceCouldKeep = Set(encodedForms.keys)
+            for (stream, encoded) in encodedForms where takesAsItIs(stream, encoded, stages: plan.stages[...], sinks: plan.sinks) {
                 streams[stream] = encoded
             }
             let bin = try sourcePart.component.makeBin(streams: streams, name: sourcePart.binName)
@@ -238,6 +239,14 @@ public struct GraphBuilder {
                 // Only a sole sink taking a sole stream goes without a queue: a tee, or one thread
                 // feeding two of its inputs, would wait on one input's preroll for ever.
                 let taken = branches.keys.filter { part.component.requirement(for: $0) != nil }
+                var reencoded: [String] = []
+                defer {
+                    if !reencoded.isEmpty {
+                        let them = reencoded.count == 1 ? "it" : "them"
+                        graph.events.emit(.notice("\(part.spec.keyPath): the \(reencoded.joined(separator: " and ")) came encoded, and a stage "
+                                                  + "decodes \(them) (to read or change \(them)): encoded again here"))
+                    }
+                }
                 let alone = part.component.takesStreamsAsTheyCome && sinks.count == 1 && taken.count == 1
                 for stream in branches.keys.sorted() {
                     guard let requirement = part.component.requirement(for: stream),
@@ -249,6 +258,9 @@ public struct GraphBuilder {
                     entry.guardian.install(on: entry.pad)
                     layout.entries[stream] = entry
                     graph.limit.watch(queued.pad)
+                    if cursor.form == .raw, !requirement.accepts(.raw), requirement != .any, graph.sourceCouldKeep.contains(stream) {
+                        reencoded.append(stream.rawValue)
+                    }
                     inputs[stream] = (alone && requirement.accepts(cursor.form)) || framed.contains(stream) ? queued
                         : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in")
                 }
