@@ -95,8 +95,11 @@ struct BroadcastTests {
             try await server.startNginx()
             #expect(await hls.waitForSegments(before + 2, timeout: .seconds(30)), "no new segments after nginx came back")
             // Down again when the run ends: what was published is told, and the run fails, for the far end missed the end.
+            // Each failed attempt says it: one more than so far is this loss seen.
+            let attempts = process.standardError.components(separatedBy: "reconnecting in").count - 1
             await server.stopNginx()
-            try #require(await Castline.waitFor("reconnecting in", count: 2, in: process, timeout: .seconds(15)), "\(process.standardError)")
+            try #require(await Castline.waitFor("reconnecting in", count: attempts + 1, in: process, timeout: .seconds(15)),
+                         "\(process.standardError)")
             let status = await Castline.interrupt(process)
             #expect(status == 1, "\(process.standardError)")
             #expect(process.standardError.contains("error: the connection to \(endpoints.rtmpURL) was lost ")
@@ -220,6 +223,11 @@ struct BroadcastTests {
         let unreachable = try await Castline.run(["broadcast", "rtmp://127.0.0.1:\(port)/live", "--key-env", "HOME"])
         #expect(unreachable.status == 1)
         #expect(unreachable.stderr.contains("cannot publish to rtmp://127.0.0.1:\(port)/live: Connection refused"), "\(unreachable.stderr)")
+        // Beside one left out at the start, the other is alone: refused, it fails at once, not retried for ever.
+        let leftAlone = try await Castline.run(["broadcast", "rtmp://castline-no-such-host.invalid/live", "rtmp://127.0.0.1:\(port)/live",
+                                                "--key-env", "HOME"], timeout: .seconds(20))
+        #expect(leftAlone.status == 1 && leftAlone.stderr.contains("Connection refused")
+                && !leftAlone.stderr.contains("cannot connect yet"), "\(leftAlone.stderr)")
         for result in [scheme, missing, unreachable] {
             #expect(result.stderr.split(separator: "\n").filter { $0.hasPrefix("error") || $0.hasPrefix("castline broadcast:") }.count == 1,
                     "\(result.stderr)")

@@ -45,11 +45,12 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         Gst.initialize()
         let channel = channel ?? RunChannel(pipeline: spec.name, secrets: spec.allSecrets)
         for secret in spec.allSecrets { channel.masker.add(secret) }
-        let destinations = spec.sinks.filter { sink in self.sinks.first { $0.kind == sink.kind }?.isDestination ?? false }.count
+        channel.destinations.store(spec.sinks.filter { sink in self.sinks.first { $0.kind == sink.kind }?.isDestination ?? false }.count,
+                                   ordering: .relaxed)
         func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
             ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
                              events: channel.emitter, connection: { channel.connection($0, from: component.keyPath) },
-                             destinations: destinations)
+                             destinations: { channel.destinations.load(ordering: .relaxed) })
         }
         let source = try located(spec.source.keyPath) {
             try self.source(spec.source, context: context(spec, spec.source, name: "source"))

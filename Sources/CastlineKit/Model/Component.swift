@@ -91,13 +91,14 @@ public struct ComponentContext: Sendable {
     public let events: EventEmitter
     /// Tells the runner about a live connection the component holds (an RTMP publish).
     public let connection: @Sendable (ConnectionChange) -> Void
-    /// How many of the pipeline's sinks publish (`SinkComponent.isDestination`): one of several
-    /// that cannot connect at first keeps trying, as the others go on.
-    public let destinations: Int
+    /// How many of the pipeline's sinks publish (`SinkComponent.isDestination`), those left out
+    /// at the start not counted: one of several that cannot connect at first keeps trying, as
+    /// the others go on.
+    public let destinations: @Sendable () -> Int
 
     public init(
         pipelineName: String, componentName: String, keyPath: String, events: EventEmitter,
-        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }, destinations: Int = 0
+        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }, destinations: @escaping @Sendable () -> Int = { 0 }
     ) {
         self.pipelineName = pipelineName
         self.componentName = componentName

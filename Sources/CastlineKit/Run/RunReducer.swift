@@ -100,7 +100,11 @@ extension RunModel {
             finish(phase == .stopping ? .stopped : .completed, announce: true, &effects)
         case .pipelinePlaying(let hasKnownEnd):
             firstPlayed(hasKnownEnd: hasKnownEnd)
-            guard !awaitsDestination else { return }
+            guard !awaitsDestination else {
+                // Buffered, and playing again: still waiting on a destination.
+                if phase == .running(.buffering) { move(to: .running(.connecting), &effects) }
+                return
+            }
             switch phase {
             case .running(let activity) where activity != .reconnecting:
                 move(to: .running(.playing), &effects)
@@ -197,11 +201,14 @@ extension RunModel {
         case .connected:
             guard layout.destinations.contains(keyPath) else { return }
             upDestinations.insert(keyPath)
-            guard reachedDestinations.insert(keyPath).inserted,
-                  reachedDestinations.count == 1, case .played = media else { return }
+            reachedDestinations.insert(keyPath)
+            // A destination has the stream: the run plays, whether it waited for the first, or
+            // another was reconnecting (or had never connected).
+            guard case .played = media else { return }
             switch phase {
-            case .running(.connecting): move(to: .running(.playing), &effects)
-            case .swapping(.connecting, let wasPaused, let then): move(to: .swapping(.playing, wasPaused: wasPaused, then: then), &effects)
+            case .running(.connecting), .running(.reconnecting): move(to: .running(.playing), &effects)
+            case .swapping(.connecting, let wasPaused, let then), .swapping(.reconnecting, let wasPaused, let then):
+                move(to: .swapping(.playing, wasPaused: wasPaused, then: then), &effects)
             default: break
             }
         case .stalled:
@@ -225,9 +232,11 @@ extension RunModel {
             // Reconnecting is not held: the source says again that it is stalled once it is back.
             upDestinations.remove(keyPath)
             if phase == .running(.buffering) { effects.append(.setPipelineState(.playing)) }
-            // The run reconnects when what it is for does: not while another destination has the stream.
-            let anotherUp = layout.destinations.contains(keyPath) && !upDestinations.isEmpty
-            if case .running = phase, !anotherUp { move(to: .running(.reconnecting), &effects) }
+            // The run reconnects when what it is for does: not while another destination has the
+            // stream, nor while none has had it yet (still connecting).
+            let destination = layout.destinations.contains(keyPath)
+            let anotherUp = destination && !upDestinations.isEmpty
+            if case .running = phase, !anotherUp, !(destination && awaitsDestination) { move(to: .running(.reconnecting), &effects) }
             effects.append(.warning(
                 "\(naming(keyPath))connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
         case .reconnected(let attempts):

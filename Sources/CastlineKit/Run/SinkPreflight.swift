@@ -23,6 +23,7 @@ extension PipelinePlan {
                                                            badInput: failures.contains { $0.error.isBadInput })
         }
         let kept = sinks.indices.filter { !failed.contains($0) }.map { sinks[$0] }
+        channel.destinations.store(kept.filter(\.component.isDestination).count, ordering: .relaxed)
         let leftOut = failures.map { RunModel.LostSink(keyPath: sinks[$0.index].spec.keyPath, reason: $0.error.message) }
         return (PipelinePlan(spec: spec, channel: channel, source: source, stages: stages, sinks: kept), leftOut)
     }

@@ -9,7 +9,8 @@ struct WriteProgress: Sendable, Equatable {
 /// Whether the far end of a publish still takes the stream. A server that stops reading
 /// (frozen, or a path gone dead) leaves TCP taking megabytes into socket buffers, and the
 /// count of bytes sent goes on growing meanwhile. Two things tell it:
-/// - a server that acknowledges (as RTMP asks) has not, for two of its windows of bytes;
+/// - a server that acknowledges (as RTMP asks) has not, for two of its windows of bytes, nor
+///   for a good while (a slow uplink's acknowledgements lag, but keep coming);
 /// - nothing more could be written for `writeStall`, though media came to be sent.
 struct FarEndWatch {
     static let writeStall: Duration = .seconds(5)
@@ -17,6 +18,9 @@ struct FarEndWatch {
     private static let kept = 1_200
     private var grew: [(at: ContinuousClock.Instant, sent: UInt64)] = []
     private var last: WriteProgress?
+    /// When the acknowledged count last went up, and the time between its last two rises.
+    private var ackRose: ContinuousClock.Instant?
+    private var ackInterval: Duration?
 
     /// Takes a reading; says since when the far end has not taken the stream, once that is
     /// plain (nil: it takes it, as far as can be told).
@@ -24,27 +28,48 @@ struct FarEndWatch {
                        at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         if progress.sent > (grew.last?.sent ?? 0) || grew.isEmpty { grew.append((now, progress.sent)) }
         if grew.count > Self.kept { grew.removeFirst(grew.count - Self.kept) }
+        if progress.acked > (last?.acked ?? 0) {
+            if let ackRose { ackInterval = now - ackRose }
+            ackRose = now
+        }
         last = progress
-        if progress.acked > 0, progress.sent > progress.acked + 2 * progress.window { return overdueSince ?? now }
+        if acknowledges, progress.sent > progress.acked + 2 * progress.window, ackSilent(at: now) { return overdueSince ?? now }
         guard let lastGrowth = grew.last?.at, let mediaCame, mediaCame > lastGrowth + .seconds(1),
               now - lastGrowth >= Self.writeStall else { return nil }
-        return overdueSince ?? lastGrowth
+        return overdueSince(at: now) ?? lastGrowth
     }
 
     /// Since when, at the latest, the far end had stopped taking the stream, for a connection
     /// that failed or is ending: when an acknowledgement was due and did not come, or the
     /// writes stopped while media still came.
     func quietSince(mediaCame: ContinuousClock.Instant?, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        if let overdueSince { return overdueSince }
+        if let overdue = overdueSince(at: now) { return overdue }
         guard let lastGrowth = grew.last?.at, let mediaCame, mediaCame > lastGrowth + .seconds(1),
               now - lastGrowth >= .seconds(2) else { return nil }
         return lastGrowth
     }
 
-    /// When the sent count first passed the last acknowledgement by a window and a half (once
-    /// one came: the half for a server that acknowledges a little late).
+    /// The server acknowledges, and its count is one to go by: past nginx-rtmp's counter reset
+    /// (at 0xf0000000 bytes, which rtmp2sink reads as a 32-bit rollover) it runs ahead of what was sent.
+    private var acknowledges: Bool {
+        guard let last else { return false }
+        return last.acked > 0 && last.acked <= last.sent
+    }
+
+    /// No acknowledgement for a good while: 10 s, or twice the last time between two.
+    private func ackSilent(at now: ContinuousClock.Instant) -> Bool {
+        guard let ackRose else { return false }
+        return now - ackRose >= max(.seconds(10), (ackInterval ?? .zero) * 2)
+    }
+
+    private func overdueSince(at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        ackSilent(at: now) ? overdueSince : nil
+    }
+
+    /// When the sent count first passed the last acknowledgement by a window and a half (the
+    /// half for a server that acknowledges a little late).
     private var overdueSince: ContinuousClock.Instant? {
-        guard let last, last.acked > 0 else { return nil }
+        guard acknowledges, let last else { return nil }
         let due = last.acked + last.window + last.window / 2
         return last.sent > due ? grew.first { $0.sent > due }?.at : nil
     }

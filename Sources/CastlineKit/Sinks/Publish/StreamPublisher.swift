@@ -130,7 +130,6 @@ final class StreamPublisher: Sendable {
     func accept(_ sample: Sample, on stream: StreamKind) {
         let step: Step = state.withLock { state in
             var launch: Int?
-            state.mediaCame = .now
             switch state.phase {
             case .waitingToRetry, .finished:
                 return .drop
@@ -145,6 +144,8 @@ final class StreamPublisher: Sendable {
                 break
             }
             guard passesKeyframeGate(&state, sample, on: stream) else { return launch.map { .launch(generation: $0) } ?? .drop }
+            // Media to be sent: what the write-stall check goes by (not samples waiting for a keyframe).
+            state.mediaCame = .now
             if case .starting = state.phase {
                 if state.pending.count < Self.pendingLimit {
                     state.pending.append((stream, sample))
@@ -441,7 +442,7 @@ final class StreamPublisher: Sendable {
             }
             // Never connected: one destination fails at once (a wrong URL is said now); one of
             // several keeps trying while the others go on (an ingest that blipped at the start).
-            guard state.everConnected || context.destinations > 1 else {
+            guard state.everConnected || context.destinations() > 1 else {
                 state.phase = .finished
                 return (pipeline, output, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
