@@ -214,7 +214,7 @@ final class DelayPlayout: Sendable {
     /// that makes, from `delay` (ns) at `position`: what plays next goes on right after what went out.
     private func move(_ state: inout State, cursor: inout HistoryCursor, from position: UInt64, to target: UInt64,
                       delay: Int64) -> Int64 {
-        let moved = history.seekToResumePoint(&cursor, near: target) ?? position
+        guard let moved = history.seekToResumePoint(&cursor, near: target, from: position) else { return delay }
         state.cursor = cursor
         state.discont = Set(state.outputs.indices)
         let kept = delay + (Int64(clamping: position) - Int64(clamping: moved))

@@ -143,16 +143,30 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
         state.withLock { $0.seek(&cursor, toPosition: position) }
     }
 
-    /// `seek(toPosition:)`, then back to where the streams really resume (video at the keyframe
-    /// at or before the position): nothing before the position returned is handed out, so a
-    /// play-out move keyed to it neither repeats nor overlaps what already went out (a recording
-    /// of encoded video can only go on from a keyframe).
-    @discardableResult
-    public func seekToResumePoint(_ cursor: inout Cursor, near position: UInt64) -> UInt64? {
+    /// Moves the cursor near `target`, to where every stream really resumes (video at a
+    /// keyframe), and returns the pts of the first unit it hands out: nothing before it goes,
+    /// so a play-out move keyed to it neither repeats nor overlaps what already went out (a
+    /// recording of encoded video can only go on from a keyframe). Moving on from `current`, a
+    /// target whose group began at or before `current` goes on from the next keyframe after
+    /// it instead (nil, the cursor as it was, while none is held yet).
+    public func seekToResumePoint(_ cursor: inout Cursor, near target: UInt64, from current: UInt64? = nil) -> UInt64? {
         state.withLock { state in
-            guard let moved = state.seek(&cursor, toPosition: position) else { return nil }
-            guard let resume = state.nextPTS(cursor), resume < moved else { return moved }
-            return state.seek(&cursor, toPosition: resume)
+            var trial = cursor
+            guard let moved = state.seek(&trial, toPosition: target) else { return nil }
+            var resume = min(moved, state.nextPTS(trial) ?? moved)
+            if resume < moved {
+                _ = state.seek(&trial, toPosition: resume)
+                resume = min(resume, state.nextPTS(trial) ?? resume)
+            }
+            if let current, target > current, resume <= current {
+                let next = state.streams.filter { !$0.everyUnitIsKeyframe }.compactMap { $0.keyframe(after: target) }.max()
+                guard let next else { return nil }
+                trial = cursor
+                _ = state.seek(&trial, toPosition: next - 1)
+                resume = min(next, state.nextPTS(trial) ?? next)
+            }
+            cursor = trial
+            return resume
         }
     }
 

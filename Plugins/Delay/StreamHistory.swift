@@ -67,6 +67,16 @@ struct StreamHistory<Payload> {
         units.partitioningIndex(in: units.startIndex..<units.endIndex) { $0.pts > pts }
     }
 
+    /// The pts of the first keyframe after `pts`, if one is held yet.
+    func keyframe(after pts: UInt64) -> UInt64? {
+        var index = firstIndex(after: pts)
+        while index < units.endIndex {
+            if units[index].isKeyframe { return units[index].pts }
+            index += 1
+        }
+        return nil
+    }
+
     /// The newest keyframe with pts at or before `pts`.
     func keyframeIndex(atOrBefore pts: UInt64) -> Int? {
         keyframeIndex(atOrBefore: firstIndex(after: pts) - 1)

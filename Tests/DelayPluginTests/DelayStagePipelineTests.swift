@@ -69,7 +69,8 @@ struct DelayStagePipelineTests {
         // earlier, so every other lag is the delay alone).
         now = built.pipeline.runningTime?.seconds ?? 0
         let zero = delay.perform("delay", .set(0))?.fields["applied_s"] ?? -1
-        #expect(zero > 0 && zero <= 0.3, "delay 0 applied as \(zero) s")
+        // What went out is `lead` (0.2 s) ahead, and the newest held lags the clock by the source's buffer.
+        #expect(zero > 0 && zero <= 0.45, "delay 0 applied as \(zero) s")
         let immediate = try await lags(expected: zero, since: now + 0.5, count: 2)
         try #require(immediate.count == 2, "no beeps at delay 0")
         #expect(immediate.allSatisfy { $0 >= zero && $0 < zero + 0.1 }, "at delay 0 (\(zero) s applied) beeps lagged \(immediate)")
@@ -77,7 +78,7 @@ struct DelayStagePipelineTests {
         for (expected, measured) in [(3.0, Array(first)), (back, later), (nearer0, nearer)] {
             #expect(measured.count == 2, "delay \(expected): beeps out \(measured)")
             for lag in measured {
-                #expect(abs(lag - expected) < 0.005, "delay \(expected) s applied: a beep lagged \(lag) s")
+                #expect(abs(lag - expected) < 0.01, "delay \(expected) s applied: a beep lagged \(lag) s")
             }
         }
     }

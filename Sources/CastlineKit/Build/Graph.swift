@@ -76,7 +76,7 @@ struct Graph {
     var awaitingDecoded: [(stream: StreamKind, stage: any Stage)] = []
     /// Streams the source could give as they came (encoded): a sink that must encode one
     /// after a stage decoded it records it re-encoded, and says so.
-    var sourceCouldKeep: Set<StreamKind> = []
+    var sourceCouldKeep: [StreamKind: StreamForm] = [:]
 
     init(pipeline: Pipeline, events: EventEmitter, limit: MediaLimit = MediaLimit()) {
         self.pipeline = pipeline

@@ -93,7 +93,7 @@ public struct GraphBuilder {
             let wanted = Self.wantedStreams(plan)
             var streams = try sourcePart.component.streams().filter { wanted.contains($0.key) }
             let encodedForms = try sourcePart.component.encodedForms()
-            graph.sourceCouldKeep = Set(encodedForms.keys)
+            graph.sourceCouldKeep = encodedForms
             for (stream, encoded) in encodedForms where takesAsItIs(stream, encoded, stages: plan.stages[...], sinks: plan.sinks) {
                 streams[stream] = encoded
             }
@@ -258,7 +258,8 @@ public struct GraphBuilder {
                     entry.guardian.install(on: entry.pad)
                     layout.entries[stream] = entry
                     graph.limit.watch(queued.pad)
-                    if cursor.form == .raw, !requirement.accepts(.raw), requirement != .any, graph.sourceCouldKeep.contains(stream) {
+                    // Only where the sink could have taken it as it came (not a codec of its own, as VP8 into WebM).
+                    if cursor.form == .raw, !requirement.accepts(.raw), let came = graph.sourceCouldKeep[stream], requirement.accepts(came) {
                         reencoded.append(stream.rawValue)
                     }
                     inputs[stream] = (alone && requirement.accepts(cursor.form)) || framed.contains(stream) ? queued

@@ -26,7 +26,9 @@ public final class MediaLimit: Sendable {
         pad.addProbe(.buffer) { [weak self] info in
             guard let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            let time = (info.pad?.stickySegment?.runningTime(of: pts) ?? pts).nanoseconds
+            // Running time, one time line for every input; a unit before its segment (a leading
+            // B-frame of an open GOP) has none, and counts for nothing.
+            guard let time = info.pad?.stickySegment?.runningTime(of: pts)?.nanoseconds else { return .ok }
             let start = self.start.withLock { start in start ?? { start = time; return time }() }
             let counted = passed.withLock { $0.add(pts: time, duration: buffer.duration?.nanoseconds, start: start) }
             guard counted >= limit else { return .ok }
@@ -44,7 +46,9 @@ public final class MediaLimit: Sendable {
 /// than `gap`. A live source that sent nothing for a while (an HLS outage, a stalled SRT
 /// link, a pause) comes back with timestamps past the time it missed; that time is not media.
 struct MediaCount {
-    static let gap: UInt64 = 1_000_000_000
+    /// Longer than any frame interval castline meets (a still screen share sends a frame a
+    /// second or two), shorter than an outage (an HLS segment, WHEP's 5 s without media).
+    static let gap: UInt64 = 3_000_000_000
     private var highest: UInt64?
     private(set) var counted: UInt64 = 0
 

@@ -214,6 +214,12 @@ struct GraphSwap {
     /// The pipeline went down before the swap was applied, or as it was: what the new source
     /// opened at the far end is closed (the run's end finished the parts it had then).
     nonisolated(nonsending) func discard() async {
+        // Locked out of the pipeline's state changes since `prepare`: taken down and out here.
+        for element in graph.added(since: 0).reversed() {
+            element.setLockedState(false)
+            element.setState(.null)
+            try? old.pipeline.remove(element)
+        }
         if keptChain == 0 { await plan.source.component.finish() }
     }
 
