@@ -226,7 +226,9 @@ final class StreamPublisher: Sendable {
                     + String(format: "%.1f", (ContinuousClock.now - lostAt).seconds) + " s before the end and was not back "
                     + "(published \(seconds) s, \(counts))"))
             }
-            return (figures, .done("\(settings.output.scheme): published \(seconds) s to \(settings.displayURL), \(counts)"))
+            // One destination of several is named as the summary names it (two keys to one URL read alike).
+            let who = context.destinations() > 1 ? context.componentName : settings.output.scheme
+            return (figures, .done("\(who): published \(seconds) s to \(settings.displayURL), \(counts)"))
         }
         if case .done = verdict { context.events.emit(.stats(StatsSample(stage: context.componentName, stream: nil, figures: last))) }
         return verdict
