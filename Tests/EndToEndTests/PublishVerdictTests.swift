@@ -77,9 +77,10 @@ struct PublishVerdictTests {
         let latePublished = try #require(published("to rtmp://127.0.0.1:\(latePort)/live"), "\(said)")
         let (deadStored, lateStored) = (try await ProbedMedia.probe(dead).duration, try await ProbedMedia.probe(late).duration)
         // The server acknowledges every 2.5 MB (2.5 s here), and is given half a window more to:
-        // what it took is known to within a window and a half (all 10 s were claimed before).
-        #expect(abs(deadStored - 3) < 0.5 && deadPublished >= deadStored - 0.5 && deadPublished <= deadStored + 4,
-                "castline says it published \(deadPublished) s; the server stored \(deadStored) s")
+        // what it took is known to within a window and a half, 3.75 s at 8 Mbit/s, and a little
+        // more where a busy machine encodes below it (all 10 s were claimed before).
+        #expect(abs(deadStored - 3) < 0.5 && deadPublished >= deadStored - 0.5 && deadPublished <= deadStored + 4.5,
+                "castline says it published \(deadPublished) s; the server stored \(deadStored) s: \(said)")
         #expect(lateStored > 3 && abs(latePublished - lateStored) < 1, "late: castline says \(latePublished) s; the server stored \(lateStored) s")
     }
 

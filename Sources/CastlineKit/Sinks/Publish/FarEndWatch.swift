@@ -33,19 +33,28 @@ struct FarEndWatch {
             ackRose = now
         }
         last = progress
-        if acknowledges, progress.sent > progress.acked + 2 * progress.window, ackSilent(at: now) { return overdueSince ?? now }
-        guard let lastGrowth = grew.last?.at, let mediaCame, mediaCame > lastGrowth + .seconds(1),
-              now - lastGrowth >= Self.writeStall else { return nil }
-        return overdueSince(at: now) ?? lastGrowth
+        if acknowledges, progress.sent > progress.acked + 2 * progress.window, ackSilent(at: now, corroborated: false) {
+            return overdueSince ?? now
+        }
+        guard let lastGrowth = writesStopped(mediaCame: mediaCame, for: Self.writeStall, at: now) else { return nil }
+        return overdueSince(at: now, corroborated: true) ?? lastGrowth
     }
 
     /// Since when, at the latest, the far end had stopped taking the stream, for a connection
     /// that failed or is ending: when an acknowledgement was due and did not come, or the
     /// writes stopped while media still came.
     func quietSince(mediaCame: ContinuousClock.Instant?, at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        if let overdue = overdueSince(at: now) { return overdue }
+        guard let lastGrowth = writesStopped(mediaCame: mediaCame, for: .seconds(2), at: now) else {
+            return overdueSince(at: now, corroborated: false)
+        }
+        return overdueSince(at: now, corroborated: true) ?? lastGrowth
+    }
+
+    /// When the writes last went on, if they have not for `least` while media came to be sent.
+    private func writesStopped(mediaCame: ContinuousClock.Instant?, for least: Duration,
+                               at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard let lastGrowth = grew.last?.at, let mediaCame, mediaCame > lastGrowth + .seconds(1),
-              now - lastGrowth >= .seconds(2) else { return nil }
+              now - lastGrowth >= least else { return nil }
         return lastGrowth
     }
 
@@ -56,14 +65,15 @@ struct FarEndWatch {
         return last.acked > 0 && last.acked <= last.sent
     }
 
-    /// No acknowledgement for a good while: 10 s, or twice the last time between two.
-    private func ackSilent(at now: ContinuousClock.Instant) -> Bool {
+    /// No acknowledgement for twice the last time between two, and for 10 s; 2 s where the
+    /// writes have stopped too (`corroborated`: two signs agree).
+    private func ackSilent(at now: ContinuousClock.Instant, corroborated: Bool) -> Bool {
         guard let ackRose else { return false }
-        return now - ackRose >= max(.seconds(10), (ackInterval ?? .zero) * 2)
+        return now - ackRose >= max(corroborated ? .seconds(2) : .seconds(10), (ackInterval ?? .zero) * 2)
     }
 
-    private func overdueSince(at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        ackSilent(at: now) ? overdueSince : nil
+    private func overdueSince(at now: ContinuousClock.Instant, corroborated: Bool) -> ContinuousClock.Instant? {
+        ackSilent(at: now, corroborated: corroborated) ? overdueSince : nil
     }
 
     /// When the sent count first passed the last acknowledgement by a window and a half (the
