@@ -52,7 +52,10 @@ extension DelayPlayout {
             let paused = state.pausedFor(at: now)
             let applied = (state.applied ?? .zero) + .nanoseconds(paused)
             let available = availableDelay(state)
-            guard let shift = state.shift.map({ $0 + paused }), let played = state.playedThrough,
+            let held = state.shift.map { $0 + paused }
+            // The source's "what plays now" figures add it (programme-time latency).
+            playoutHold.set(held)
+            guard let shift = held, let played = state.playedThrough,
                   let running = Self.runningTime(of: state.outputs) else { return (applied, available, nil) }
             // What plays now: running time minus the shift, and never past what went out.
             let playing = Int64(clamping: running) - shift

@@ -105,10 +105,14 @@ final class DelayPlayout: Sendable {
     /// off the cooperative pool. The clock wakes it here too (see `armWake`).
     private let playout = DispatchQueue(label: "castline.delay-playout")
 
-    init(initial: Duration, max: Duration, name: String, events: EventEmitter) {
+    /// Where the hold (`State.shift`) is told to the source's figures.
+    let playoutHold: PlayoutHold
+
+    init(initial: Duration, max: Duration, name: String, events: EventEmitter, playoutHold: PlayoutHold = PlayoutHold()) {
         history = HistoryBuffer(maxDuration: max)
         self.name = name
         self.events = events
+        self.playoutHold = playoutHold
         state = Mutex(State(requested: initial))
     }
 
@@ -381,6 +385,7 @@ final class DelayPlayout: Sendable {
     /// Marks play-out over; returns the outputs to end (outside the lock, on the play-out queue).
     private func finish(_ state: inout State) -> [AppSrc] {
         state.finished = true
+        playoutHold.set(nil)
         state.wake?.cancel()
         return state.outputs
     }

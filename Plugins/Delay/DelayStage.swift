@@ -49,7 +49,8 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
                              at: "\(spec.keyPath).max")
         }
         options = Mutex(Options(initial: initial, max: max, step: step))
-        playout = DelayPlayout(initial: initial, max: max, name: context.componentName, events: context.events)
+        playout = DelayPlayout(initial: initial, max: max, name: context.componentName, events: context.events,
+                               playoutHold: context.playoutHold)
     }
 
     public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {

@@ -138,7 +138,8 @@ struct StatsStatusLine {
         }
         if reconnects > 0 { parts.append("reconnects \(reconnects)") }
         // The playlist's programme-time figure, unless a delay moves what plays or the clock was read.
-        if let latency, !playoutMoved, measured == nil { parts.append(String(format: "latency %.1f s", latency)) }
+        // The playlist's programme-time figure counts a delay stage's hold too: true with one.
+        if let latency, measured == nil { parts.append(String(format: "latency %.1f s", latency)) }
         if statsStages.count > 1 { parts.append("(\(stage))") }
         return parts
     }

@@ -50,7 +50,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
             ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
                              events: channel.emitter, connection: { channel.connection($0, from: component.keyPath) },
-                             destinations: { channel.destinations.load(ordering: .relaxed) })
+                             destinations: { channel.destinations.load(ordering: .relaxed) }, playoutHold: channel.playoutHold)
         }
         let source = try located(spec.source.keyPath) {
             try self.source(spec.source, context: context(spec, spec.source, name: "source"))

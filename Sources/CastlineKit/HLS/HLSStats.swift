@@ -6,8 +6,7 @@ import Synchronization
 /// the last segment's fetch time, media fetched but not yet out of the source,
 /// and, when the playlist carries `EXT-X-PROGRAM-DATE-TIME`, how far behind
 /// the wall clock the media that plays now is (its programme time against the
-/// wall clock; a time-shifting stage after the source moves what plays, so the status
-/// line shows this only without one).
+/// wall clock; a time-shifting stage after the source holds what plays, and says how long).
 final class HLSStats: Sendable {
     private let name: String
     private let events: EventEmitter
@@ -35,9 +34,13 @@ final class HLSStats: Sendable {
     }
     private let state: Mutex<State>
 
-    init(name: String, events: EventEmitter, pdtStart: Date?) {
+    /// What a time-shifting stage after the source holds: what plays now left the source that much earlier.
+    private let playoutHold: PlayoutHold
+
+    init(name: String, events: EventEmitter, pdtStart: Date?, playoutHold: PlayoutHold = PlayoutHold()) {
         self.name = name
         self.events = events
+        self.playoutHold = playoutHold
         state = Mutex(State(pdtStart: pdtStart))
     }
 
@@ -120,7 +123,8 @@ final class HLSStats: Sendable {
                let left = newest.pad.stickySegment?.runningTime(of: ClockTime(nanoseconds: newest.pts))?.nanoseconds,
                let now = state.clock?.runningTime?.nanoseconds {
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
-                figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - (played - ahead)
+                let held = Double(playoutHold.value ?? 0) / 1e9
+                figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - (played - ahead) + held
             }
             return figures
         }

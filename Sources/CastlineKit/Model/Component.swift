@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @_exported import GstKit
 @_exported import PipelineConfig
 
@@ -91,6 +92,9 @@ public struct ComponentContext: Sendable {
     public let events: EventEmitter
     /// Tells the runner about a live connection the component holds (an RTMP publish).
     public let connection: @Sendable (ConnectionChange) -> Void
+    /// How much later than it left the source a stage plays media out (a time-shift), where
+    /// one does: a source's "what plays now" figures (programme-time latency) add it.
+    public let playoutHold: PlayoutHold
     /// How many of the pipeline's sinks publish (`SinkComponent.isDestination`), those left out
     /// at the start not counted: one of several that cannot connect at first keeps trying, as
     /// the others go on.
@@ -98,14 +102,30 @@ public struct ComponentContext: Sendable {
 
     public init(
         pipelineName: String, componentName: String, keyPath: String, events: EventEmitter,
-        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }, destinations: @escaping @Sendable () -> Int = { 0 }
+        connection: @escaping @Sendable (ConnectionChange) -> Void = { _ in }, destinations: @escaping @Sendable () -> Int = { 0 },
+        playoutHold: PlayoutHold = PlayoutHold()
     ) {
+        self.playoutHold = playoutHold
         self.pipelineName = pipelineName
         self.componentName = componentName
         self.keyPath = keyPath
         self.events = events
         self.connection = connection
         self.destinations = destinations
+    }
+}
+
+/// How long a time-shifting stage holds media between the source and the sinks, in ns (nil:
+/// none holds it): one per run, set by the stage as it plays out, read by the source.
+public final class PlayoutHold: Sendable {
+    private let nanoseconds = Mutex<Int64?>(nil)
+
+    public init() {}
+
+    public var value: Int64? { nanoseconds.withLock { $0 } }
+
+    public func set(_ value: Int64?) {
+        nanoseconds.withLock { $0 = value }
     }
 }
 

@@ -13,6 +13,8 @@ public final class RunChannel: Sendable {
     public let masker: SecretMasker
     /// How many sinks of the plan publish, those left out at the start not counted (`ComponentContext.destinations`).
     let destinations = Atomic<Int>(0)
+    /// Shared by the plan's source and its time-shifting stage (`ComponentContext.playoutHold`).
+    let playoutHold = PlayoutHold()
     /// Each change with the key path of the component that holds the connection (`sinks[1]`).
     let connectionChanges: AsyncStream<(keyPath: String, change: ConnectionChange)>
     private let eventSink: AsyncStream<RunEvent>.Continuation

@@ -142,7 +142,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
             decoded[.audio] = chain
         }
         let stats = HLSStats(name: context.componentName, events: context.events,
-                             pdtStart: start.tracks.first?.startSegment?.programDateTime)
+                             pdtStart: start.tracks.first?.startSegment?.programDateTime, playoutHold: context.playoutHold)
         let streamStarted = OnceFlag()
         // Each track's media starts at running time 0; separate renditions are put back in
         // step by their own timestamps (the first segments' PTS).
