@@ -1,7 +1,8 @@
-// Over 400 lines: the publish's one phase machine (start, retries, finish) and what it keeps
-// across connections (counters, published time, when the far end was last heard) share one
-// private State under one lock, and read best whole; building the pipeline is in
-// `PublishingPipeline`, what the far end says in `PublishOutput`.
+// A little over 400 lines: the publish's one phase machine (start, retries, finish) and what
+// it keeps across connections (counters, published time, when the far end was last heard)
+// share one State under one lock, and read best whole. Watching the connection is in
+// +Connection, the status line in +Reports, building the pipeline in `PublishingPipeline`,
+// what the far end says in `PublishOutput`.
 import Timing
 import Foundation
 import GstKit
@@ -21,7 +22,7 @@ final class StreamPublisher: Sendable {
         let backoff: Backoff
     }
 
-    private enum Phase {
+    enum Phase {
         /// The next sample has the publishing pipeline built.
         case ready
         /// The publishing pipeline is being built and started on `queue`; samples wait in `pending`.
@@ -39,7 +40,7 @@ final class StreamPublisher: Sendable {
         }
     }
 
-    private struct State {
+    struct State {
         var phase = Phase.ready
         var generation = 0
         var pipeline: Pipeline?
@@ -98,9 +99,9 @@ final class StreamPublisher: Sendable {
     /// later keyframe.
     private static let pendingLimit = 1_000
 
-    private let settings: Settings
-    private let context: ComponentContext
-    private let state = Mutex(State())
+    let settings: Settings
+    let context: ComponentContext
+    let state = Mutex(State())
     /// Builds, starts and tears down publishing pipelines, one change at a time, off the main
     /// pipeline's streaming threads and the runner, and never under `state`'s lock.
     private let queue = DispatchQueue(label: "castline.rtmp-publisher")
@@ -352,80 +353,9 @@ final class StreamPublisher: Sendable {
         }
     }
 
-    /// rtmp2sink and srtsink post no message when the far end takes the stream: only their
-    /// stats say so. Read every 100 ms until connected, then every 500 ms (a listener's callers come and go).
-    private static let connectingReadInterval: Duration = .milliseconds(100)
-    private static let connectedReadInterval: Duration = .milliseconds(500)
-    /// An attempt not connected by then has failed (an SRT caller refused without an error, a
-    /// server that took the TCP connection and never answered).
-    private static let connectTimeout: Duration = .seconds(5)
-
-    private func observeConnection(generation: Int) {
-        let began = ContinuousClock.now
-        Task { [weak self] in
-            while let self, let output = self.state.withLock({ $0.phase.live == generation ? $0.output : nil }) {
-                // Read outside the lock: the property takes the element's own.
-                let up = self.settings.output.isConnected(output)
-                let lastHeard = up ? nil : self.settings.output.lastHeard(output)
-                let progress = up ? self.settings.output.progress(output) : nil
-                guard let next = self.observed(connected: up, lastHeard: lastHeard, progress: progress, generation: generation,
-                                               began: began) else { return }
-                try? await Task.sleep(for: next)
-            }
-        }
-    }
-
-    /// Folds one reading of the output's connection into the state; returns when to read again (nil: stop).
-    private func observed(connected up: Bool, lastHeard: ContinuousClock.Instant?, progress: WriteProgress?, generation: Int,
-                          began: ContinuousClock.Instant) -> Duration? {
-        enum Outcome { case stop, again(Duration), timedOut, stoppedTaking(since: ContinuousClock.Instant, WriteProgress) }
-        var change: ConnectionChange?
-        let outcome: Outcome = state.withLock { state in
-            guard state.phase.live == generation else { return .stop }
-            let now = ContinuousClock.now
-            if up {
-                guard state.connectedSince == nil else {
-                    if let progress, let since = state.farEnd.read(progress, mediaCame: state.mediaCame, at: now) {
-                        return .stoppedTaking(since: since, progress)
-                    }
-                    return .again(Self.connectedReadInterval)
-                }
-                state.connectedSince = now
-                state.farEnd = FarEndWatch()
-                state.lostAt = nil
-                defer { state.everConnected = true; state.failedAttempts = 0 }
-                if !state.everConnected {
-                    change = .connected
-                } else if !settings.output.waitsForCallers {
-                    // A listener's next caller is not a reconnect: castline did not lose anything it could mend.
-                    state.reconnects += 1
-                    change = .reconnected(attempts: state.failedAttempts)
-                }
-                return .again(Self.connectedReadInterval)
-            }
-            // A listener whose last caller left, a far end gone quiet: the time with nobody is not published time.
-            state.disconnected(at: lastHeard)
-            if !settings.output.waitsForCallers, now - began >= Self.connectTimeout { return .timedOut }
-            return .again(Self.connectingReadInterval)
-        }
-        if let change { context.connection(change) }
-        switch outcome {
-        case .stop: return nil
-        case .again(let interval): return interval
-        case .timedOut:
-            failed(generation: generation, reason: nil)
-            return nil
-        case .stoppedTaking(let since, let progress):
-            let unread = Double(progress.sent - min(progress.sent, progress.acked)) / 1_000_000
-            failed(generation: generation, reason: String(format: "the server stopped taking the stream %.0f s ago; "
-                + "%.2f MB sent that it has not acknowledged", (ContinuousClock.now - since).seconds, unread), since: since)
-            return nil
-        }
-    }
-
     /// An attempt ended: `reason` from the output's error, nil when nothing answered in time;
     /// `since`: when the far end stopped taking the stream, where that was earlier than now.
-    private func failed(generation: Int, reason given: String?, since: ContinuousClock.Instant? = nil) {
+    func failed(generation: Int, reason given: String?, since: ContinuousClock.Instant? = nil) {
         let reason = given ?? "no answer in \(Int(Self.connectTimeout.seconds)) s"
         let (pipeline, output, change, retryAfter): (Pipeline?, Element?, ConnectionChange?, Duration?) = state.withLock { state in
             guard state.phase.live == generation else { return (nil, nil, nil, nil) }
@@ -471,67 +401,6 @@ final class StreamPublisher: Sendable {
             try? await Task.sleep(for: retryAfter)
             self?.retry()
         }
-    }
-
-    /// A status line each second while the publish runs: time up, send rate, bytes acknowledged.
-    private func reportEverySecond() {
-        Task { [weak self] in
-            while let self {
-                try? await Task.sleep(for: .seconds(1))
-                let output = self.state.withLock { $0.connectedSince != nil ? $0.output : nil }
-                var link: [String: Double] = [:]
-                if let output { link = await self.settings.output.linkFigures(output) }
-                guard let (line, figures) = self.statusLine(link: link) else { return }
-                self.context.events.emit(.status(line, source: self.context.componentName))
-                // The same numbers for stats outputs (JSON, metrics, summary), under the sink's name.
-                self.context.events.emit(.stats(StatsSample(stage: self.context.componentName, stream: nil, figures: figures)))
-            }
-        }
-    }
-
-    /// `link`: what the connection says of itself (`PublishOutput.linkFigures`).
-    private func statusLine(link: [String: Double]) -> (String, [String: Double])? {
-        state.withLock { state -> (String, [String: Double])? in
-            if case .finished = state.phase { return nil }
-            let counters = counters(&state)
-            let rate = Double(counters.sent &- state.lastSent) * 8 / 1000
-            state.lastSent = counters.sent
-            let condition: String
-            switch state.phase {
-            case .waitingToRetry: condition = "reconnecting"
-            case .publishing where state.connectedSince != nil: condition = "publishing"
-            case .publishing where settings.output.waitsForCallers: condition = "waiting for a caller"
-            default: condition = "connecting"
-            }
-            var figures = figures(&state).merging(link) { $1 }
-            figures[StatsFigure.bitrate] = condition == "publishing" ? rate : 0
-            let seconds = Int(state.publishedSoFar.seconds)
-            var line = "\(condition) \(seconds / 60):\(String(format: "%02d", seconds % 60))  "
-                + String(format: "%.0f kbit/s", condition == "publishing" ? rate : 0)
-                + "  \(counters.text)  reconnects \(state.reconnects)"
-            if let rtt = link[StatsFigure.roundTrip] { line += String(format: "  rtt %.0f ms", rtt) }
-            if let lost = link[StatsFigure.packetsLost] { line += String(format: "  lost %.0f", lost) }
-            return (line, figures)
-        }
-    }
-
-    /// What every connection so far sent and had confirmed. A listener's caller that leaves takes
-    /// its ACK count out of srtsink's stats: what it had stays counted, so no figure goes back.
-    private func counters(_ state: inout State) -> PublishCounters {
-        var total = state.earlier + settings.output.counters(state.output)
-        let gone = total.shortfall(below: state.shown)
-        state.earlier = state.earlier + gone
-        total = total + gone
-        state.shown = total
-        return total
-    }
-
-    /// The publish's counters as figures, under the sink's name: what stats outputs and the summary read.
-    private func figures(_ state: inout State) -> [String: Double] {
-        var figures = counters(&state).figures
-        figures[StatsFigure.reconnects] = Double(state.reconnects)
-        figures[StatsFigure.publishedTime] = state.publishedSoFar.seconds
-        return figures
     }
 
     private func retry() {
