@@ -143,7 +143,7 @@ struct WHEPTests {
         let media = try await Self.media(in: scratch)
         let first = try await Endpoint(scratch: scratch, token: nil, source: media)
         let recording = scratch.path + "/heard.wav"
-        let listener = try Castline.start(["listen", first.url("whep"), "--output", "null", "--duration", "9s", "--record", recording,
+        let listener = try Castline.start(["listen", first.url("whep"), "--output", "null", "--duration", "6s", "--record", recording,
                                            "--stats-json", "-"])
         // The tone heard (its level in the stats) before the endpoint goes: a loss, not a start that never played.
         let heard = await waitUntil(.seconds(20)) { jsonLines(listener.standardOutput).contains { ($0["rms_dbfs"] as? Double ?? -120) > -40 } }
@@ -161,10 +161,10 @@ struct WHEPTests {
         #expect(listener.standardError.contains("reconnects 1"), "\(listener.standardError)")
         #expect(said.contains("connected 1") && said.contains("deleted 1"), "the new session, ended at the end: \(said)")
         // --duration counts media: the 5 s unheard before the loss was noticed, and the reconnect,
-        // are not media, so the recording holds the whole 9 s, the tone to its end.
+        // are not media, so the recording holds the whole 6 s, the tone to its end.
         let probe = try await ChildProcess.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "default=nw=1", recording])
         let duration = probe.stdout.firstMatch(of: /duration=([0-9.]+)/).flatMap { Double($0.output.1) } ?? 0
-        #expect(abs(duration - 9) < 0.3, "recorded \(duration) s")
+        #expect(abs(duration - 6) < 0.3, "recorded \(duration) s")
         let frequency = try await WHIPTests.tone(in: recording, from: max(0, duration - 2.5))
         #expect(abs(frequency - 1000) < 20, "after the reconnect, the tone came back at \(frequency) Hz")
     }
