@@ -26,9 +26,11 @@ public final class MediaLimit: Sendable {
         pad.addProbe(.buffer) { [weak self] info in
             guard let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            // Running time, one time line for every input; a unit before its segment (a leading
-            // B-frame of an open GOP) has none, and counts for nothing.
-            guard let time = info.pad?.stickySegment?.runningTime(of: pts)?.nanoseconds else { return .ok }
+            // Running time, one time line for every input; a unit before its segment's start (a
+            // leading B-frame of an open GOP, an encoder's first frames) is taken as at the start.
+            guard let segment = info.pad?.stickySegment else { return .ok }
+            let segmentStart = ClockTime(nanoseconds: (segment.start?.nanoseconds ?? 0) &+ (segment.offset?.nanoseconds ?? 0))
+            guard let time = (segment.runningTime(of: pts) ?? segment.runningTime(of: segmentStart))?.nanoseconds else { return .ok }
             let start = self.start.withLock { start in start ?? { start = time; return time }() }
             let counted = passed.withLock { $0.add(pts: time, duration: buffer.duration?.nanoseconds, start: start) }
             guard counted >= limit else { return .ok }
