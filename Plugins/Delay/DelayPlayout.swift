@@ -79,6 +79,8 @@ final class DelayPlayout: Sendable {
         var outputEnd: Int64?
         /// Play-out is held (the run is paused) since then; what arrives is still kept.
         var pausedSince: ContinuousClock.Instant?
+        /// A move nearer live asked for while no keyframe past its target was held: made when one comes.
+        var waitingMove: Duration?
 
         /// How long play-out has been held, in ns (0 while it plays).
         func pausedFor(at now: ContinuousClock.Instant) -> Int64 {
@@ -174,6 +176,7 @@ final class DelayPlayout: Sendable {
                        byteSize: Int(slice.count))
         reportAvailable()
         startWaking()
+        if !sample.isDelta, let waiting = state.withLock(\.waitingMove) { _ = request(waiting) }
         playDueSoon()
     }
 
@@ -202,7 +205,12 @@ final class DelayPlayout: Sendable {
             let target = UInt64(clamping: max(0, Int64(clamping: position) - change))
             // Clamped to what is held, and to what has gone out (`lead` ahead), and on to where video
             // can resume (a keyframe): the next step moves from the delay in use.
-            let newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: applied.totalNanoseconds)
+            guard let newApplied = move(&state, cursor: &cursor, from: position, to: target, delay: applied.totalNanoseconds) else {
+                // Nowhere to go on from yet: asked again as the next keyframe comes.
+                state.waitingMove = wanted
+                return (applied, availableDelay(state))
+            }
+            state.waitingMove = nil
             return (settle(&state, delay: newApplied), availableDelay(state))
         }
         guard let report else { return nil }
@@ -217,8 +225,8 @@ final class DelayPlayout: Sendable {
     /// every stream resumes) and marks every output's next unit a discontinuity; returns the delay
     /// that makes, from `delay` (ns) at `position`: what plays next goes on right after what went out.
     private func move(_ state: inout State, cursor: inout HistoryCursor, from position: UInt64, to target: UInt64,
-                      delay: Int64) -> Int64 {
-        guard let moved = history.seekToResumePoint(&cursor, near: target, from: position) else { return delay }
+                      delay: Int64) -> Int64? {
+        guard let moved = history.seekToResumePoint(&cursor, near: target, from: position) else { return nil }
         state.cursor = cursor
         state.discont = Set(state.outputs.indices)
         let kept = delay + (Int64(clamping: position) - Int64(clamping: moved))
@@ -259,7 +267,7 @@ final class DelayPlayout: Sendable {
             var newApplied = wanted
             if let earliest = history.earliest, position < earliest {
                 // Part of what was paused on has left the history: play from its oldest.
-                newApplied = move(&state, cursor: &cursor, from: position, to: position, delay: wanted)
+                newApplied = move(&state, cursor: &cursor, from: position, to: position, delay: wanted) ?? wanted
             }
             return (.nanoseconds(wanted), settle(&state, delay: newApplied), availableDelay(state))
         }
@@ -385,7 +393,7 @@ final class DelayPlayout: Sendable {
     /// Marks play-out over; returns the outputs to end (outside the lock, on the play-out queue).
     private func finish(_ state: inout State) -> [AppSrc] {
         state.finished = true
-        playoutHold.set(nil)
+        playoutHold.set(nil, by: name)
         state.wake?.cancel()
         return state.outputs
     }

@@ -176,7 +176,8 @@ struct PublishVerdictTests {
         let line = try #require(broadcast.standardError.split(separator: "\n").first { $0.hasPrefix("srt: published ") },
                                 "\(broadcast.standardError)")
         let seconds = try #require(Double(line.dropFirst("srt: published ".count).prefix { $0 != " " }))
-        #expect(seconds >= 2 && seconds <= callerRan + 0.5, "\(line); the caller ran \(callerRan) s")
+        // (SRT says nothing of a caller leaving: a 500 ms reading notices it.)
+        #expect(seconds >= 2 && seconds <= callerRan + 1, "\(line); the caller ran \(callerRan) s")
         // The caller acknowledged what it took: counted in the summary.
         #expect((SRTTests.acksReceived(broadcast.standardError) ?? 0) > 0, "\(broadcast.standardError)")
 

@@ -43,10 +43,14 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
     /// the running one's for a swap (`PipelineRunner.channel`).
     public func plan(_ spec: PipelineSpec, channel: RunChannel? = nil) throws -> PipelinePlan {
         Gst.initialize()
+        let newRun = channel == nil
         let channel = channel ?? RunChannel(pipeline: spec.name, secrets: spec.allSecrets)
         for secret in spec.allSecrets { channel.masker.add(secret) }
-        channel.destinations.store(spec.sinks.filter { sink in self.sinks.first { $0.kind == sink.kind }?.isDestination ?? false }.count,
-                                   ordering: .relaxed)
+        // A swap's plan is told once it is applied (`PipelineRunner.swap`): one refused changes nothing.
+        if newRun {
+            channel.destinations.store(spec.sinks.filter { sink in self.sinks.first { $0.kind == sink.kind }?.isDestination ?? false }.count,
+                                       ordering: .relaxed)
+        }
         func context(_ spec: PipelineSpec, _ component: ComponentSpec, name: String) -> ComponentContext {
             ComponentContext(pipelineName: spec.name, componentName: name, keyPath: component.keyPath,
                              events: channel.emitter, connection: { channel.connection($0, from: component.keyPath) },

@@ -115,17 +115,19 @@ public struct ComponentContext: Sendable {
     }
 }
 
-/// How long a time-shifting stage holds media between the source and the sinks, in ns (nil:
-/// none holds it): one per run, set by the stage as it plays out, read by the source.
+/// How long time-shifting stages hold media between the source and the sinks, in ns: one per
+/// run, set by each stage (by name) as it plays out, read by the source as their sum.
 public final class PlayoutHold: Sendable {
-    private let nanoseconds = Mutex<Int64?>(nil)
+    private let holds = Mutex<[String: Int64]>([:])
 
     public init() {}
 
-    public var value: Int64? { nanoseconds.withLock { $0 } }
+    /// What every stage holds together (nil: none holds anything).
+    public var value: Int64? { holds.withLock { $0.isEmpty ? nil : $0.values.reduce(0, +) } }
 
-    public func set(_ value: Int64?) {
-        nanoseconds.withLock { $0 = value }
+    /// `stage` holds `value` ns (nil: it holds nothing any more: not yet playing, ended, swapped out).
+    public func set(_ value: Int64?, by stage: String) {
+        holds.withLock { $0[stage] = value }
     }
 }
 

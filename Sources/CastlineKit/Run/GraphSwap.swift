@@ -213,9 +213,10 @@ struct GraphSwap {
 
     /// The pipeline went down before the swap was applied, or as it was: what the new source
     /// opened at the far end is closed (the run's end finished the parts it had then).
-    nonisolated(nonsending) func discard() async {
-        // Locked out of the pipeline's state changes since `prepare`: taken down and out here.
-        for element in graph.added(since: 0).reversed() {
+    nonisolated(nonsending) func discard(applied: Bool) async {
+        // Not yet applied, they are locked out of the pipeline's state changes since `prepare`:
+        // taken down and out here. Applied, they are the pipeline's, which the run's end takes down.
+        for element in applied ? [] : graph.added(since: 0).reversed() {
             element.setLockedState(false)
             element.setState(.null)
             try? old.pipeline.remove(element)

@@ -219,16 +219,18 @@ public actor PipelineRunner {
         }
         // The run failed while the new parts were made, or as they went in: it finished the parts
         // it had then, not the new source.
-        func wentDown() async -> SwapRefused {
-            await swap.discard()
+        func wentDown(applied: Bool) async -> SwapRefused {
+            await swap.discard(applied: applied)
             return refuse(["\(origin): the pipeline has stopped"])
         }
-        guard case .swapping = model.phase else { throw await wentDown() }
+        guard case .swapping = model.phase else { throw await wentDown(applied: false) }
         send(.swapApplying(retiring: swap.retiredNames))
         let applied = await swap.apply(started: started)
-        guard case .swapping = model.phase else { throw await wentDown() }
+        guard case .swapping = model.phase else { throw await wentDown(applied: true) }
         adjust(built.plan, to: plan, diff.adjustedChain)
         self.built = applied.built
+        // The destinations the run has now (`ComponentContext.destinations`).
+        channel.destinations.store(applied.built.plan.sinks.filter(\.component.isDestination).count, ordering: .relaxed)
         spec = newSpec
         for note in applied.notes { emitter.emit(.notice(note)) }
         emitter.emit(.reloaded(changes: swap.changes, took: applied.took))

@@ -107,6 +107,9 @@ public struct RunModel: Sendable, Equatable {
     /// Destinations whose far end has the stream now: one of several reconnecting leaves the
     /// run playing while another has it.
     public internal(set) var upDestinations: Set<String> = []
+    /// Parts other than destinations (a source) reconnecting now: a destination coming up does
+    /// not end their reconnect.
+    public internal(set) var reconnectingParts: Set<String> = []
 
     /// A run with destinations none of which has connected yet.
     var awaitsDestination: Bool { !layout.destinations.isEmpty && reachedDestinations.isEmpty }

@@ -205,9 +205,13 @@ extension RunModel {
             // A destination has the stream: the run plays, whether it waited for the first, or
             // another was reconnecting (or had never connected).
             guard case .played = media else { return }
+            let reconnected = reconnectingParts.isEmpty
             switch phase {
-            case .running(.connecting), .running(.reconnecting): move(to: .running(.playing), &effects)
-            case .swapping(.connecting, let wasPaused, let then), .swapping(.reconnecting, let wasPaused, let then):
+            case .running(.connecting): move(to: .running(.playing), &effects)
+            case .running(.reconnecting) where reconnected: move(to: .running(.playing), &effects)
+            case .swapping(.connecting, let wasPaused, let then):
+                move(to: .swapping(.playing, wasPaused: wasPaused, then: then), &effects)
+            case .swapping(.reconnecting, let wasPaused, let then) where reconnected:
                 move(to: .swapping(.playing, wasPaused: wasPaused, then: then), &effects)
             default: break
             }
@@ -235,16 +239,19 @@ extension RunModel {
             // The run reconnects when what it is for does: not while another destination has the
             // stream, nor while none has had it yet (still connecting).
             let destination = layout.destinations.contains(keyPath)
+            if !destination { reconnectingParts.insert(keyPath) }
             let anotherUp = destination && !upDestinations.isEmpty
             if case .running = phase, !anotherUp, !(destination && awaitsDestination) { move(to: .running(.reconnecting), &effects) }
             effects.append(.warning(
                 "\(naming(keyPath))connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
         case .reconnected(let attempts):
             if layout.destinations.contains(keyPath) { upDestinations.insert(keyPath) }
+            reconnectingParts.remove(keyPath)
             effects.append(.notice("\(naming(keyPath))reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")"))
-            if phase == .running(.reconnecting) { move(to: .running(.playing), &effects) }
+            if phase == .running(.reconnecting), reconnectingParts.isEmpty { move(to: .running(.playing), &effects) }
         case .failed(let reason):
             upDestinations.remove(keyPath)
+            reconnectingParts.remove(keyPath)
             sinkFailed(keyPath, reason: reason, &effects)
         }
     }
