@@ -1,3 +1,6 @@
+// A little over 400 lines: the play-out's one State under one lock (start, moves, pause,
+// what went out) and the queue that pushes read best together; how it starts is in
+// +Start, what it reports in +Reports.
 import CastlineKit
 import Foundation
 import Synchronization
