@@ -7,8 +7,12 @@ import NIOPosix
 /// GETs over SwiftNIO's shared event loops (AsyncHTTPClient): a connection pool of its own and
 /// no thread of its own. What many simulated players in one process take: on Linux, each
 /// URLSession brings its own libcurl handle and Dispatch queues, so a thousand of them spend
-/// the machine switching threads and their fetches wait on that.
+/// the machine switching threads and their fetches wait on that. A single player's fetches cost
+/// less here too (libcurl's callbacks through an OperationQueue and a timer per transfer are most
+/// of what URLSession adds): the HLS client reads through it.
 public final class EventLoopFetcher: HTTPGetting {
+    /// The HLS sources' fetcher, unless one asks for another timeout.
+    public static let shared = EventLoopFetcher()
     /// No byte for this long (connecting, before the headers, or between chunks) ends the fetch.
     public let idleTimeout: Duration
     private let client: HTTPClient

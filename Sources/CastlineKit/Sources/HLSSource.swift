@@ -32,7 +32,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     let waitForLive: Bool
     let endAfter: Duration
     /// What fetches playlists, keys and segments, with the `timeout` asked for.
-    let fetcher: HTTPFetcher
+    let fetcher: EventLoopFetcher
     let keyPath: String
     let context: ComponentContext
     /// Seconds of history a time-shifting stage can hold: the live window is read from that far back.
@@ -56,7 +56,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         endAfter = spec.options[Self.endAfter]
         let timeout = spec.options[Self.timeout]
         guard timeout > .zero else { throw BuildError("a timeout of 0 would fail every request (try 10s)", at: "\(spec.keyPath).timeout") }
-        fetcher = timeout == HTTPFetcher.defaultIdleTimeout ? .shared : HTTPFetcher(idleTimeout: timeout)
+        fetcher = timeout == HTTPFetcher.defaultIdleTimeout ? .shared : EventLoopFetcher(idleTimeout: timeout)
         keyPath = spec.keyPath
         self.context = context
     }
