@@ -121,6 +121,27 @@ struct HLSBadInputTests {
         #expect(status == 0, "\(listener.standardError)")
     }
 
+    @Test("""
+        programme times that jump 8 s back after a discontinuity (a backup encoder took over): latency_s follows \
+        each segment's own date, 8 s more from there, with no stall
+        """)
+    func programmeTimeJumps() async throws {
+        let scratch = try Scratch()
+        let server = try await HostileServer(scratch: scratch, run: true)
+        defer { Task { await server.stop() } }
+        let run = try await listen(server.url("jump.m3u8"), ["--duration", "16s", "--stats-json", "-"], timeout: .seconds(60))
+        #expect(run.status == 0 && run.stderr.contains("buffering 0.0 s"), "\(run.stderr)")
+        let latencies = jsonLines(run.stdout).compactMap { $0["event"] as? String == "stats" ? $0["latency_s"] as? Double : nil }
+        // Played without a stall, what plays is as far behind its date throughout: a step of the jump, nothing
+        // else. A reading taken while the null output waits on a late buffer is that much higher (never lower).
+        let least = try #require(latencies.min())
+        let before = latencies.filter { $0 < least + 4 }, after = latencies.filter { $0 >= least + 4 }
+        #expect(before.count >= 3 && after.count >= 3, "latency_s \(latencies)")
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        #expect(abs(median(after) - median(before) - 8) < 0.05, "latency_s \(latencies)")
+        #expect(after.allSatisfy { $0 > least + 8 - 0.05 }, "latency_s \(latencies)")
+    }
+
     @Test("100,000 segments: plays from the live edge within 2 s (debug build); BOM and CRLF read as usual")
     func bigAndOdd() async throws {
         let scratch = try Scratch()

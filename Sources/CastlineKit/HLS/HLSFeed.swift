@@ -116,6 +116,7 @@ final class HLSFeed: Sendable {
 
     private func segmentStarts(_ segment: HLS.Segment, position: Double, discontinuity: Bool) {
         stalls.segmentStarts(track: trackIndex)
+        stats.segmentStarts(segment, position: position, track: trackIndex)
         flow.withLock { flow in
             // The first segment keeps the stamp it starts with; later ones get one after a discontinuity.
             if discontinuity { flow.stamp = position }
@@ -260,7 +261,11 @@ final class HLSFeed: Sendable {
             if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = SourceTimingEvents.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)
             }
-            if let pts { stats.left(pts: pts, through: pad, stream: stream) }
+            // Its running time now: a segment event read later may be a newer one than it went out under.
+            if let pts {
+                stats.left(pts: pts, duration: info.buffer?.duration?.nanoseconds,
+                           runningTime: pad.stickySegment?.runningTime(of: ClockTime(nanoseconds: pts))?.nanoseconds, stream: stream)
+            }
             readAhead.drained()
             return .ok
         }

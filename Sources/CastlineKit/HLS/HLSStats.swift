@@ -7,6 +7,8 @@ import Synchronization
 /// and, when the playlist carries `EXT-X-PROGRAM-DATE-TIME`, how far behind
 /// the wall clock the media that plays now is (its programme time against the
 /// wall clock; a time-shifting stage after the source holds what plays, and says how long).
+/// The programme time is the latest segment's date before what plays: after a discontinuity
+/// (an encoder restarted) the dates jump where the time line does not.
 final class HLSStats: Sendable {
     private let name: String
     private let events: EventEmitter
@@ -21,14 +23,16 @@ final class HLSStats: Sendable {
         /// Seconds of media fetched, and the streams each track carries, by track (a variant, an audio rendition).
         var fetchedSeconds: [Int: Double] = [:]
         var trackStreams: [Int: Set<StreamKind>] = [:]
-        /// The first PTS out of the source, and the newest with its running time, by stream (ns).
+        /// The first PTS out of the source, and where the newest ends, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
-        var newestPTS: [StreamKind: UInt64] = [:]
-        /// The outlet the newest buffer left through: its segment gives that buffer's running time.
-        var newestOutlet: (pad: Pad, pts: UInt64)?
+        var newestEnd: [StreamKind: UInt64] = [:]
+        /// The stream of the newest buffer, and the running time it ends at (ns) by its outlet's segment when it left.
+        var newest: (stream: StreamKind, endRunningTime: UInt64)?
         /// An element of the pipeline, for its running time now.
         var clock: Element?
-        var pdtStart: Date?
+        /// Where on the time line (seconds from the first segment's start) a segment of the main
+        /// track began, and its `EXT-X-PROGRAM-DATE-TIME`, in order.
+        var dates: [(position: Double, date: Date)] = []
         /// Since when a live playlist's next segment has been overdue.
         var waitingSince: ContinuousClock.Instant?
     }
@@ -41,7 +45,7 @@ final class HLSStats: Sendable {
         self.name = name
         self.events = events
         self.playoutHold = playoutHold
-        state = Mutex(State(pdtStart: pdtStart))
+        state = Mutex(State(dates: pdtStart.map { [(0, $0)] } ?? []))
     }
 
     var throughput: Double? { state.withLock(\.throughput.bitsPerSecond) }
@@ -75,6 +79,17 @@ final class HLSStats: Sendable {
         }
     }
 
+    /// A segment of `track` starts at `position` on the time line: its date, if it has one, is
+    /// what the main track's media from there on was made at.
+    func segmentStarts(_ segment: HLS.Segment, position: Double, track: Int) {
+        guard track == 0, let date = segment.programDateTime else { return }
+        state.withLock { state in
+            // A reader that went back (a rendition switch re-reads a position) starts over from there.
+            state.dates.removeAll { $0.position >= position }
+            state.dates.append((position, date))
+        }
+    }
+
     /// A live playlist's next segment is overdue, no new one listed for `quiet` (nil: new media
     /// came). Said in a sample at once, so a `stalled` alarm is raised and cleared when it happens,
     /// not a beat later; the figure counts from the last new segment.
@@ -88,18 +103,20 @@ final class HLSStats: Sendable {
         state.withLock { $0.clock = element }
     }
 
-    /// A buffer with this PTS left the source on `stream`, through `outlet`.
-    func left(pts: UInt64, through outlet: Pad, stream: StreamKind) {
+    /// A buffer with this PTS and duration left the source on `stream`, at `runningTime` (ns) by
+    /// its outlet's segment. Its end is what counts: one buffer can hold a third of a second of
+    /// audio (several AAC frames in one PES packet), and plays on after its start has passed.
+    func left(pts: UInt64, duration: UInt64?, runningTime: UInt64?, stream: StreamKind) {
         state.withLock { state in
             if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
-            state.newestPTS[stream] = pts
-            state.newestOutlet = (outlet, pts)
+            state.newestEnd[stream] = pts + (duration ?? 0)
+            state.newest = runningTime.map { (stream, $0 + (duration ?? 0)) }
         }
     }
 
     /// Seconds of media that have left the source (the furthest stream of `streams`, nil: of all).
     private static func played(_ state: State, streams: Set<StreamKind>? = nil) -> Double? {
-        state.newestPTS.compactMap { kind, pts in
+        state.newestEnd.compactMap { kind, pts in
             guard streams?.contains(kind) ?? true else { return nil }
             return state.firstPTS[kind].map { Double(pts &- $0) / 1e9 }
         }.max()
@@ -111,7 +128,6 @@ final class HLSStats: Sendable {
             if let throughput = state.throughput.bitsPerSecond { figures[StatsFigure.downloadBitrate] = throughput / 1000 }
             if let lastFetch = state.lastFetch { figures[StatsFigure.segmentFetch] = lastFetch }
             if let lastSpeed = state.lastSpeed { figures[StatsFigure.fetchSpeed] = lastSpeed }
-            let played = Self.played(state) ?? 0
             // As a player's buffer: what every track holds ahead, so the least of them.
             let ahead = state.fetchedSeconds.map { track, fetched in
                 fetched - (Self.played(state, streams: state.trackStreams[track] ?? []) ?? 0)
@@ -119,12 +135,16 @@ final class HLSStats: Sendable {
             figures[StatsFigure.hlsBuffered] = max(0, ahead.min() ?? 0)
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
             // What plays now is what left the source that long ago in running time.
-            if let pdt = state.pdtStart, Self.played(state) != nil, let newest = state.newestOutlet,
-               let left = newest.pad.stickySegment?.runningTime(of: ClockTime(nanoseconds: newest.pts))?.nanoseconds,
+            if !state.dates.isEmpty, let newest = state.newest, let played = Self.played(state, streams: [newest.stream]),
                let now = state.clock?.runningTime?.nanoseconds {
+                let left = newest.endRunningTime
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
                 let held = Double(playoutHold.value ?? 0) / 1e9
-                figures[StatsFigure.latency] = Date().timeIntervalSince(pdt) - (played - ahead) + held
+                let playing = played - ahead
+                // Dates before the one of what plays are spent.
+                while state.dates.count > 1, state.dates[1].position <= playing { state.dates.removeFirst() }
+                let dated = state.dates[0]
+                figures[StatsFigure.latency] = Date().timeIntervalSince(dated.date) - (playing - dated.position) + held
             }
             return figures
         }

@@ -15,6 +15,9 @@ Paths:
                         was first asked for answers only after 8 s: every player that started then stalls once.
                         With RUN_DIR, its segments are RUN_DIR's run-K.ts in turn (one stream cut in 2 s segments,
                         its timestamps running on), so a player that decodes it plays it at real-time pace
+  /jump.m3u8            /stall.m3u8's stream with none held (RUN_DIR's segments), whose programme times jump 8 s
+                        back at segment 6 after the live edge when it was first asked for, after an
+                        EXT-X-DISCONTINUITY: as when a backup encoder whose clock runs 8 s behind takes over
   /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
   /with-audio.m3u8      a multivariant playlist: /live.m3u8 as the variant, its EXT-X-MEDIA audio rendition /stall.m3u8
   /empty.m3u8           a live playlist that lists no segment
@@ -37,6 +40,7 @@ START = time.time()
 TURNS = None
 STOPS = None
 STALL_AT = None
+JUMP_AT = None
 
 
 def stops_sequence():
@@ -63,11 +67,17 @@ def run_segment(n):
         return run.read()
 
 
-def live_playlist(prefix, count=5):
+def live_playlist(prefix, count=5, jump_at=None):
     first = live_sequence()
     lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:2", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
+    if jump_at is not None and first > jump_at:
+        lines += ["#EXT-X-DISCONTINUITY-SEQUENCE:1"]
     for n in range(first, first + count):
-        lines += [f"#EXT-X-PROGRAM-DATE-TIME:{program_date_time(n, count)}", "#EXTINF:2.0,", f"{prefix}{n}.ts"]
+        date = program_date_time(n, count)
+        if jump_at is not None and n >= jump_at:
+            lines += ["#EXT-X-DISCONTINUITY"] if n == jump_at else []
+            date = program_date_time(n - 4, count)
+        lines += [f"#EXT-X-PROGRAM-DATE-TIME:{date}", "#EXTINF:2.0,", f"{prefix}{n}.ts"]
     return "\n".join(lines) + "\n"
 
 
@@ -129,6 +139,12 @@ class Handler(BaseHTTPRequestHandler):
             global STALL_AT
             STALL_AT = STALL_AT or live_sequence() + 6
             self.send(200, live_playlist("stall/"))
+        elif path == "/jump.m3u8":
+            global JUMP_AT
+            JUMP_AT = JUMP_AT or live_sequence() + 6
+            self.send(200, live_playlist("run/", jump_at=JUMP_AT))
+        elif path.startswith("/run/"):
+            self.send(200, run_segment(int(path[len("/run/"):-3])), "video/mp2t")
         elif path.startswith("/stall/"):
             if path == f"/stall/{STALL_AT}.ts":
                 time.sleep(8)
