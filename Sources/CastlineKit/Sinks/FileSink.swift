@@ -140,7 +140,13 @@ public final class FileSink: SinkComponent {
             if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
             try manager.moveItem(atPath: partialPath, toPath: path)
             let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-            return .done(String(format: "wrote %@ (%.2f MB)", path, Double(size) / 1_000_000))
+            let wrote = String(format: "wrote %@ (%.2f MB)", path, Double(size) / 1_000_000)
+            // Whole and playable, but not the run: a recording asked for is not what was made.
+            guard !writing.endedAtFormatChange else {
+                return .failed("\(wrote), but only up to where a stream changed format, which a .\(container.rawValue) file "
+                    + "cannot take mid-file (record to .ts to keep one file through such changes)")
+            }
+            return .done(wrote)
         } catch {
             return .failed("could not rename \(partialPath) to \(path): \(error.localizedDescription)")
         }

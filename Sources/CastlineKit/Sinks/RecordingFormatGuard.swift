@@ -47,4 +47,6 @@ final class RecordingFormatGuard: Sendable {
 
     /// Whether any media reached the muxer.
     var wroteMedia: Bool { wrote.isTripped }
+    /// Whether a change of format ended the recording before the run did.
+    var endedAtFormatChange: Bool { ended.isTripped }
 }
