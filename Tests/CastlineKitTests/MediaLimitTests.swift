@@ -47,6 +47,25 @@ struct MediaLimitTests {
         #expect(seen.last == 24_000_000_000 + 49 * frame)
     }
 
+    @Test("a stream with a unit every 5 s (slides, no durations): after the first step, each like it counts; an outage amid 25 fps does not")
+    func sparseCadence() {
+        var slides = MediaCount()
+        for n: UInt64 in 0...6 { _ = slides.add(pts: n * 5_000_000_000, duration: nil) }
+        // The first 5 s step could have been an outage; the five like it after are the stream's cadence.
+        #expect(slides.counted == 25_000_000_000)
+        var outage = MediaCount()
+        for n: UInt64 in 0..<25 { _ = outage.add(pts: n * 40_000_000, duration: 40_000_000) }
+        _ = outage.add(pts: 20_960_000_000, duration: 40_000_000)  // 20 s of nothing
+        for n: UInt64 in 1...25 { _ = outage.add(pts: 20_960_000_000 + n * 40_000_000, duration: 40_000_000) }
+        #expect(outage.counted == 960_000_000 + 40_000_000 + 1_000_000_000)
+        // Two outages of about the same length, with media between them: neither counts.
+        var twice = MediaCount()
+        for start: UInt64 in [0, 10_000_000_000, 20_000_000_000] {
+            for n: UInt64 in 0..<25 { _ = twice.add(pts: start + n * 40_000_000, duration: 40_000_000) }
+        }
+        #expect(twice.counted == 3 * 960_000_000 + 2 * 40_000_000)
+    }
+
     @Test("a reordered frame's step back is not counted twice; a jump back starts a new span")
     func reorderAndJumpBack() {
         var count = MediaCount()

@@ -47,11 +47,15 @@ public final class MediaLimit: Sendable {
 /// How much media one stream has passed: the span of its timestamps, less any jump longer
 /// than `gap`. A live source that sent nothing for a while (an HLS outage, a stalled SRT
 /// link, a pause) comes back with timestamps past the time it missed; that time is not media.
+/// A stream whose units all come that far apart (a slide every 5 s) has that as its cadence:
+/// a step like the one before it is media.
 struct MediaCount {
     /// Longer than any frame interval castline meets (a still screen share sends a frame a
     /// second or two), shorter than an outage (an HLS segment, WHEP's 5 s without media).
     static let gap: UInt64 = 3_000_000_000
     private var highest: UInt64?
+    /// The last step forward longer than `gap`, while the steps since have all been as long.
+    private var sparseStep: UInt64?
     private(set) var counted: UInt64 = 0
 
     /// `start`: where every stream's time line begins; a stream's first unit counts from there
@@ -65,13 +69,24 @@ struct MediaCount {
         if pts > last, pts - last <= Self.gap {
             counted += pts - last
             highest = pts
+            sparseStep = nil
+        } else if pts > last &+ Self.gap, let step = sparseStep, Self.alike(pts - last, step) {
+            counted += pts - last
+            sparseStep = pts - last
+            highest = pts
         } else if pts > last &+ Self.gap || last > pts &+ Self.gap {
             // A jump either way starts a new span; only this unit's own length counts.
             counted += duration ?? 0
+            sparseStep = pts > last ? pts - last : nil
             highest = pts
         }
         // A small step back is a reordered frame: it is counted as the stream moves past it.
         return counted
+    }
+
+    /// Two long steps within a quarter of each other: a cadence, not an outage and its return.
+    private static func alike(_ a: UInt64, _ b: UInt64) -> Bool {
+        max(a, b) - min(a, b) <= max(a, b) / 4
     }
 }
 
