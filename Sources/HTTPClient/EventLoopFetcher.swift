@@ -74,6 +74,15 @@ public final class EventLoopFetcher: HTTPGetting {
         return stream
     }
 
+    /// Whether the environment names a proxy for `url`, as curl reads it: `http_proxy` for http://,
+    /// `https_proxy` or `HTTPS_PROXY` for https://, `all_proxy` or `ALL_PROXY` for either.
+    /// AsyncHTTPClient reads none of them; URLSession does (through libcurl, `no_proxy` included).
+    public static func environmentNamesProxy(for url: URL,
+                                             environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        let names = url.scheme?.lowercased() == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
+        return (names + ["all_proxy", "ALL_PROXY"]).contains { !(environment[$0] ?? "").isEmpty }
+    }
+
     /// The request went out on a pooled connection the server had closed: nothing was answered.
     static func isStaleConnection(_ error: any Error) -> Bool {
         switch error {

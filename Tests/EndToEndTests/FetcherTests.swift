@@ -3,8 +3,8 @@ import HTTPClient
 import LocalIngest
 import Testing
 
-/// castline's two HTTP clients (URLSession; NIO's event loops for `load`'s viewers) against a
-/// server that misbehaves on purpose: each says the same thing of the same trouble.
+/// castline's two HTTP clients (NIO's event loops for HLS; URLSession for the rest, and for HLS
+/// through a proxy) against a server that misbehaves on purpose: each says the same thing of the same trouble.
 @Suite("HTTPFetcher and EventLoopFetcher: one behaviour", .serialized, .timeLimit(.minutes(1)))
 struct FetcherTests {
     typealias Origin = HLSBadInputTests.HostileServer

@@ -142,6 +142,27 @@ struct ListenTests {
         #expect(media.duration > played - 0.3 && media.duration < played + 1.3, "recorded \(media.duration) s, played \(played) s")
     }
 
+    @Test("http_proxy in the environment carries the playlist and segment fetches, as curl's does")
+    func environmentProxy() async throws {
+        let scratch = try Scratch()
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 2)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        let port = try FreePort.find()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/forward_proxy.py").path
+        let proxy = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3", arguments: [script, "\(port)"])
+        try proxy.start()
+        defer { Task { await proxy.terminate() } }
+        #expect(await PortProbe.waitUntilOpen(host: "127.0.0.1", port: port, timeout: .seconds(10)))
+        let result = try await Castline.run(["listen", server.url("vod.m3u8"), "--audio-only", "--output", "null"],
+                                           environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""],
+                                           timeout: .seconds(30))
+        #expect(result.status == 0, "\(result.stderr)")
+        for path in ["vod.m3u8", "vod-0.ts"] {
+            #expect(proxy.standardOutput.contains("proxied \(server.url(path))"), "\(proxy.standardOutput)")
+        }
+    }
+
     @Test("a master playlist with two renditions plays the chosen one, kept encoded in Matroska")
     func choosesRendition() async throws {
         let scratch = try Scratch()

@@ -32,7 +32,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     let waitForLive: Bool
     let endAfter: Duration
     /// What fetches playlists, keys and segments, with the `timeout` asked for.
-    let fetcher: EventLoopFetcher
+    let fetcher: any HTTPGetting
     let keyPath: String
     let context: ComponentContext
     /// Seconds of history a time-shifting stage can hold: the live window is read from that far back.
@@ -56,7 +56,11 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         endAfter = spec.options[Self.endAfter]
         let timeout = spec.options[Self.timeout]
         guard timeout > .zero else { throw BuildError("a timeout of 0 would fail every request (try 10s)", at: "\(spec.keyPath).timeout") }
-        fetcher = timeout == HTTPFetcher.defaultIdleTimeout ? .shared : EventLoopFetcher(idleTimeout: timeout)
+        let standard = timeout == HTTPFetcher.defaultIdleTimeout
+        // NIO's client costs less, but a proxy the environment names is honoured as curl honours it.
+        fetcher = EventLoopFetcher.environmentNamesProxy(for: url)
+            ? (standard ? HTTPFetcher.shared : HTTPFetcher(idleTimeout: timeout))
+            : (standard ? EventLoopFetcher.shared : EventLoopFetcher(idleTimeout: timeout))
         keyPath = spec.keyPath
         self.context = context
     }
