@@ -84,9 +84,11 @@ final class HLSStats: Sendable {
     func segmentStarts(_ segment: HLS.Segment, position: Double, track: Int) {
         guard track == 0, let date = segment.programDateTime else { return }
         state.withLock { state in
-            // A reader that went back (a rendition switch re-reads a position) starts over from there.
+            // A segment tried again starts again at its position: its date replaces what was said from there.
             state.dates.removeAll { $0.position >= position }
             state.dates.append((position, date))
+            // Pruned as what plays passes them (see `emit`); bounded should nothing play.
+            if state.dates.count > 1_000 { state.dates.removeFirst(state.dates.count - 1_000) }
         }
     }
 
@@ -104,14 +106,20 @@ final class HLSStats: Sendable {
     }
 
     /// A buffer with this PTS and duration left the source on `stream`, at `runningTime` (ns) by
-    /// its outlet's segment. Its end is what counts: one buffer can hold a third of a second of
-    /// audio (several AAC frames in one PES packet), and plays on after its start has passed.
+    /// its outlet's segment. Its end is what counts: it plays on after its start has passed.
     func left(pts: UInt64, duration: UInt64?, runningTime: UInt64?, stream: StreamKind) {
         state.withLock { state in
             if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
             state.newestEnd[stream] = pts + (duration ?? 0)
-            state.newest = runningTime.map { (stream, $0 + (duration ?? 0)) }
+            if let runningTime { state.newest = (stream, runningTime + (duration ?? 0)) }
         }
+    }
+
+    /// Where the time line starts in the streams' own time (ns): the earliest first PTS of the main
+    /// track's streams, so that audio and video, which start apart, are placed from one origin.
+    private static func origin(_ state: State) -> UInt64? {
+        let main = state.trackStreams[0]
+        return state.firstPTS.filter { main?.contains($0.key) ?? true }.values.min()
     }
 
     /// Seconds of media that have left the source (the furthest stream of `streams`, nil: of all).
@@ -135,15 +143,16 @@ final class HLSStats: Sendable {
             figures[StatsFigure.hlsBuffered] = max(0, ahead.min() ?? 0)
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
             // What plays now is what left the source that long ago in running time.
-            if !state.dates.isEmpty, let newest = state.newest, let played = Self.played(state, streams: [newest.stream]),
-               let now = state.clock?.runningTime?.nanoseconds {
+            if !state.dates.isEmpty, let newest = state.newest, let end = state.newestEnd[newest.stream],
+               let origin = Self.origin(state), let now = state.clock?.runningTime?.nanoseconds {
                 let left = newest.endRunningTime
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
                 let held = Double(playoutHold.value ?? 0) / 1e9
-                let playing = played - ahead
-                // Dates before the one of what plays are spent.
-                while state.dates.count > 1, state.dates[1].position <= playing { state.dates.removeFirst() }
-                let dated = state.dates[0]
+                let playing = Double(Int64(bitPattern: end &- origin)) / 1e9 - ahead
+                // Dated by the last segment start at or before what plays; what plays can step back a
+                // little (the newest buffer's stream changes), so only dates well behind it are dropped.
+                while state.dates.count > 1, state.dates[1].position <= playing - 30 { state.dates.removeFirst() }
+                let dated = state.dates.last { $0.position <= playing } ?? state.dates[0]
                 figures[StatsFigure.latency] = Date().timeIntervalSince(dated.date) - (playing - dated.position) + held
             }
             return figures
