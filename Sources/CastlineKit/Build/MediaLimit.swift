@@ -56,6 +56,8 @@ struct MediaCount {
     private var highest: UInt64?
     /// The last step forward longer than `gap`, while the steps since have all been as long.
     private var sparseStep: UInt64?
+    /// What the first such step left uncounted, counted once a step like it shows it was the cadence.
+    private var uncountedStep: UInt64 = 0
     private(set) var counted: UInt64 = 0
 
     /// `start`: where every stream's time line begins; a stream's first unit counts from there
@@ -70,14 +72,17 @@ struct MediaCount {
             counted += pts - last
             highest = pts
             sparseStep = nil
+            uncountedStep = 0
         } else if pts > last &+ Self.gap, let step = sparseStep, Self.alike(pts - last, step) {
-            counted += pts - last
+            counted += pts - last + uncountedStep
+            uncountedStep = 0
             sparseStep = pts - last
             highest = pts
         } else if pts > last &+ Self.gap || last > pts &+ Self.gap {
             // A jump either way starts a new span; only this unit's own length counts.
             counted += duration ?? 0
             sparseStep = pts > last ? pts - last : nil
+            uncountedStep = pts > last ? pts - last - min(pts - last, duration ?? 0) : 0
             highest = pts
         }
         // A small step back is a reordered frame: it is counted as the stream moves past it.
