@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOPosix
+import Synchronization
 
 /// GETs over SwiftNIO's shared event loops (AsyncHTTPClient): a connection pool of its own and
 /// no thread of its own. What many simulated players in one process take: on Linux, each
@@ -16,13 +17,17 @@ public final class EventLoopFetcher: HTTPGetting {
     /// No byte for this long (connecting, before the headers, or between chunks) ends the fetch.
     public let idleTimeout: Duration
     private let client: HTTPClient
+    private let cookies = Mutex(CookieJar())
 
     public init(idleTimeout: Duration = HTTPFetcher.defaultIdleTimeout) {
         self.idleTimeout = idleTimeout
         let idle = TimeAmount(idleTimeout)
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: HTTPFetcher.maxRedirects, allowCycles: false),
+            // A CDN may send a request back to where it came from (with a new token): only the count limits.
+            redirectConfiguration: .follow(max: HTTPFetcher.maxRedirects, allowCycles: true),
             timeout: .init(connect: idle, read: idle))
+        // Bodies the server compressed (a playlist stored gzipped) come as they were, as URLSession gives them.
+        configuration.decompression = .enabled(limit: .ratio(50))
         // As a player: a few connections to a host, kept open between fetches.
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 6)
         // A refused connection fails its fetch now: retrying is the reader's choice (its backoff, its events).
@@ -36,11 +41,12 @@ public final class EventLoopFetcher: HTTPGetting {
 
     public func stream(_ url: URL, range: ByteRange?) -> AsyncThrowingStream<Data, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Data.self, throwing: (any Error).self)
-        let task = Task { [client, idleTimeout] in
+        let task = Task { [self, client, idleTimeout] in
             do {
                 var request = HTTPClientRequest(url: url.absoluteString)
                 request.headers.add(name: "User-Agent", value: "castline")
                 if let range { request.headers.add(name: "Range", value: range.header) }
+                if let cookie = cookies.withLock({ $0.header(for: url) }) { request.headers.add(name: "Cookie", value: cookie) }
                 // The deadline is far: the idle timeouts above are what end a stuck fetch.
                 let response: HTTPClientResponse
                 do {
@@ -50,6 +56,8 @@ public final class EventLoopFetcher: HTTPGetting {
                     // ran out): sent again on a fresh one, as browsers do with a GET; not a failure a player sees.
                     response = try await client.execute(request, timeout: .hours(24))
                 }
+                let set = response.headers["set-cookie"]
+                if !set.isEmpty { cookies.withLock { $0.take(set, from: url) } }
                 guard (200..<300).contains(response.status.code) else {
                     throw FetchError.http(status: Int(response.status.code), url: url.absoluteString)
                 }

@@ -46,4 +46,24 @@ struct FetcherTests {
             #expect(error as? FetchError == .refused(url: closed), "\(error)")
         }
     }
+
+    @Test("a cookie the playlist's reply set goes with the segment requests (a CDN's token); a gzipped playlist comes decoded",
+          arguments: 0..<2)
+    func cookiesAndGzip(_ which: Int) async throws {
+        let scratch = try Scratch()
+        let origin = try await Origin(scratch: scratch)
+        defer { Task { await origin.stop() } }
+        let fetcher = Self.fetchers[which]()
+        let segment = try #require(URL(string: origin.url("cookie/0.ts")))
+        do {
+            _ = try await fetcher.data(segment)
+            Issue.record("the segment came without the token")
+        } catch {
+            #expect(error == .http(status: 403, url: segment.absoluteString))
+        }
+        let zipped = try await fetcher.data(try #require(URL(string: origin.url("cookie-gzip.m3u8"))))
+        #expect(String(decoding: zipped, as: UTF8.self).hasPrefix("#EXTM3U"), "\(zipped.prefix(16) as NSData)")
+        let whole = try Data(contentsOf: URL(fileURLWithPath: scratch.file("tone.ts")))
+        #expect(try await fetcher.data(segment) == whole)
+    }
 }

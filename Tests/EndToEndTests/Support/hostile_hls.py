@@ -18,6 +18,9 @@ Paths:
   /jump.m3u8            /stall.m3u8's stream with none held (RUN_DIR's segments), whose programme times jump 8 s
                         back at segment 6 after the live edge when it was first asked for, after an
                         EXT-X-DISCONTINUITY: as when a backup encoder whose clock runs 8 s behind takes over
+  /cookie.m3u8          a VOD of one segment that sets the cookie castline-token (as some CDNs do on the multivariant
+                        playlist); /cookie/N.ts answers 403 without it, and a gzipped copy of the playlist is
+                        /cookie-gzip.m3u8 (Content-Encoding: gzip, whatever the request asked)
   /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
   /with-audio.m3u8      a multivariant playlist: /live.m3u8 as the variant, its EXT-X-MEDIA audio rendition /stall.m3u8
   /empty.m3u8           a live playlist that lists no segment
@@ -26,6 +29,7 @@ Paths:
   /bom-crlf.m3u8        a VOD with a byte-order mark and CRLF line ends (segments: SEGMENT_TS)
   /seg/N.ts             SEGMENT_TS
 """
+import gzip
 import os
 import sys
 import threading
@@ -139,6 +143,21 @@ class Handler(BaseHTTPRequestHandler):
             global STALL_AT
             STALL_AT = STALL_AT or live_sequence() + 6
             self.send(200, live_playlist("stall/"))
+        elif path in ("/cookie.m3u8", "/cookie-gzip.m3u8"):
+            body = b"#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2.0,\ncookie/0.ts\n#EXT-X-ENDLIST\n"
+            zipped = path == "/cookie-gzip.m3u8"
+            body = gzip.compress(body) if zipped else body
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.apple.mpegurl")
+            self.send_header("Set-Cookie", "castline-token=granted; Path=/; Max-Age=60")
+            if zipped:
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif path.startswith("/cookie/"):
+            granted = "castline-token=granted" in (self.headers.get("Cookie") or "")
+            self.send(200, SEGMENT, "video/mp2t") if granted else self.send(403, "no token", "text/plain")
         elif path == "/jump.m3u8":
             global JUMP_AT
             JUMP_AT = JUMP_AT or live_sequence() + 6
