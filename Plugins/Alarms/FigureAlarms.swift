@@ -36,8 +36,9 @@ public struct FigureAlarms: Sendable {
             if sample.stream == nil, figures[StatsFigure.downloadBitrate] != nil {
                 readsPlaylist = true
                 let waiting = figures[StatsFigure.waitingForMedia]
+                // The sample without it is said as the new media comes: the fault ended then, not a tick before.
                 changes += judge(.stalled, key: "stalled", faulty: waiting != nil, value: waiting ?? 0, at: now,
-                                 began: waiting.map { now - $0 }, hold: 0)
+                                 began: waiting.map { now - $0 }, ended: waiting == nil ? now : nil, hold: 0)
                 if let speed = figures[StatsFigure.fetchSpeed] {
                     changes += judge(.slowDownload, key: "slow-download", faulty: speed < threshold(.slowDownload), value: speed, at: now,
                                      worse: (<))
@@ -67,7 +68,7 @@ public struct FigureAlarms: Sendable {
             if to == .reconnecting {
                 reconnectingSince = reconnectingSince ?? now
             } else {
-                changes += judge(.reconnecting, key: "reconnecting", faulty: false, value: 0, at: now)
+                changes += judge(.reconnecting, key: "reconnecting", faulty: false, value: 0, at: now, ended: now)
                 reconnectingSince = nil
             }
         default:
@@ -88,13 +89,14 @@ public struct FigureAlarms: Sendable {
 
     /// One judgement of `key` over the time since its last, when its check is on.
     private mutating func judge(_ kind: AlarmKind, key: String, faulty: Bool, value: Double, at now: Double, began: Double? = nil,
-                                hold: Double? = nil, stream: StreamKind? = nil, worse: (Double, Double) -> Bool = (>)) -> [AlarmChange] {
+                                ended: Double? = nil, hold: Double? = nil, stream: StreamKind? = nil,
+                                worse: (Double, Double) -> Bool = (>)) -> [AlarmChange] {
         guard var check = settings.checks[kind], check.on else { return [] }
         if let hold { check.hold = hold }
         var condition = conditions[key] ?? HeldCondition(kind: kind, check: check, stream: stream)
         let from = judged[key] ?? now
         // A figure is what was so when it was reported: a fault is dated from the first report of it.
-        let change = condition.update(faulty: faulty, value: value, from: from, to: now, began: began ?? now, worse: worse)
+        let change = condition.update(faulty: faulty, value: value, from: from, to: now, began: began ?? now, ended: ended, worse: worse)
         conditions[key] = condition
         judged[key] = now
         return change.map { [$0] } ?? []

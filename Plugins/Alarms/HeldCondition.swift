@@ -22,9 +22,10 @@ struct HeldCondition: Sendable {
     }
 
     /// What `[start, end)` of the media says: faulty or not, its value. `began`: where a fault
-    /// that shows only now began (a frozen picture began with the frame that stopped changing).
+    /// that shows only now began (a frozen picture began with the frame that stopped changing);
+    /// `ended`: where a fault now gone ended, when that is known (else at `start`).
     mutating func update(faulty: Bool, value: Double, from start: Double, to end: Double, began: Double? = nil,
-                         worse: (Double, Double) -> Bool) -> AlarmChange? {
+                         ended: Double? = nil, worse: (Double, Double) -> Bool) -> AlarmChange? {
         if faulty {
             goneSince = nil
             if faultBegan == nil { faultBegan = began ?? start }
@@ -38,7 +39,7 @@ struct HeldCondition: Sendable {
             worst = nil
             return nil
         }
-        let gone = goneSince ?? start
+        let gone = goneSince ?? ended ?? start
         goneSince = gone
         guard end - gone >= check.clearAfter, let since = faultBegan else { return nil }
         defer {

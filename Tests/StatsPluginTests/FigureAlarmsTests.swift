@@ -21,7 +21,7 @@ struct FigureAlarmsTests {
         }
     }
 
-    @Test("a live playlist whose next segment is overdue is stalled at once, from when it fell due; cleared when media comes")
+    @Test("a live playlist whose next segment is overdue is stalled at once, from when it fell due; cleared when media comes, having lasted till then")
     func stalledPlaylist() {
         var judge = FigureAlarms(options: OptionValues(), stage: "alarms2")
         var out: [RunEvent] = []
@@ -34,6 +34,11 @@ struct FigureAlarmsTests {
         #expect(seen.map(\.name) == ["alarm-raised", "alarm-cleared"] && seen.allSatisfy { $0.kind == "stalled" }, "\(seen)")
         #expect(seen.first?.second == 4 && abs((seen.first?.since ?? 0) - 3.5) < 0.01, "\(seen)")
         #expect(seen.last?.second == 7, "\(seen)")
+        // From 3.5 s, when it fell due, to 7 s, when the sample without it came with the new media.
+        let lasted = out.compactMap { event -> Double? in
+            if case .stage(let alarm) = event.kind { alarm.fields["lasted_s"] } else { nil }
+        }
+        #expect(lasted == [3.5], "\(lasted)")
     }
 
     @Test("another source: stalled once no stream brought a byte for the hold (5 s)")
