@@ -90,10 +90,13 @@ struct ShortcutSpecTests {
 
 @Suite("monitor's stream names")
 struct MonitorNameTests {
-    @Test("a playlist's file name, each name once; an RTMP or SRT stream's host, never its key")
+    @Test("a playlist's file name, with the folders that tell it from the others'; each name once; an RTMP or SRT stream's host, never its key")
     func names() {
         let shortcut = MonitorShortcut(urls: ["https://cdn.example.com/live/news.m3u8", "http://127.0.0.1:8080/b/news.m3u8",
-                                              "rtmp://ingest.example.com/live/sk-live-1234", "srt://10.0.0.5:9000?streamid=abc"])
-        #expect(shortcut.listens.map(\.name) == ["news", "news-2", "ingest-example-com", "10-0-0-5"])
+                                              "rtmp://ingest.example.com/live/sk-live-1234", "srt://10.0.0.5:9000?streamid=abc",
+                                              "http://a.example/sports.m3u8"])
+        #expect(shortcut.listens.map(\.name) == ["live-news", "b-news", "ingest-example-com", "10-0-0-5", "sports"])
+        let same = MonitorShortcut(urls: ["http://x/a/hls/index.m3u8", "http://x/b/hls/index.m3u8", "http://y/index.m3u8", "http://y/index.m3u8"])
+        #expect(same.listens.map(\.name) == ["a-hls-index", "b-hls-index", "index", "index-2"])
     }
 }

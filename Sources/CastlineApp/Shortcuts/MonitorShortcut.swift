@@ -19,8 +19,7 @@ public struct MonitorShortcut: Sendable {
     /// Each URL's listen, named after the stream (`test.m3u8` → `test`), each name once.
     public var listens: [ListenShortcut] {
         var taken: [String: Int] = [:]
-        return urls.map { url in
-            let base = Self.name(of: url)
+        return zip(urls, Self.names(of: urls)).map { url, base in
             taken[base, default: 0] += 1
             var listen = ListenShortcut(url: url)
             listen.name = taken[base] == 1 ? base : "\(base)-\(taken[base] ?? 0)"
@@ -36,13 +35,29 @@ public struct MonitorShortcut: Sendable {
         for listen in listens { try listen.validate() }
     }
 
-    /// A stream's name as the URL gives it: an HLS playlist's file name without the extension;
-    /// an RTMP or SRT stream's host (the last part of its path may be the stream key).
-    static func name(of url: String) -> String {
+    /// Each stream's name as its URL gives it: an HLS playlist's file name without the extension,
+    /// after as many of its folders as tell it from the others' (`a/index.m3u8` and `b/index.m3u8`:
+    /// `a-index`, `b-index`); an RTMP or SRT stream's host (the last part of its path may be the
+    /// stream key). Names still alike are numbered by `listens`.
+    static func names(of urls: [String]) -> [String] {
+        let parts = urls.map(Self.parts)
+        return parts.enumerated().map { index, own in
+            var depth = 1
+            while depth < own.count, parts.indices.contains(where: { $0 != index && parts[$0].prefix(depth) == own.prefix(depth) }) {
+                depth += 1
+            }
+            let name = own.prefix(depth).reversed().joined(separator: "-")
+            return String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })
+        }
+    }
+
+    /// What a stream's name is made of, nearest first: a playlist's file name (no extension) and
+    /// its folders; or the host alone.
+    private static func parts(of url: String) -> [String] {
         let parsed = URL(string: url)
         let web = ["http", "https"].contains(parsed?.scheme?.lowercased() ?? "")
-        let last = web ? parsed.map { ($0.lastPathComponent as NSString).deletingPathExtension } ?? "" : ""
-        let name = last.isEmpty || last == "/" ? (parsed?.host ?? "stream") : last
-        return String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })
+        let path = web ? (parsed?.pathComponents ?? []).filter { $0 != "/" } : []
+        guard let file = path.last.map({ ($0 as NSString).deletingPathExtension }), !file.isEmpty else { return [parsed?.host ?? "stream"] }
+        return [file] + path.dropLast().reversed()
     }
 }
