@@ -28,7 +28,7 @@ struct ListenCommand: AsyncParsableCommand {
     var rendition = "auto"
     @Flag(help: "A stream that is not live yet (HTTP 404) is waited for, retrying every 2 s.")
     var waitForLive = false
-    @Option(help: ArgumentHelp("The stream has ended when no new media came for this long.", valueName: "duration"))
+    @Option(help: ArgumentHelp("The stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
     var endAfter = Duration.seconds(30)
     @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried (default 10s).",
                                valueName: "duration"))

@@ -28,7 +28,7 @@ struct MonitorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("POST each alarm raised or cleared to this URL, as its JSON line (retried while it fails).",
                                valueName: "url"))
     var webhook: String?
-    @Option(help: ArgumentHelp("A stream has ended when no new media came for this long.", valueName: "duration"))
+    @Option(help: ArgumentHelp("A stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
     var endAfter = Duration.seconds(30)
     @OptionGroup
     var printing: ShortcutOptions
