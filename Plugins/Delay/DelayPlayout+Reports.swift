@@ -54,7 +54,7 @@ extension DelayPlayout {
             let available = availableDelay(state)
             let held = state.shift.map { $0 + paused }
             // The source's "what plays now" figures add it (programme-time latency).
-            playoutHold.set(held, by: name)
+            if let held { playoutHold.set(held, by: name) } else { playoutHold.filling(by: name) }
             guard let shift = held, let played = state.playedThrough,
                   let running = Self.runningTime(of: state.outputs) else { return (applied, available, nil) }
             // What plays now: running time minus the shift, and never past what went out.

@@ -291,6 +291,8 @@ final class DelayPlayout: Sendable {
             return timer
         }
         guard let timer else { return }
+        // Media has come and nothing plays yet: what plays now is not what left the source.
+        playoutHold.filling(by: name)
         // No strong reference: the timer ends with the stage.
         timer.setEventHandler { [weak self] in self?.playDueAndWait() }
         timer.schedule(deadline: .now() + .nanoseconds(Int(Self.startCheck.totalNanoseconds)))

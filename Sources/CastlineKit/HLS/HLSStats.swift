@@ -143,7 +143,8 @@ final class HLSStats: Sendable {
             figures[StatsFigure.hlsBuffered] = max(0, ahead.min() ?? 0)
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
             // What plays now is what left the source that long ago in running time.
-            if !state.dates.isEmpty, let newest = state.newest, let end = state.newestEnd[newest.stream],
+            // Nothing plays while a time-shifting stage fills to its delay: no figure for what plays.
+            if !state.dates.isEmpty, !playoutHold.isFilling, let newest = state.newest, let end = state.newestEnd[newest.stream],
                let origin = Self.origin(state), let now = state.clock?.runningTime?.nanoseconds {
                 let left = newest.endRunningTime
                 let ahead = left > now ? Double(left - now) / 1e9 : 0

@@ -118,16 +118,30 @@ public struct ComponentContext: Sendable {
 /// How long time-shifting stages hold media between the source and the sinks, in ns: one per
 /// run, set by each stage (by name) as it plays out, read by the source as their sum.
 public final class PlayoutHold: Sendable {
-    private let holds = Mutex<[String: Int64]>([:])
+    /// What one stage holds: nothing plays out of it yet (it fills to its delay), or this many ns.
+    private enum Hold: Equatable { case filling, holding(Int64) }
+    private let holds = Mutex<[String: Hold]>([:])
 
     public init() {}
 
     /// What every stage holds together (nil: none holds anything).
-    public var value: Int64? { holds.withLock { $0.isEmpty ? nil : $0.values.reduce(0, +) } }
+    public var value: Int64? {
+        holds.withLock { holds in
+            holds.isEmpty ? nil : holds.values.reduce(0) { sum, hold in if case .holding(let ns) = hold { sum + ns } else { sum } }
+        }
+    }
 
-    /// `stage` holds `value` ns (nil: it holds nothing any more: not yet playing, ended, swapped out).
+    /// A stage still fills to its delay: nothing that left the source plays yet.
+    public var isFilling: Bool { holds.withLock { $0.values.contains(.filling) } }
+
+    /// `stage` holds `value` ns (nil: it holds nothing any more: ended, swapped out).
     public func set(_ value: Int64?, by stage: String) {
-        holds.withLock { $0[stage] = value }
+        holds.withLock { $0[stage] = value.map(Hold.holding) }
+    }
+
+    /// `stage` has media and fills to its delay: nothing plays out of it yet.
+    public func filling(by stage: String) {
+        holds.withLock { $0[stage] = .filling }
     }
 }
 

@@ -15,8 +15,9 @@ Paths:
                         was first asked for answers only after 8 s: every player that started then stalls once.
                         With RUN_DIR, its segments are RUN_DIR's run-K.ts in turn (one stream cut in 2 s segments,
                         its timestamps running on), so a player that decodes it plays it at real-time pace
+  /run.m3u8             /live.m3u8 with RUN_DIR's segments (one stream, its timestamps running on), none held
   /jump.m3u8            /stall.m3u8's stream with none held (RUN_DIR's segments), whose programme times jump 8 s
-                        back at segment 6 after the live edge when it was first asked for, after an
+                        back at segment 4 after the live edge when it was first asked for, after an
                         EXT-X-DISCONTINUITY: as when a backup encoder whose clock runs 8 s behind takes over
   /cookie.m3u8          a VOD of one segment that sets the cookie castline-token (as some CDNs do on the multivariant
                         playlist); /cookie/N.ts answers 403 without it, and a gzipped copy of the playlist is
@@ -158,9 +159,11 @@ class Handler(BaseHTTPRequestHandler):
         elif path.startswith("/cookie/"):
             granted = "castline-token=granted" in (self.headers.get("Cookie") or "")
             self.send(200, SEGMENT, "video/mp2t") if granted else self.send(403, "no token", "text/plain")
+        elif path == "/run.m3u8":
+            self.send(200, live_playlist("run/"))
         elif path == "/jump.m3u8":
             global JUMP_AT
-            JUMP_AT = JUMP_AT or live_sequence() + 6
+            JUMP_AT = JUMP_AT or live_sequence() + 4
             self.send(200, live_playlist("run/", jump_at=JUMP_AT))
         elif path.startswith("/run/"):
             self.send(200, run_segment(int(path[len("/run/"):-3])), "video/mp2t")
