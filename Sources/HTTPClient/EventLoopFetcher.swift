@@ -23,11 +23,12 @@ public final class EventLoopFetcher: HTTPGetting {
         self.idleTimeout = idleTimeout
         let idle = TimeAmount(idleTimeout)
         var configuration = HTTPClient.Configuration(
-            // A CDN may send a request back to where it came from (with a new token): only the count limits.
-            redirectConfiguration: .follow(max: HTTPFetcher.maxRedirects, allowCycles: true),
+            // Followed here, hop by hop: each hop's cookies are taken and sent on (a CDN may set its token
+            // on a redirect back to the same URL).
+            redirectConfiguration: .disallow,
             timeout: .init(connect: idle, read: idle))
         // Bodies the server compressed (a playlist stored gzipped) come as they were, as URLSession gives them.
-        configuration.decompression = .enabled(limit: .ratio(50))
+        configuration.decompression = .enabled(limit: .size(64 << 20))
         // As a player: a few connections to a host, kept open between fetches.
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 6)
         // A refused connection fails its fetch now: retrying is the reader's choice (its backoff, its events).
@@ -41,23 +42,19 @@ public final class EventLoopFetcher: HTTPGetting {
 
     public func stream(_ url: URL, range: ByteRange?) -> AsyncThrowingStream<Data, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Data.self, throwing: (any Error).self)
-        let task = Task { [self, client, idleTimeout] in
+        let task = Task { [self, idleTimeout] in
             do {
-                var request = HTTPClientRequest(url: url.absoluteString)
-                request.headers.add(name: "User-Agent", value: "castline")
-                if let range { request.headers.add(name: "Range", value: range.header) }
-                if let cookie = cookies.withLock({ $0.header(for: url) }) { request.headers.add(name: "Cookie", value: cookie) }
-                // The deadline is far: the idle timeouts above are what end a stuck fetch.
-                let response: HTTPClientResponse
-                do {
-                    response = try await client.execute(request, timeout: .hours(24))
-                } catch where Self.isStaleConnection(error) {
-                    // A kept-open connection the server closed as the request went out (its keep-alive
-                    // ran out): sent again on a fresh one, as browsers do with a GET; not a failure a player sees.
-                    response = try await client.execute(request, timeout: .hours(24))
+                var (target, response) = (url, try await get(url, range: range))
+                var hops = 0
+                while [301, 302, 303, 307, 308].contains(response.status.code),
+                      let location = response.headers.first(name: "location"),
+                      let next = URL(string: location, relativeTo: target)?.absoluteURL {
+                    hops += 1
+                    guard hops <= HTTPFetcher.maxRedirects else {
+                        throw FetchError.tooManyRedirects(url: url.absoluteString, limit: HTTPFetcher.maxRedirects)
+                    }
+                    (target, response) = (next, try await get(next, range: range))
                 }
-                let set = response.headers["set-cookie"]
-                if !set.isEmpty { cookies.withLock { $0.take(set, from: url) } }
                 guard (200..<300).contains(response.status.code) else {
                     throw FetchError.http(status: Int(response.status.code), url: url.absoluteString)
                 }
@@ -82,13 +79,35 @@ public final class EventLoopFetcher: HTTPGetting {
         return stream
     }
 
-    /// Whether the environment names a proxy for `url`, as curl reads it: `http_proxy` for http://,
-    /// `https_proxy` or `HTTPS_PROXY` for https://, `all_proxy` or `ALL_PROXY` for either.
-    /// AsyncHTTPClient reads none of them; URLSession does (through libcurl, `no_proxy` included).
-    public static func environmentNamesProxy(for url: URL,
-                                             environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        let names = url.scheme?.lowercased() == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
-        return (names + ["all_proxy", "ALL_PROXY"]).contains { !(environment[$0] ?? "").isEmpty }
+    /// One GET, its cookies sent and taken. The deadline is far: the idle timeouts are what end a stuck fetch.
+    private func get(_ url: URL, range: ByteRange?) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.headers.add(name: "User-Agent", value: "castline")
+        if let range {
+            request.headers.add(name: "Range", value: range.header)
+            // A range of a compressed body would be a range of other bytes.
+            request.headers.add(name: "Accept-Encoding", value: "identity")
+        }
+        if let cookie = cookies.withLock({ $0.header(for: url) }) { request.headers.add(name: "Cookie", value: cookie) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: .hours(24))
+        } catch where Self.isStaleConnection(error) {
+            // A kept-open connection the server closed as the request went out (its keep-alive
+            // ran out): sent again on a fresh one, as browsers do with a GET; not a failure a player sees.
+            response = try await client.execute(request, timeout: .hours(24))
+        }
+        let set = response.headers["set-cookie"]
+        if !set.isEmpty { cookies.withLock { $0.take(set, from: url) } }
+        return response
+    }
+
+    /// Whether the environment names a proxy, as curl reads them (`http_proxy`, `https_proxy`,
+    /// `HTTPS_PROXY`, `all_proxy`, `ALL_PROXY`): any of them, since a stream's playlists and
+    /// segments may come over either scheme. AsyncHTTPClient reads none; URLSession on Linux reads
+    /// them through libcurl, each for its scheme, `no_proxy` included.
+    public static func environmentNamesProxy(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains { !(environment[$0] ?? "").isEmpty }
     }
 
     /// The request went out on a pooled connection the server had closed: nothing was answered.

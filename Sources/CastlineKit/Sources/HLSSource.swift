@@ -58,7 +58,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         guard timeout > .zero else { throw BuildError("a timeout of 0 would fail every request (try 10s)", at: "\(spec.keyPath).timeout") }
         let standard = timeout == HTTPFetcher.defaultIdleTimeout
         // NIO's client costs less, but a proxy the environment names is honoured as curl honours it.
-        fetcher = EventLoopFetcher.environmentNamesProxy(for: url)
+        fetcher = EventLoopFetcher.environmentNamesProxy()
             ? (standard ? HTTPFetcher.shared : HTTPFetcher(idleTimeout: timeout))
             : (standard ? EventLoopFetcher.shared : EventLoopFetcher(idleTimeout: timeout))
         keyPath = spec.keyPath

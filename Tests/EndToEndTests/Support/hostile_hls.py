@@ -21,7 +21,8 @@ Paths:
                         EXT-X-DISCONTINUITY: as when a backup encoder whose clock runs 8 s behind takes over
   /cookie.m3u8          a VOD of one segment that sets the cookie castline-token (as some CDNs do on the multivariant
                         playlist); /cookie/N.ts answers 403 without it, and a gzipped copy of the playlist is
-                        /cookie-gzip.m3u8 (Content-Encoding: gzip, whatever the request asked)
+                        /cookie-gzip.m3u8 (Content-Encoding: gzip, whatever the request asked); /cookie-hop.m3u8
+                        sets it on a 302 back to itself; /cookie-elsewhere.m3u8 sets it for Domain=example.com
   /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
   /with-audio.m3u8      a multivariant playlist: /live.m3u8 as the variant, its EXT-X-MEDIA audio rendition /stall.m3u8
   /empty.m3u8           a live playlist that lists no segment
@@ -156,6 +157,22 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+        elif path == "/cookie-hop.m3u8":
+            # The token set on a redirect back to the same URL, as some CDNs do.
+            if "castline-token=granted" in (self.headers.get("Cookie") or ""):
+                self.send(200, "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2.0,\ncookie/0.ts\n#EXT-X-ENDLIST\n")
+            else:
+                self.send_response(302)
+                self.send_header("Location", "/cookie-hop.m3u8")
+                self.send_header("Set-Cookie", "castline-token=granted; Path=/")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+        elif path == "/cookie-elsewhere.m3u8":
+            # A cookie for a domain this host is not in: refused, as browsers refuse it.
+            self.send_response(200)
+            self.send_header("Set-Cookie", "castline-token=granted; Domain=example.com; Path=/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif path.startswith("/cookie/"):
             granted = "castline-token=granted" in (self.headers.get("Cookie") or "")
             self.send(200, SEGMENT, "video/mp2t") if granted else self.send(403, "no token", "text/plain")
