@@ -39,7 +39,8 @@ struct HeldCondition: Sendable {
             worst = nil
             return nil
         }
-        let gone = goneSince ?? ended ?? start
+        // Never before the fault began (the wall clock a figure check goes by can step back).
+        let gone = goneSince ?? ended.map { max($0, faultBegan ?? $0) } ?? start
         goneSince = gone
         guard end - gone >= check.clearAfter, let since = faultBegan else { return nil }
         defer {

@@ -64,6 +64,12 @@ struct MediaLimitTests {
             for n: UInt64 in 0..<25 { _ = twice.add(pts: start + n * 40_000_000, duration: 40_000_000) }
         }
         #expect(twice.counted == 3 * 960_000_000 + 2 * 40_000_000)
+        // Two outages of the same length with a single frame between: long steps amid short ones, no cadence.
+        var backToBack = MediaCount()
+        for n: UInt64 in 0..<25 { _ = backToBack.add(pts: n * 40_000_000, duration: 40_000_000) }
+        _ = backToBack.add(pts: 20_960_000_000, duration: 40_000_000)
+        _ = backToBack.add(pts: 40_960_000_000, duration: 40_000_000)
+        #expect(backToBack.counted == 960_000_000 + 2 * 40_000_000)
     }
 
     @Test("a reordered frame's step back is not counted twice; a jump back starts a new span")

@@ -57,7 +57,9 @@ struct MediaCount {
     /// The last step forward longer than `gap`, while the steps since have all been as long.
     private var sparseStep: UInt64?
     /// What the first such step left uncounted, counted once a step like it shows it was the cadence.
+    /// Only a stream that never stepped shorter has one: long steps amid short ones are outages.
     private var uncountedStep: UInt64 = 0
+    private var steppedShort = false
     private(set) var counted: UInt64 = 0
 
     /// `start`: where every stream's time line begins; a stream's first unit counts from there
@@ -73,7 +75,8 @@ struct MediaCount {
             highest = pts
             sparseStep = nil
             uncountedStep = 0
-        } else if pts > last &+ Self.gap, let step = sparseStep, Self.alike(pts - last, step) {
+            steppedShort = true
+        } else if pts > last &+ Self.gap, !steppedShort, let step = sparseStep, Self.alike(pts - last, step) {
             counted += pts - last + uncountedStep
             uncountedStep = 0
             sparseStep = pts - last
