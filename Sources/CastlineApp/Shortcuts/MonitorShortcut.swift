@@ -18,11 +18,16 @@ public struct MonitorShortcut: Sendable {
 
     /// Each URL's listen, named after the stream (`test.m3u8` → `test`), each name once.
     public var listens: [ListenShortcut] {
-        var taken: [String: Int] = [:]
+        var taken: Set<String> = []
         return zip(urls, Self.names(of: urls)).map { url, base in
-            taken[base, default: 0] += 1
+            var name = base, count = 1
+            while taken.contains(name) {
+                count += 1
+                name = "\(base)-\(count)"
+            }
+            taken.insert(name)
             var listen = ListenShortcut(url: url)
-            listen.name = taken[base] == 1 ? base : "\(base)-\(taken[base] ?? 0)"
+            listen.name = name
             (listen.output, listen.audioOnly, listen.endAfter, listen.stats) = (.null, audioOnly, endAfter, stats)
             listen.figuresWatched = true
             listen.alarms = alarms
@@ -46,7 +51,12 @@ public struct MonitorShortcut: Sendable {
             while depth < own.count, parts.indices.contains(where: { $0 != index && parts[$0].prefix(depth) == own.prefix(depth) }) {
                 depth += 1
             }
-            let name = own.prefix(depth).reversed().joined(separator: "-")
+            var name = own.prefix(depth).reversed().joined(separator: "-")
+            // The same path on another host (a backup CDN): the host tells them apart.
+            let host = URL(string: urls[index])?.host
+            if parts.indices.contains(where: { $0 != index && parts[$0] == own && URL(string: urls[$0])?.host != host }), let host {
+                name = "\(host)-\(own.first ?? name)"
+            }
             return String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })
         }
     }
