@@ -26,8 +26,9 @@ final class HLSStats: Sendable {
         /// The first PTS out of the source, and where the newest ends, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
         var newestEnd: [StreamKind: UInt64] = [:]
-        /// The stream of the newest buffer, and the running time it ends at (ns) by its outlet's segment when it left.
-        var newest: (stream: StreamKind, endRunningTime: UInt64)?
+        /// The newest buffer with a running time: its stream, where it ends (PTS, ns), and the running
+        /// time it ends at (ns) by its outlet's segment when it left.
+        var newest: (stream: StreamKind, end: UInt64, endRunningTime: UInt64)?
         /// An element of the pipeline, for its running time now.
         var clock: Element?
         /// Where on the time line (seconds from the first segment's start) a segment of the main
@@ -111,15 +112,16 @@ final class HLSStats: Sendable {
         state.withLock { state in
             if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
             state.newestEnd[stream] = pts + (duration ?? 0)
-            if let runningTime { state.newest = (stream, runningTime + (duration ?? 0)) }
+            if let runningTime { state.newest = (stream, pts + (duration ?? 0), runningTime + (duration ?? 0)) }
         }
     }
 
     /// Where the time line starts in the streams' own time (ns): the earliest first PTS of the main
     /// track's streams, so that audio and video, which start apart, are placed from one origin.
+    /// Nil until the main track's first segment has come whole (which streams it carries is known).
     private static func origin(_ state: State) -> UInt64? {
-        let main = state.trackStreams[0]
-        return state.firstPTS.filter { main?.contains($0.key) ?? true }.values.min()
+        guard let main = state.trackStreams[0] else { return nil }
+        return state.firstPTS.filter { main.contains($0.key) }.values.min()
     }
 
     /// Seconds of media that have left the source (the furthest stream of `streams`, nil: of all).
@@ -142,19 +144,19 @@ final class HLSStats: Sendable {
             }
             figures[StatsFigure.hlsBuffered] = max(0, ahead.min() ?? 0)
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
-            // What plays now is what left the source that long ago in running time.
-            // Nothing plays while a time-shifting stage fills to its delay: no figure for what plays.
-            if !state.dates.isEmpty, !playoutHold.isFilling, let newest = state.newest, let end = state.newestEnd[newest.stream],
+            // What plays now is what leaves the source now (in running time), less what a time-shifting
+            // stage after it holds. Nothing plays while such a stage fills: no figure then.
+            if !state.dates.isEmpty, !playoutHold.isFilling, let newest = state.newest,
                let origin = Self.origin(state), let now = state.clock?.runningTime?.nanoseconds {
                 let left = newest.endRunningTime
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
                 let held = Double(playoutHold.value ?? 0) / 1e9
-                let playing = Double(Int64(bitPattern: end &- origin)) / 1e9 - ahead
+                let plays = Double(Int64(bitPattern: newest.end &- origin)) / 1e9 - ahead - held
                 // Dated by the last segment start at or before what plays; what plays can step back a
                 // little (the newest buffer's stream changes), so only dates well behind it are dropped.
-                while state.dates.count > 1, state.dates[1].position <= playing - 30 { state.dates.removeFirst() }
-                let dated = state.dates.last { $0.position <= playing } ?? state.dates[0]
-                figures[StatsFigure.latency] = Date().timeIntervalSince(dated.date) - (playing - dated.position) + held
+                while state.dates.count > 1, state.dates[1].position <= plays - 30 { state.dates.removeFirst() }
+                let dated = state.dates.last { $0.position <= plays } ?? state.dates[0]
+                figures[StatsFigure.latency] = Date().timeIntervalSince(dated.date) - (plays - dated.position)
             }
             return figures
         }
