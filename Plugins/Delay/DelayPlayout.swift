@@ -288,11 +288,12 @@ final class DelayPlayout: Sendable {
             guard state.wake == nil, !state.finished else { return nil }
             let timer = DispatchSource.makeTimerSource(queue: playout)
             state.wake = timer
+            // Media has come and nothing plays yet: what plays now is not what left the source.
+            // Said under the lock, so a finish (which says it holds nothing) cannot come between.
+            playoutHold.filling(by: name)
             return timer
         }
         guard let timer else { return }
-        // Media has come and nothing plays yet: what plays now is not what left the source.
-        playoutHold.filling(by: name)
         // No strong reference: the timer ends with the stage.
         timer.setEventHandler { [weak self] in self?.playDueAndWait() }
         timer.schedule(deadline: .now() + .nanoseconds(Int(Self.startCheck.totalNanoseconds)))

@@ -53,6 +53,10 @@ public final class EventLoopFetcher: HTTPGetting {
                     guard hops <= HTTPFetcher.maxRedirects else {
                         throw FetchError.tooManyRedirects(url: url.absoluteString, limit: HTTPFetcher.maxRedirects)
                     }
+                    // Only to the web: AsyncHTTPClient would take http+unix:// to a local socket.
+                    guard ["http", "https"].contains(next.scheme?.lowercased() ?? "") else {
+                        throw FetchError.http(status: Int(response.status.code), url: target.absoluteString)
+                    }
                     (target, response) = (next, try await get(next, range: range))
                 }
                 guard (200..<300).contains(response.status.code) else {

@@ -100,7 +100,7 @@ struct MonitorNameTests {
         #expect(same.listens.map(\.name) == ["a-hls-index", "b-hls-index", "index", "index-2"])
         let backup = MonitorShortcut(urls: ["https://cdn1.tv/live/ch1/index.m3u8", "https://cdn2.tv/live/ch1/index.m3u8",
                                             "https://cdn1.tv/live/ch2/index.m3u8", "http://y/index.m3u8", "http://z/index.m3u8"])
-        #expect(backup.listens.map(\.name) == ["cdn1-tv-index", "cdn2-tv-index", "ch2-index", "y-index", "z-index"])
+        #expect(backup.listens.map(\.name) == ["cdn1-tv-ch1-index", "cdn2-tv-ch1-index", "ch2-index", "y-index", "z-index"])
         let numbered = MonitorShortcut(urls: ["http://y/index.m3u8", "http://y/index.m3u8", "http://x/index-2.m3u8"])
         #expect(numbered.listens.map(\.name) == ["index", "index-2", "index-2-2"])
     }

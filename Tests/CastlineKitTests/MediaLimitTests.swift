@@ -70,6 +70,10 @@ struct MediaLimitTests {
         _ = backToBack.add(pts: 20_960_000_000, duration: 40_000_000)
         _ = backToBack.add(pts: 40_960_000_000, duration: 40_000_000)
         #expect(backToBack.counted == 960_000_000 + 2 * 40_000_000)
+        // Slides whose first two units came close together: three alike in a row show the cadence.
+        var doubled = MediaCount()
+        for pts: UInt64 in [0, 40_000_000] + (1...5).map({ 40_000_000 + $0 * 5_000_000_000 }) { _ = doubled.add(pts: pts, duration: nil) }
+        #expect(doubled.counted == 40_000_000 + 25_000_000_000)
     }
 
     @Test("a reordered frame's step back is not counted twice; a jump back starts a new span")

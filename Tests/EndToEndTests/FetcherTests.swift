@@ -92,6 +92,15 @@ struct FetcherTests {
         if fetcher is EventLoopFetcher {
             let hopped = try await fetcher.data(try #require(URL(string: origin.url("cookie-hop.m3u8"))))
             #expect(String(decoding: hopped, as: UTF8.self).hasPrefix("#EXTM3U"))
+            // Redirects go to the web only, never to a local socket.
+            let socket = origin.url("to-socket.m3u8")
+            let address = try #require(URL(string: socket))
+            do {
+                _ = try await fetcher.data(address)
+                Issue.record("a redirect to http+unix:// was followed")
+            } catch {
+                #expect(error == .http(status: 302, url: socket))
+            }
         }
         let zipped = try await fetcher.data(try #require(URL(string: origin.url("cookie-gzip.m3u8"))))
         #expect(String(decoding: zipped, as: UTF8.self).hasPrefix("#EXTM3U"), "\(zipped.prefix(16) as NSData)")

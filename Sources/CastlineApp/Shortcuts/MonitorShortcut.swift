@@ -47,15 +47,16 @@ public struct MonitorShortcut: Sendable {
     static func names(of urls: [String]) -> [String] {
         let parts = urls.map(Self.parts)
         return parts.enumerated().map { index, own in
+            // Folders tell apart other paths; the same path on another host (a backup CDN) is told by its host.
+            let others = parts.indices.filter { $0 != index && parts[$0] != own }
             var depth = 1
-            while depth < own.count, parts.indices.contains(where: { $0 != index && parts[$0].prefix(depth) == own.prefix(depth) }) {
+            while depth < own.count, others.contains(where: { parts[$0].prefix(depth) == own.prefix(depth) }) {
                 depth += 1
             }
             var name = own.prefix(depth).reversed().joined(separator: "-")
-            // The same path on another host (a backup CDN): the host tells them apart.
             let host = URL(string: urls[index])?.host
             if parts.indices.contains(where: { $0 != index && parts[$0] == own && URL(string: urls[$0])?.host != host }), let host {
-                name = "\(host)-\(own.first ?? name)"
+                name = "\(host)-\(name)"
             }
             return String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })
         }

@@ -54,11 +54,13 @@ struct MediaCount {
     /// second or two), shorter than an outage (an HLS segment, WHEP's 5 s without media).
     static let gap: UInt64 = 3_000_000_000
     private var highest: UInt64?
-    /// The last step forward longer than `gap`, while the steps since have all been as long.
-    private var sparseStep: UInt64?
-    /// What the first such step left uncounted, counted once a step like it shows it was the cadence.
-    /// Only a stream that never stepped shorter has one: long steps amid short ones are outages.
-    private var uncountedStep: UInt64 = 0
+    /// The last step forward longer than `gap`, and how many such steps alike have come in a row.
+    private var longStep: UInt64?
+    private var alikeSteps = 0
+    /// What those long steps left uncounted, counted once enough alike in a row show they were the
+    /// stream's cadence: two for a stream that never stepped shorter, three for one that did (a
+    /// steady stream's outages are long steps amid short ones).
+    private var uncounted: UInt64 = 0
     private var steppedShort = false
     private(set) var counted: UInt64 = 0
 
@@ -73,20 +75,27 @@ struct MediaCount {
         if pts > last, pts - last <= Self.gap {
             counted += pts - last
             highest = pts
-            sparseStep = nil
-            uncountedStep = 0
-            steppedShort = true
-        } else if pts > last &+ Self.gap, !steppedShort, let step = sparseStep, Self.alike(pts - last, step) {
-            counted += pts - last + uncountedStep
-            uncountedStep = 0
-            sparseStep = pts - last
+            (longStep, alikeSteps, uncounted, steppedShort) = (nil, 0, 0, true)
+        } else if pts > last &+ Self.gap {
+            let step = pts - last
+            let alike = longStep.map { Self.alike(step, $0) } ?? false
+            alikeSteps = alike ? alikeSteps + 1 : 1
+            if !alike { uncounted = 0 }
+            longStep = step
             highest = pts
-        } else if pts > last &+ Self.gap || last > pts &+ Self.gap {
-            // A jump either way starts a new span; only this unit's own length counts.
+            if alikeSteps >= (steppedShort ? 3 : 2) {
+                counted += step + uncounted
+                (uncounted, steppedShort) = (0, false)
+            } else {
+                // Maybe an outage: only this unit's own length counts, for now.
+                counted += duration ?? 0
+                uncounted += step - min(step, duration ?? 0)
+            }
+        } else if last > pts &+ Self.gap {
+            // A jump back starts a new span; only this unit's own length counts.
             counted += duration ?? 0
-            sparseStep = pts > last ? pts - last : nil
-            uncountedStep = pts > last ? pts - last - min(pts - last, duration ?? 0) : 0
             highest = pts
+            (longStep, alikeSteps, uncounted) = (nil, 0, 0)
         }
         // A small step back is a reordered frame: it is counted as the stream moves past it.
         return counted

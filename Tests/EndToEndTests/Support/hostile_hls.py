@@ -23,6 +23,7 @@ Paths:
                         playlist); /cookie/N.ts answers 403 without it, and a gzipped copy of the playlist is
                         /cookie-gzip.m3u8 (Content-Encoding: gzip, whatever the request asked); /cookie-hop.m3u8
                         sets it on a 302 back to itself; /cookie-elsewhere.m3u8 sets it for Domain=example.com
+  /to-socket.m3u8       a 302 to http+unix://, a local socket
   /abr.m3u8             a multivariant playlist: /live.m3u8 as "low" (50 kbit/s, listed first) and as "high" (500 kbit/s)
   /with-audio.m3u8      a multivariant playlist: /live.m3u8 as the variant, its EXT-X-MEDIA audio rendition /stall.m3u8
   /empty.m3u8           a live playlist that lists no segment
@@ -167,6 +168,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Set-Cookie", "castline-token=granted; Path=/")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+        elif path == "/to-socket.m3u8":
+            # A redirect to a local socket: a player follows redirects on the web only.
+            self.send_response(302)
+            self.send_header("Location", "http+unix://%2Fvar%2Frun%2Fdocker.sock/containers/json")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif path == "/cookie-elsewhere.m3u8":
             # A cookie for a domain this host is not in: refused, as browsers refuse it.
             self.send_response(200)
