@@ -132,7 +132,6 @@ public final class EventLoopFetcher: HTTPGetting {
         case let error as HTTPClientError:
             switch error {
             case .readTimeout, .connectTimeout: return .timedOut(url: address, after: idleTimeout)
-            case .redirectLimitReached, .redirectCycleDetected: return .tooManyRedirects(url: address, limit: HTTPFetcher.maxRedirects)
             case .cancelled: return .cancelled
             default: return .network("\(error)", url: address)
             }

@@ -46,6 +46,7 @@ public struct MonitorShortcut: Sendable {
     /// stream key). Names still alike are numbered by `listens`.
     static func names(of urls: [String]) -> [String] {
         let parts = urls.map(Self.parts)
+        let hosts = urls.map { URL(string: $0)?.host }
         return parts.enumerated().map { index, own in
             // Folders tell apart other paths; the same path on another host (a backup CDN) is told by its host.
             let others = parts.indices.filter { $0 != index && parts[$0] != own }
@@ -54,8 +55,7 @@ public struct MonitorShortcut: Sendable {
                 depth += 1
             }
             var name = own.prefix(depth).reversed().joined(separator: "-")
-            let host = URL(string: urls[index])?.host
-            if parts.indices.contains(where: { $0 != index && parts[$0] == own && URL(string: urls[$0])?.host != host }), let host {
+            if let host = hosts[index], parts.indices.contains(where: { $0 != index && parts[$0] == own && hosts[$0] != host }) {
                 name = "\(host)-\(name)"
             }
             return String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })

@@ -103,13 +103,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def redirect(self, location, cookie=None):
+        self.send_response(302)
+        self.send_header("Location", location)
+        if cookie:
+            self.send_header("Set-Cookie", cookie)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def do_GET(self):
         path = self.path.split("?")[0]
         if path == "/redirect-loop.m3u8":
-            self.send_response(302)
-            self.send_header("Location", "/redirect-loop.m3u8")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.redirect("/redirect-loop.m3u8")
         elif path == "/silent.m3u8":
             time.sleep(3600)
         elif path == "/live-404.m3u8":
@@ -163,17 +168,10 @@ class Handler(BaseHTTPRequestHandler):
             if "castline-token=granted" in (self.headers.get("Cookie") or ""):
                 self.send(200, "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:2.0,\ncookie/0.ts\n#EXT-X-ENDLIST\n")
             else:
-                self.send_response(302)
-                self.send_header("Location", "/cookie-hop.m3u8")
-                self.send_header("Set-Cookie", "castline-token=granted; Path=/")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                self.redirect("/cookie-hop.m3u8", cookie="castline-token=granted; Path=/")
         elif path == "/to-socket.m3u8":
             # A redirect to a local socket: a player follows redirects on the web only.
-            self.send_response(302)
-            self.send_header("Location", "http+unix://%2Fvar%2Frun%2Fdocker.sock/containers/json")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.redirect("http+unix://%2Fvar%2Frun%2Fdocker.sock/containers/json")
         elif path == "/cookie-elsewhere.m3u8":
             # A cookie for a domain this host is not in: refused, as browsers refuse it.
             self.send_response(200)
