@@ -261,11 +261,7 @@ final class HLSFeed: Sendable {
             if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = SourceTimingEvents.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)
             }
-            // Its running time now: a segment event read later may be a newer one than it went out under.
-            if let pts {
-                stats.left(pts: pts, duration: info.buffer?.duration?.nanoseconds,
-                           runningTime: pad.stickySegment?.runningTime(of: ClockTime(nanoseconds: pts))?.nanoseconds, stream: stream)
-            }
+            if let pts { stats.left(pts: pts, duration: info.buffer?.duration?.nanoseconds, through: pad, stream: stream) }
             readAhead.drained()
             return .ok
         }

@@ -26,9 +26,9 @@ final class HLSStats: Sendable {
         /// The first PTS out of the source, and where the newest ends, by stream (ns).
         var firstPTS: [StreamKind: UInt64] = [:]
         var newestEnd: [StreamKind: UInt64] = [:]
-        /// The newest buffer with a running time: its stream, where it ends (PTS, ns), and the running
-        /// time it ends at (ns) by its outlet's segment when it left.
-        var newest: (stream: StreamKind, end: UInt64, endRunningTime: UInt64)?
+        /// The newest buffer: its stream, the outlet it left through (whose segment gives its running
+        /// time, read once a second rather than for every buffer), its PTS and where it ends (ns).
+        var newest: (stream: StreamKind, outlet: Pad, pts: UInt64, end: UInt64)?
         /// An element of the pipeline, for its running time now.
         var clock: Element?
         /// Where on the time line (seconds from the first segment's start) a segment of the main
@@ -106,13 +106,13 @@ final class HLSStats: Sendable {
         state.withLock { $0.clock = element }
     }
 
-    /// A buffer with this PTS and duration left the source on `stream`, at `runningTime` (ns) by
-    /// its outlet's segment. Its end is what counts: it plays on after its start has passed.
-    func left(pts: UInt64, duration: UInt64?, runningTime: UInt64?, stream: StreamKind) {
+    /// A buffer with this PTS and duration left the source on `stream` through `outlet`. Its end is
+    /// what counts: it plays on after its start has passed.
+    func left(pts: UInt64, duration: UInt64?, through outlet: Pad, stream: StreamKind) {
         state.withLock { state in
             if state.firstPTS[stream] == nil { state.firstPTS[stream] = pts }
             state.newestEnd[stream] = pts + (duration ?? 0)
-            if let runningTime { state.newest = (stream, pts + (duration ?? 0), runningTime + (duration ?? 0)) }
+            state.newest = (stream, outlet, pts, pts + (duration ?? 0))
         }
     }
 
@@ -146,9 +146,10 @@ final class HLSStats: Sendable {
             if let since = state.waitingSince { figures[StatsFigure.waitingForMedia] = (ContinuousClock.now - since).seconds }
             // What plays now is what leaves the source now (in running time), less what a time-shifting
             // stage after it holds. Nothing plays while such a stage fills: no figure then.
-            if !state.dates.isEmpty, !playoutHold.isFilling, let newest = state.newest,
-               let origin = Self.origin(state), let now = state.clock?.runningTime?.nanoseconds {
-                let left = newest.endRunningTime
+            if !state.dates.isEmpty, !playoutHold.isFilling, let newest = state.newest, let origin = Self.origin(state),
+               let start = newest.outlet.stickySegment?.runningTime(of: ClockTime(nanoseconds: newest.pts))?.nanoseconds,
+               let now = state.clock?.runningTime?.nanoseconds {
+                let left = start + (newest.end - newest.pts)
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
                 let held = Double(playoutHold.value ?? 0) / 1e9
                 let plays = Double(Int64(bitPattern: newest.end &- origin)) / 1e9 - ahead - held
