@@ -8,20 +8,40 @@ import Testing
 /// reading one stream) at the same wall-clock moments.
 @Suite("castline listen --delay, end to end", .serialized, .timeLimit(.minutes(3)))
 struct DelayListenTests {
-    @Test("the delay 5 s listener started 1 s after the delay 0 one: their latencies, read from the test signal, differ by 5.000 s ± 0.02 s, as their media does (start-up does not count)")
-    func twoListenersFiveSecondsApart() async throws {
+    // Three listeners on one published stream (one publish and one start-up, not two).
+    @Test("""
+    Three listeners on one stream: one without --delay, one at --delay 0, one at --delay 5s started 1 s later. \
+    Against the delay 0 one, the 5 s one's latency, read from the test signal, is 5.000 s ± 0.02 s more, as its media is \
+    (start-up does not count); against the one without --delay, where each says what it hears lies in the stream (the \
+    stats stage's position_s) differs by what their latencies do (within 50 ms)
+    """)
+    func threeListeners() async throws {
         // Four segments listed: a player starts three target durations (6 s) back, one
         // segment more is there, so the other 3 s are buffered in real time before playing.
-        try await withTwoListeners(key: "delay", segments: 4, delay: "5s", stagger: .seconds(1), measuringLatency: true) { live, delayed in
-            let gaps = try await gapsWhilePlaying(live, delayed, count: 4, within: .seconds(25))
-            // The latency stage against the truth of the media's own timestamps (position_s).
-            let latencies = [live, delayed].map { listener in
-                listener.events.compactMap { $0["latency_audio_s"] as? Double }.suffix(4)
+        try await withPublishedTone(key: "delay", segments: 4, testSignal: true) { endpoints, key in
+            let scratch = try Scratch()
+            let url = endpoints.hlsPlaylistURL(key: key)
+            let plain = try DelayListener.start(url: url, delay: nil, scratch: scratch, measuringLatency: true)
+            let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch, measuringLatency: true)
+            try await Task.sleep(for: .seconds(1))
+            let delayed = try DelayListener.start(url: url, delay: "5s", scratch: scratch, measuringLatency: true)
+            var (gaps, heardGaps): ([Double], [Double]) = ([], [])
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline, gaps.count < 4 || heardGaps.count < 4
+                    || [plain, live, delayed].contains(where: { $0.latencies.count < 4 }) {
+                try await Task.sleep(for: .seconds(1))
+                gaps = positionGaps(ahead: live.positions, behind: delayed.positions)
+                heardGaps = positionGaps(ahead: plain.heardPositions, behind: delayed.heardPositions)
             }
-            let apart = (LatencyStageMedian.of(Array(latencies[1])) ?? 0) - (LatencyStageMedian.of(Array(latencies[0])) ?? 0)
+            for listener in [plain, live, delayed] { await listener.stop() }
+
+            // The latency stage against the truth of the media's own timestamps (position_s).
+            let latencies = [plain, live, delayed].map { Array($0.latencies.suffix(4)) }
+            #expect(latencies.allSatisfy { $0.count >= 3 }, "latencies read: \(latencies)")
+            let median = latencies.map { LatencyStageMedian.of($0) ?? 0 }
+            let apart = median[2] - median[1]
             let gap = LatencyStageMedian.of(gaps) ?? 0
             print(String(format: "delay 0 s vs 5 s: latencies %.4f s apart, media %.4f s apart", apart, gap))
-            #expect(latencies.allSatisfy { $0.count >= 3 }, "latencies read: \(latencies)")
             // Both anchor on the live edge each timed to a few ms (seen 4.9961 to 5.0017 s).
             #expect(abs(apart - 5) <= 0.02, "latencies \(apart) s apart")
             // What is heard against what the delay stage says it plays (seen within 2 ms).
@@ -33,37 +53,24 @@ struct DelayListenTests {
             }
             #expect(delayed.positions.last?.delay == 5)
             #expect(live.positions.last?.delay == 0)
+
+            // Without a delay stage, the stats stage says what is heard.
+            let plainApart = median[2] - median[0]
+            print(String(format: "no delay vs 5 s: latencies %.4f s apart; heard %@ s apart", plainApart,
+                         heardGaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")))
+            #expect(heardGaps.count >= 4, "too few moments to compare: \(plain.events.count) and \(delayed.events.count) events")
+            for gap in heardGaps {
+                #expect(abs(gap - plainApart) <= 0.05, "heard \(gap) s apart, latencies \(plainApart) s apart")
+            }
+
             // The window did not hold the 5 s: the delayed one said how full it was until it did.
             let started = delayed.firstTime(of: "delay-changed").map { $0.timeIntervalSince(delayed.launched) }
             let percents = delayed.events.filter { $0["event"] as? String == "buffering" }.compactMap { $0["percent"] as? Int }
             print(String(format: "delay 5 s started %.3f s after launch; buffering %@", started ?? -1, "\(percents.filter { $0 > 0 && $0 < 100 })"))
             #expect((started ?? 0) > 2.5)
             #expect(percents.contains { $0 >= 40 && $0 < 100 }, "\(percents)")
-            let notices = (live.events + delayed.events).filter { $0["event"] as? String == "notice" }.compactMap { $0["message"] as? String }
+            let notices = [plain, live, delayed].flatMap(\.events).filter { $0["event"] as? String == "notice" }.compactMap { $0["message"] as? String }
             #expect(!notices.contains { $0.contains("live-edge") }, "\(notices)")
-        }
-    }
-
-    @Test("one listener without --delay, one at --delay 5s: where each says what it hears lies in the stream (the stats stage's position_s) differs by what their latencies, read from the test signal, do (within 50 ms)")
-    func heardPositionsCompare() async throws {
-        try await withTwoListeners(key: "heard", segments: 4, delay: "5s", measuringLatency: true, liveDelay: nil) { live, delayed in
-            var gaps: [Double] = []
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline, gaps.count < 4 || live.latencies.count < 3 || delayed.latencies.count < 3 {
-                try await Task.sleep(for: .seconds(1))
-                gaps = positionGaps(ahead: live.heardPositions, behind: delayed.heardPositions)
-            }
-            await live.stop()
-            await delayed.stop()
-            let latencies = [live, delayed].map { Array($0.latencies.suffix(4)) }
-            #expect(latencies.allSatisfy { $0.count >= 3 }, "latencies read: \(latencies)")
-            let apart = (LatencyStageMedian.of(latencies[1]) ?? 0) - (LatencyStageMedian.of(latencies[0]) ?? 0)
-            print(String(format: "no delay vs 5 s: latencies %.4f s apart; heard %@ s apart", apart,
-                         gaps.map { String(format: "%.3f", $0) }.joined(separator: ", ")))
-            #expect(gaps.count >= 4, "too few moments to compare: \(live.events.count) and \(delayed.events.count) events")
-            for gap in gaps {
-                #expect(abs(gap - apart) <= 0.05, "heard \(gap) s apart, latencies \(apart) s apart")
-            }
         }
     }
 

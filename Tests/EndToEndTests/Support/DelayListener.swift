@@ -132,16 +132,15 @@ func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90, tes
 }
 
 /// Runs `body` with two listeners on a live tone published to a fresh local ingest,
-/// once its playlist lists `segments` segments: one at delay 0, and one at `delay`
-/// started `stagger` after it. The publisher is stopped afterwards; `body` stops the listeners.
-func withTwoListeners(key prefix: String, segments: Int, delay: String, stagger: Duration = .zero, measuringLatency: Bool = false,
-                      liveDelay: String? = "0s", _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
-    try await withPublishedTone(key: prefix, segments: segments, seconds: 60, testSignal: measuringLatency) { endpoints, key in
+/// once its playlist lists `segments` segments: one at delay 0 and one at `delay`.
+/// The publisher is stopped afterwards; `body` stops the listeners.
+func withTwoListeners(key prefix: String, segments: Int, delay: String,
+                      _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
+    try await withPublishedTone(key: prefix, segments: segments, seconds: 60) { endpoints, key in
         let scratch = try Scratch()
         let url = endpoints.hlsPlaylistURL(key: key)
-        let live = try DelayListener.start(url: url, delay: liveDelay, scratch: scratch, measuringLatency: measuringLatency)
-        if stagger > .zero { try await Task.sleep(for: stagger) }
-        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch, measuringLatency: measuringLatency)
+        let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
+        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch)
         try await body(live, delayed)
     }
 }
