@@ -4,9 +4,12 @@
 # One HLS audio stream (AAC 128k 48 kHz stereo, 2 s segments) is made once with ffmpeg and
 # served over HTTP on loopback. Then:
 #
-#   1. Side by side, ROUNDS times (both at once, so both see the same machine):
+#   1. Side by side, ROUNDS times (all at once, so all see the same machine):
 #        castline  castline monitor URL --audio-only           (silence, loudness, true peak)
 #        ffmpeg    ffmpeg -re -i URL -af silencedetect,ebur128=peak=true -f null -
+#      and, beside them, decoding alone (no meter): GStreamer's own HLS client and AAC decoder
+#      (gst-launch-1.0 … hlsdemux ! tsdemux ! aacparse ! avdec_aac … fakesink sync=true) and
+#      `ffmpeg -re -i URL -f null -`: the floor a GStreamer monitor starts from;
 #      each under /usr/bin/time: user+sys CPU seconds, peak RSS.
 #   2. STREAMS copies of the stream in one `castline monitor --audio-only` process: CPU and
 #      RSS per stream, and how far each stream fell behind real time: the most, over streams,
@@ -37,7 +40,7 @@ die() { echo "monitor-cpu: $*" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 [[ $streams =~ ^[1-9][0-9]*$ ]] || die "STREAMS must be a positive integer"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
-for tool in ffmpeg python3 curl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
+for tool in ffmpeg gst-launch-1.0 python3 curl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
 
 media=$out/media
 mkdir -p "$media"
@@ -54,7 +57,11 @@ cpu_of() { awk '{printf "%.2f", $1 + $2}' "$1"; }
 rss_of() { awk '{printf "%d", $3 / 1024}' "$1"; }
 
 echo "castline monitor benchmark: ${duration} s of HLS audio, $rounds side-by-side round(s), $streams streams; logs: $out"
-ratios=()
+# Beside the two, what decoding alone costs: GStreamer's own HLS client and AAC decoder into a
+# clock-synced fakesink (no meter: the floor any GStreamer monitor starts from), and ffmpeg's.
+median_of() { sort -n | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+ratio_of() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}'; }
+ratios=() floor_ratios=() like_ratios=()
 for ((r = 1; r <= rounds; r++)); do
     /usr/bin/time -f '%U %S %M %e' -o "$out/r$r-castline.time" "$castline" monitor "$url" --audio-only \
         >"$out/r$r-castline.log" 2>&1 &
@@ -62,17 +69,29 @@ for ((r = 1; r <= rounds; r++)); do
     /usr/bin/time -f '%U %S %M %e' -o "$out/r$r-ffmpeg.time" ffmpeg -nostdin -v error -re -i "$url" \
         -af silencedetect,ebur128=peak=true -f null - >"$out/r$r-ffmpeg.log" 2>&1 &
     ffmpeg_pid=$!
+    /usr/bin/time -f '%U %S %M %e' -o "$out/r$r-gst.time" gst-launch-1.0 -q souphttpsrc location="$url" ! hlsdemux \
+        ! tsdemux ! aacparse ! avdec_aac ! audioconvert ! audio/x-raw,format=F32LE ! fakesink sync=true \
+        >"$out/r$r-gst.log" 2>&1 &
+    gst_pid=$!
+    /usr/bin/time -f '%U %S %M %e' -o "$out/r$r-decode.time" ffmpeg -nostdin -v error -re -i "$url" -f null - \
+        >"$out/r$r-decode.log" 2>&1 &
+    decode_pid=$!
     wait "$castline_pid" || echo "castline exited $?" >>"$out/r$r-castline.log"
     wait "$ffmpeg_pid" || echo "ffmpeg exited $?" >>"$out/r$r-ffmpeg.log"
+    wait "$gst_pid" || echo "gst-launch exited $?" >>"$out/r$r-gst.log"
+    wait "$decode_pid" || echo "ffmpeg exited $?" >>"$out/r$r-decode.log"
     c=$(cpu_of "$out/r$r-castline.time") f=$(cpu_of "$out/r$r-ffmpeg.time")
-    ratio=$(awk -v c="$c" -v f="$f" 'BEGIN {printf "%.3f", (f > 0 ? c / f : 0)}')
-    ratios+=("$ratio")
+    g=$(cpu_of "$out/r$r-gst.time") d=$(cpu_of "$out/r$r-decode.time")
+    ratios+=("$(ratio_of "$c" "$f")") floor_ratios+=("$(ratio_of "$g" "$f")") like_ratios+=("$(ratio_of "$g" "$d")")
     printf '  round %d  castline %5.2f CPU-s %4d MB   ffmpeg %5.2f CPU-s %4d MB   castline/ffmpeg %s\n' "$r" "$c" \
-        "$(rss_of "$out/r$r-castline.time")" "$f" "$(rss_of "$out/r$r-ffmpeg.time")" "$ratio"
+        "$(rss_of "$out/r$r-castline.time")" "$f" "$(rss_of "$out/r$r-ffmpeg.time")" "${ratios[-1]}"
+    printf '           decoding only: gst-launch %5.2f CPU-s, ffmpeg %5.2f CPU-s\n' "$g" "$d"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}')
+median=$(printf '%s\n' "${ratios[@]}" | median_of)
 verdict=$(awk -v m="$median" 'BEGIN {print m <= 0.8 ? "PASS" : "MISS"}')
 echo "castline monitor --audio-only / ffmpeg silencedetect+ebur128 (CPU, median of $rounds) = $median; target <= 0.80: $verdict"
+echo "gst-launch decoding only / ffmpeg silencedetect+ebur128 = $(printf '%s\n' "${floor_ratios[@]}" | median_of) [the GStreamer floor, no meter]"
+echo "gst-launch decoding only / ffmpeg decoding only = $(printf '%s\n' "${like_ratios[@]}" | median_of) [like for like]"
 
 urls=()
 for ((i = 0; i < streams; i++)); do urls+=("$url"); done
