@@ -88,7 +88,7 @@ final class HLSStats: Sendable {
             // A segment tried again starts again at its position: its date replaces what was said from there.
             state.dates.removeAll { $0.position >= position }
             state.dates.append((position, date))
-            // Pruned as what plays passes them (see `emit`); bounded should nothing play.
+            // The last thousand (half an hour of 2 s segments): what a delay moved back can reach.
             if state.dates.count > 1_000 { state.dates.removeFirst(state.dates.count - 1_000) }
         }
     }
@@ -153,9 +153,8 @@ final class HLSStats: Sendable {
                 let ahead = left > now ? Double(left - now) / 1e9 : 0
                 let held = Double(playoutHold.value ?? 0) / 1e9
                 let plays = Double(Int64(bitPattern: newest.end &- origin)) / 1e9 - ahead - held
-                // Dated by the last segment start at or before what plays; what plays can step back a
-                // little (the newest buffer's stream changes), so only dates well behind it are dropped.
-                while state.dates.count > 1, state.dates[1].position <= plays - 30 { state.dates.removeFirst() }
+                // Dated by the last segment start at or before what plays. None is dropped as what plays
+                // passes it: a delay moved further back plays them again.
                 let dated = state.dates.last { $0.position <= plays } ?? state.dates[0]
                 figures[StatsFigure.latency] = Date().timeIntervalSince(dated.date) - (plays - dated.position)
             }
