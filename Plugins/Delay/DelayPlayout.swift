@@ -65,6 +65,8 @@ final class DelayPlayout: Sendable {
         var ended: Set<Int> = []
         /// The next unit out of each stream is the first after a jump.
         var discont: Set<Int> = []
+        /// Streams whose last unit due was not played (before the time line): they go on from a keyframe.
+        var awaitingKeyframe: Set<Int> = []
         var reportedAvailable: Duration = .zero
         var reportedAt: ContinuousClock.Instant?
         var statsAt: ContinuousClock.Instant?
@@ -365,9 +367,15 @@ final class DelayPlayout: Sendable {
             state.cursor = cursor
             var pushes: [Push] = []
             for unit in due where state.outputs.indices.contains(unit.stream) {
-                let discont = state.discont.remove(unit.stream) != nil
                 let pts = Int64(clamping: unit.pts) + shift
-                guard pts >= 0 else { continue }  // before the time line began: long past
+                // Before the time line began (long past) a unit is not played, nor are the units that
+                // depend on it: what goes out (a recording) goes on from the stream's next keyframe.
+                guard pts >= 0, unit.isKeyframe || !state.awaitingKeyframe.contains(unit.stream) else {
+                    state.awaitingKeyframe.insert(unit.stream)
+                    continue
+                }
+                state.awaitingKeyframe.remove(unit.stream)
+                let discont = state.discont.remove(unit.stream) != nil
                 pushes.append(Push(output: state.outputs[unit.stream], unit: unit, pts: UInt64(pts), discont: discont))
                 state.outputEnd = max(state.outputEnd ?? 0, pts + Int64(clamping: unit.payload.reorder + unit.duration))
             }

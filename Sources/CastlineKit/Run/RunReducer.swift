@@ -295,6 +295,8 @@ extension RunModel {
     /// never accepted fails the run however cleanly the media ended.
     private mutating func sinksFinished(_ reports: [RunInput.SinkReport], _ effects: inout [RunEffect]) {
         guard case .finishing(var result, let announce, _) = phase else { return }
+        let failedBefore = result.isFailure
+        var newlyLost: [LostSink] = []
         for report in reports {
             switch report.verdict {
             case .quiet:
@@ -303,11 +305,20 @@ extension RunModel {
                 effects.append(.notice(line))
             case .failed(let line):
                 guard !lostSinks.contains(where: { $0.keyPath == report.keyPath }) else { break }
-                lostSinks.append(LostSink(keyPath: report.keyPath, reason: line))
-                if !result.isFailure { result = .failed(reports.count == 1 ? line : lostSinksText) }
+                let lost = LostSink(keyPath: report.keyPath, reason: line)
+                lostSinks.append(lost)
+                newlyLost.append(lost)
             }
         }
+        // Every sink that failed is named, not only the first.
+        if !failedBefore, let only = lostSinks.first {
+            result = .failed(reports.count == 1 && lostSinks.count == 1 ? only.reason : lostSinksText)
+        }
         if case .failed(let text) = result, announce { effects.append(.failure(text)) }
+        // A run that failed for another reason still tells of each sink that failed at its end.
+        if failedBefore, announce {
+            for lost in newlyLost { effects.append(.failure("\(lost.keyPath): \(lost.reason)")) }
+        }
         move(to: .finished(result), &effects)
         effects.append(.close(result))
     }

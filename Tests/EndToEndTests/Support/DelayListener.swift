@@ -13,12 +13,16 @@ struct DelayListener {
 
     /// Starts `castline listen URL --audio-only --output null --delay DELAY --stats-json FILE`
     /// (and `--measure-latency`).
-    static func start(url: String, delay: String?, scratch: Scratch, measuringLatency: Bool = false) throws -> DelayListener {
+    static func start(url: String, delay: String?, scratch: Scratch, measuringLatency: Bool = false,
+                      recording: String? = nil) throws -> DelayListener {
         let file = scratch.file("delay-\(delay ?? "none").jsonl")
         let launched = Date()
+        // Recording, it takes the picture too, and keeps a minute: the history then reaches back
+        // past where play-out starts, into the group of pictures playing there.
         let process = try Castline.start([
-            "listen", url, "--audio-only", "--output", "null", "--stats-json", file,
-        ] + (delay.map { ["--delay", $0] } ?? []) + (measuringLatency ? ["--measure-latency"] : []))
+            "listen", url, "--output", "null", "--stats-json", file,
+        ] + (recording.map { ["--record", $0, "--max-delay", "1m"] } ?? ["--audio-only"])
+          + (delay.map { ["--delay", $0] } ?? []) + (measuringLatency ? ["--measure-latency"] : []))
         return DelayListener(delay: delay, statsFile: file, process: process, launched: launched)
     }
 
@@ -131,16 +135,26 @@ func withPublishedTone(key prefix: String, segments: Int, seconds: Int = 90, tes
     }
 }
 
-/// Runs `body` with two listeners on a live tone published to a fresh local ingest,
-/// once its playlist lists `segments` segments: one at delay 0 and one at `delay`.
+/// Runs `body` with two listeners on a live picture and tone (ffmpeg: 320x180, a keyframe each
+/// 2 s) published to a fresh local ingest, once its playlist lists `segments` segments: one at
+/// delay 0 (audio only), and one at `delay` recording picture and sound to `recording`.
 /// The publisher is stopped afterwards; `body` stops the listeners.
-func withTwoListeners(key prefix: String, segments: Int, delay: String,
+func withTwoListeners(key prefix: String, segments: Int, delay: String, recording: String,
                       _ body: (DelayListener, DelayListener) async throws -> Void) async throws {
-    try await withPublishedTone(key: prefix, segments: segments, seconds: 60) { endpoints, key in
+    try await withIngest { _, endpoints in
+        let key = "\(prefix)\(UInt16.random(in: 1000...9999))"
+        let publisher = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+            "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-f", "lavfi",
+            "-i", "sine=frequency=1000:sample_rate=48000", "-t", "60", "-c:v", "libx264", "-preset", "ultrafast",
+            "-tune", "zerolatency", "-g", "60", "-c:a", "aac", "-b:a", "128k", "-f", "flv", endpoints.rtmpPublishURL(key: key),
+        ])
+        try publisher.start()
+        defer { publisher.signal(SIGKILL) }
+        try #require(await endpoints.published(key: key).waitForSegments(segments, timeout: .seconds(40)))
         let scratch = try Scratch()
         let url = endpoints.hlsPlaylistURL(key: key)
         let live = try DelayListener.start(url: url, delay: "0s", scratch: scratch)
-        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch)
+        let delayed = try DelayListener.start(url: url, delay: delay, scratch: scratch, recording: recording)
         try await body(live, delayed)
     }
 }

@@ -61,6 +61,8 @@ final class StreamPublisher: Sendable {
         /// When the first publishing pipeline was launched: how long a publish that never connected waited.
         var launchedAt: ContinuousClock.Instant?
         var failedAttempts = 0
+        /// What the last attempt's failure said (nil: nothing answered in time), for a publish that never connected.
+        var lastFailure: String?
         /// When a connection that was up failed, while no later one has come up.
         var lostAt: ContinuousClock.Instant?
         /// When a sample last came to be sent, and whether the far end of this connection takes them.
@@ -216,7 +218,7 @@ final class StreamPublisher: Sendable {
                 guard let launchedAt = state.launchedAt else {
                     return (figures(&state), Self.endedBeforeMedia(settings.displayURL))
                 }
-                return (figures(&state), .failed(settings.output.neverConnected(reason: nil, waited: .now - launchedAt)))
+                return (figures(&state), .failed(settings.output.neverConnected(reason: state.lastFailure, waited: .now - launchedAt)))
             }
             let figures = figures(&state)
             let seconds = String(format: "%.1f", state.publishedTime.seconds)
@@ -379,6 +381,7 @@ final class StreamPublisher: Sendable {
                 return (pipeline, output, .failed(settings.output.neverConnected(reason: given, waited: state.launchedAt.map { .now - $0 } ?? .zero)), nil)
             }
             state.failedAttempts += 1
+            state.lastFailure = given
             state.lostAt = state.lostAt ?? quiet ?? .now
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
                 state.phase = .finished
