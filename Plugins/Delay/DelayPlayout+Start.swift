@@ -38,6 +38,8 @@ extension DelayPlayout {
             said.append(.notice(String(format: "%@: the media is %.2f s behind the live-edge estimate; playing that much later",
                                        name, Double(late) / 1e9)))
         }
+        // Filling was said: its end is too (a summary counts buffering until then).
+        if state.bufferingPercent >= 0 { said.append(.buffering(percent: 100)) }
         state.applied = state.requested
         var cursor = HistoryCursor(delay: .zero, position: nil)
         history.seek(&cursor, toPosition: UInt64(max(0, first)))

@@ -69,6 +69,8 @@ struct DelayListenTests {
             print(String(format: "delay 5 s started %.3f s after launch; buffering %@", started ?? -1, "\(percents.filter { $0 > 0 && $0 < 100 })"))
             #expect((started ?? 0) > 2.5)
             #expect(percents.contains { $0 >= 40 && $0 < 100 }, "\(percents)")
+            // And that it is full once it plays (what a summary counts buffering up to).
+            #expect(percents.last == 100, "\(percents)")
             let notices = [plain, live, delayed].flatMap(\.events).filter { $0["event"] as? String == "notice" }.compactMap { $0["message"] as? String }
             #expect(!notices.contains { $0.contains("live-edge") }, "\(notices)")
         }
