@@ -19,8 +19,12 @@ struct IngestCommand: AsyncParsableCommand {
     var rtmpsPort: Int?
     @Option(help: "HTTP port for HLS playback (default: a free one).")
     var httpPort: Int?
-    @Option(help: ArgumentHelp("Only this stream key may publish (repeat for several); default: any key.", valueName: "key"))
-    var allowKey: [String] = []
+    // Stream keys are secrets: from the environment or a file, never the command line (`ps` shows it).
+    @Option(help: ArgumentHelp("Only the stream key in this environment variable may publish (repeat for several; "
+                               + "with --allow-key-file too); default: any key.", valueName: "name"))
+    var allowKeyEnv: [String] = []
+    @Option(help: ArgumentHelp("Only the stream key on this file's first line may publish (repeat for several).", valueName: "file"))
+    var allowKeyFile: [String] = []
     @Option(help: ArgumentHelp("Keep the CA, the certificate, the ports and the files here (made if needed): started again "
                                + "with the same folder, the ingest is the same server and a publisher reconnects to it.",
                                valueName: "folder"))
@@ -36,7 +40,17 @@ struct IngestCommand: AsyncParsableCommand {
         var options = IngestOptions()
         (options.host, options.rtmpPort, options.rtmpsPort, options.httpPort) = (host, rtmpPort, rtmpsPort, httpPort)
         options.workDirectory = state
-        let status = await IngestSession.run(options, allowedKeys: allowKey)
+        let flags = (env: "--allow-key-env", file: "--allow-key-file")
+        var keys: [String] = []
+        do {
+            for source in try allowKeyEnv.compactMap({ try TokenSource(env: $0, file: nil, flags: flags) })
+                + allowKeyFile.compactMap({ try TokenSource(env: nil, file: $0, flags: flags) }) {
+                keys.append(try source.read())
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let status = await IngestSession.run(options, allowedKeys: keys)
         if status != 0 { throw ExitCode(status) }
     }
 }
