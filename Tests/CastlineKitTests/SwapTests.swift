@@ -227,7 +227,7 @@ extension SwapTests {
 extension SwapTests {
     @Test("""
         a swap that changes the recorded format (a new encoder bitrate: new codec data) ends a Matroska recording there, \
-        finished and playable, with a warning; the run goes on, and its verdict says the file is not the whole run
+        finished, playable and named at once, with a warning; the run goes on, and its verdict says the file is not the whole run
         """)
     func formatChangeEndsRecording() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-swap-\(UUID().uuidString).mkv").path
@@ -251,6 +251,8 @@ extension SwapTests {
         }
         #expect(warned != nil)
         #expect(await recorder.played(to: 2), "the run went on after the recording ended")
+        // Whole from its end on: named so then, not left as .partial until the run ends.
+        #expect(FileManager.default.fileExists(atPath: path) && !FileManager.default.fileExists(atPath: path + ".partial"))
         await runner.stop()
         let outcome = await runner.wait()
         guard case .failed(let reason) = outcome else {

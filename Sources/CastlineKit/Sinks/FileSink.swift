@@ -48,6 +48,8 @@ public final class FileSink: SinkComponent {
     private let writing: RecordingFormatGuard
     /// Up when the muxer's end reached the file: the file is whole, however the run ended.
     private let fileEnded = OnceFlag()
+    /// Up once the file got its name at its own end: a change of format ended it while the run goes on.
+    private let namedAtEnd = OnceFlag()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
@@ -101,7 +103,11 @@ public final class FileSink: SinkComponent {
         try output.set("location", text: partialPath)
         try bin.add(muxer, output)
         try muxer.link(output)
-        output.staticPad("sink")?.notifyEndOfStream { [fileEnded] in fileEnded.trip() }
+        output.staticPad("sink")?.notifyEndOfStream { [fileEnded, writing, namedAtEnd, partialPath, path] in
+            fileEnded.trip()
+            // Whole now, while the run goes on: it is not left looking cut short until the run ends.
+            if writing.endedAtFormatChange, (try? Self.rename(partialPath, to: path)) != nil { namedAtEnd.trip() }
+        }
         for stream in inputs.keys.sorted() {
             guard let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream)) else {
                 throw BuildError("internal: \(container.muxer) gave no input for \(stream)")
@@ -121,13 +127,20 @@ public final class FileSink: SinkComponent {
         return bin
     }
 
+    /// The finished file takes its name, replacing any file of that name.
+    static func rename(_ partialPath: String, to path: String) throws {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
+        try manager.moveItem(atPath: partialPath, toPath: path)
+    }
+
     static func padTemplate(_ container: Container, _ stream: StreamKind) -> String {
         container == .ts ? "sink_%d" : "\(stream.rawValue)_%u"
     }
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         let manager = FileManager.default
-        guard manager.fileExists(atPath: partialPath) else { return .quiet }
+        guard manager.fileExists(atPath: partialPath) || namedAtEnd.isTripped else { return .quiet }
         guard writing.wroteMedia else {
             try? manager.removeItem(atPath: partialPath)
             return .failed("nothing was recorded to \(path): no media reached it before the end")
@@ -137,8 +150,7 @@ public final class FileSink: SinkComponent {
             return .done("recording cut short: \(partialPath) holds what was written")
         }
         do {
-            if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
-            try manager.moveItem(atPath: partialPath, toPath: path)
+            if !namedAtEnd.isTripped { try Self.rename(partialPath, to: path) }
             let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
             let wrote = String(format: "wrote %@ (%.2f MB)", path, Double(size) / 1_000_000)
             // Whole and playable, but not the run: a recording asked for is not what was made.
