@@ -33,7 +33,14 @@ public final class EncodeStage: Stage {
             video = nil
         }
         if let values = options[Self.audioOptions] ?? (both ? OptionValues() : nil) {
-            audio = AudioEncoding(values)
+            let settings = AudioEncoding(values)
+            // What voaacenc and opusenc take; out of it, voaacenc quietly encodes at its default.
+            let range = settings.codec == .opus ? 6_000...510_000 : 8_000...320_000
+            guard range.contains(Int(settings.bitrate.bitsPerSecond)) else {
+                throw BuildError("\(settings.bitrate) is outside what \(settings.codec) encodes (\(range.lowerBound / 1000)k to "
+                                 + "\(range.upperBound / 1000)k; try 128k)", at: "\(spec.keyPath).audio.bitrate")
+            }
+            audio = settings
         } else {
             audio = nil
         }

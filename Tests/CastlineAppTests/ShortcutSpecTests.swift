@@ -88,6 +88,23 @@ struct ShortcutSpecTests {
     }
 }
 
+extension ShortcutSpecTests {
+    @Test("an odd picture size and an audio bitrate the encoders do not take are refused as flags, naming a value that works")
+    func flagsTheEncodersRefuse() throws {
+        func refusal(_ configure: (inout BroadcastShortcut) -> Void) -> String? {
+            var shortcut = BroadcastShortcut(url: "rtmp://example.com/app")
+            shortcut.keyEnvs = ["KEY"]
+            configure(&shortcut)
+            do { try shortcut.validate() } catch { return error.description }
+            return nil
+        }
+        #expect(refusal { $0.size = "641x361" }?.contains("try 640x360") == true)
+        #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000) }?.contains("8k to 320k") == true)
+        #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000_000) }?.contains("8k to 320k") == true)
+        #expect(refusal { $0.size = "640x360" } == nil)
+    }
+}
+
 @Suite("monitor's stream names")
 struct MonitorNameTests {
     @Test("a playlist's file name, with the folders that tell it from the others'; each name once; an RTMP or SRT stream's host, never its key")

@@ -76,7 +76,16 @@ public struct BroadcastShortcut: Sendable {
         if passphraseEnv != nil, !urls.contains(where: { Self.protocolOf($0) == "srt" }) {
             throw SettingsError("--passphrase-env is for srt:// URLs; an RTMP ingest takes its key with --key-env")
         }
-        guard parsedSize != nil else { throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)") }
+        guard let (width, height) = parsedSize, width > 0, height > 0 else {
+            throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)")
+        }
+        // H.264 as ingests take it (4:2:0) halves both sides for colour.
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw SettingsError("--size: \(size) has an odd side, which H.264 cannot encode (try \(width / 2 * 2)x\(height / 2 * 2))")
+        }
+        guard (8_000...320_000).contains(Int(audioBitrate.bitsPerSecond)) else {
+            throw SettingsError("--audio-bitrate: \(audioBitrate) is outside 8k to 320k, what the audio encoders take (try 128k)")
+        }
         // Checked here, as flags, so a bad one is named as the flag the user typed (not a key of the file it stands for).
         for (flag, bitrate, example) in [("--video-bitrate", videoBitrate, "2500k"), ("--audio-bitrate", audioBitrate, "128k")]
         where bitrate.bitsPerSecond <= 0 {
