@@ -1,3 +1,4 @@
+import Foundation
 import CastlineKit
 import StagePlugins
 import Testing
@@ -102,6 +103,17 @@ extension ShortcutSpecTests {
         #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000) }?.contains("8k to 320k") == true)
         #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000_000) }?.contains("8k to 320k") == true)
         #expect(refusal { $0.size = "640x360" } == nil)
+    }
+
+    @Test("paths given as flags are absolute in the spec, so a printed pipeline file runs from any folder")
+    func flagPathsAreAbsolute() throws {
+        var shortcut = BroadcastShortcut(url: "rtmps://example.com/app")
+        (shortcut.keyFiles, shortcut.caFile, shortcut.record) = (["key.txt"], "tls/ca.pem", "out/take.mkv")
+        let spec = try shortcut.spec(environment: [:], deferringUnsetSecrets: true)
+        let here = FileManager.default.currentDirectoryPath
+        #expect(spec.sinks[0].options[Credentials.keyFile] == here + "/key.txt")
+        #expect(spec.sinks[0].options[RTMPSink.caFile] == here + "/tls/ca.pem")
+        #expect(spec.sinks.last?.options[FileSink.path] == here + "/out/take.mkv")
     }
 }
 

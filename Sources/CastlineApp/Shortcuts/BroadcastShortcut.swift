@@ -181,7 +181,7 @@ public struct BroadcastShortcut: Sendable {
             var options = OptionValues()
             options.set(WHIPSink.url, url)
             if let tokenEnv { options.set(Credentials.token, try secrets.read(tokenEnv, flag: "--token-env")) }
-            if let tokenFile { options.set(Credentials.tokenFile, tokenFile) }
+            if let tokenFile { options.set(Credentials.tokenFile, FlagPath.absolute(tokenFile)) }
             if let maxReconnects { options.set(PublishOptions.maxReconnects, maxReconnects) }
             destinations.append(ComponentSpec(kind: WHIPSink.kind, options: options, keyPath: WHIPSink.kind))
         }
@@ -200,10 +200,10 @@ public struct BroadcastShortcut: Sendable {
             defer { rtmpIndex += 1 }
             options.set(RTMPSink.url, url)
             if !keyEnvs.isEmpty { options.set(Credentials.key, try secrets.read(keyEnvs[keyEnvs.count == 1 ? 0 : rtmpIndex], flag: "--key-env")) }
-            if !keyFiles.isEmpty { options.set(Credentials.keyFile, keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex]) }
+            if !keyFiles.isEmpty { options.set(Credentials.keyFile, FlagPath.absolute(keyFiles[keyFiles.count == 1 ? 0 : rtmpIndex])) }
             // TLS options are for the rtmps:// destinations among several; with none, the sink says they apply to rtmps only.
             if url.lowercased().hasPrefix("rtmps://") || !urls.contains(where: { $0.lowercased().hasPrefix("rtmps://") }) {
-                if let caFile { options.set(RTMPSink.caFile, caFile) }
+                if let caFile { options.set(RTMPSink.caFile, FlagPath.absolute(caFile)) }
                 if let fingerprint { options.set(RTMPSink.fingerprint, fingerprint) }
                 if insecure { options.set(RTMPSink.insecure, true) }
             }
@@ -211,7 +211,7 @@ public struct BroadcastShortcut: Sendable {
             destinations.append(ComponentSpec(kind: RTMPSink.kind, options: options, keyPath: RTMPSink.kind))
         }
         let origin = source.map { path in
-            ComponentSpec(kind: FileSource.kind) { $0.set(FileSource.path, path); $0.set(FileSource.loop, true) }
+            ComponentSpec(kind: FileSource.kind) { $0.set(FileSource.path, FlagPath.absolute(path)); $0.set(FileSource.loop, true) }
         } ?? (isCapturing ? capture(width: width, height: height) : ComponentSpec(kind: TestSource.kind) { options in
             options.set(TestSource.audioOptions, testAudio)
             options.set(TestSource.videoOptions, testVideo)

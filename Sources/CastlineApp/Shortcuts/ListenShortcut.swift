@@ -123,7 +123,7 @@ public struct ListenShortcut: Sendable {
         if let keyEnv {
             options.set(Credentials.key, try secrets.read(keyEnv, flag: "--key-env"))
         }
-        if let keyFile { options.set(Credentials.keyFile, keyFile) }
+        if let keyFile { options.set(Credentials.keyFile, FlagPath.absolute(keyFile)) }
         if let passphraseEnv {
             options.set(Credentials.passphrase, try secrets.read(passphraseEnv, flag: "--passphrase-env"))
         }
@@ -136,7 +136,7 @@ public struct ListenShortcut: Sendable {
         var options = OptionValues()
         options.set(WHEPSource.url, url)
         if let tokenEnv { options.set(Credentials.token, try secrets.read(tokenEnv, flag: "--token-env")) }
-        if let tokenFile { options.set(Credentials.tokenFile, tokenFile) }
+        if let tokenFile { options.set(Credentials.tokenFile, FlagPath.absolute(tokenFile)) }
         options.set(HLSSource.waitForLive, waitForLive)
         options.set(HLSSource.endAfter, endAfter)
         if let timeout { options.set(WHIPSink.timeout, timeout) }

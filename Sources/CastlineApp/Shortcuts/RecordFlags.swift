@@ -1,3 +1,4 @@
+import Foundation
 import CastlineKit
 
 /// `--record PATH` and `--overwrite`, as `listen` and `broadcast` take them.
@@ -9,9 +10,15 @@ enum RecordFlags {
     /// The file sink they stand for; `paced`: written at the clock, as what a listener heard.
     static func sink(_ path: String, paced: Bool, overwrite: Bool) -> ComponentSpec {
         ComponentSpec(kind: FileSink.kind) { options in
-            options.set(FileSink.path, path)
+            options.set(FileSink.path, FlagPath.absolute(path))
             if paced { options.set(FileSink.sync, true) }
             if overwrite { options.set(FileSink.overwrite, true) }
         }
     }
+}
+
+/// A path given as a flag names a file from where the command runs; a pipeline file names one from
+/// its own folder. The spec a shortcut prints holds it absolute, so it runs from anywhere.
+enum FlagPath {
+    static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
 }
