@@ -51,7 +51,7 @@ public final class GainStage: ControllableStage {
             return state.db
         }
         // The figure from the start, so the status shows the gain before anyone moves it.
-        events.emit(.stage(StageEvent(stage: name, name: "gain-changed", fields: ["applied_db": db], figures: [Self.figure: db])))
+        events.emit(.stage(StageEvent(stage: self.name, name: "gain-changed", fields: ["applied_db": db], figures: [Self.figure: db])))
         return try BinChain.make(name, [volume])
     }
 
