@@ -15,7 +15,7 @@ enum DelayReport {
     static let command = StageCommand(
         name: "delay", summary: "how far behind live the stream plays: set (12s) or moved by steps (+1, -1)",
         valueField: "seconds", range: 0...longest, keys: ["+": 1, "=": 1, "-": -1, "_": -1, "[": 10, "]": -10],
-        figures: [delay, available], missingHint: "add - delay: { max: 10m } to its stages, or listen --delay",
+        figures: [delay, available], missingHint: "add - delay: { max: 10m } to its stages, or listen --delay", movesPlayback: true,
         parseValue: { text in
             // The API's own unit: a bare number is seconds (`ctl delay 12`), as `{"seconds": 12}` is.
             if let seconds = Double(text) { return seconds }

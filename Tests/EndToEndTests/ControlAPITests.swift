@@ -38,6 +38,21 @@ struct ControlAPITests {
         #expect(await Castline.interrupt(process) == 0, "\(process.standardError)")
     }
 
+    /// When the stats stage's sample in a status was taken (its `ts`, in seconds since 1970).
+    static func sampleTime(_ status: [String: Any]) -> Double? {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let sample = (status["stats"] as? [[String: Any]])?.first { $0["stream"] is String && $0["position_s"] is Double }
+        return (sample?["ts"] as? String).flatMap(format.date(from:))?.timeIntervalSince1970
+    }
+
+    /// Wall clock less position less delay, from a status: constant while it plays on.
+    static func playingOffset(_ status: [String: Any]) -> Double? {
+        guard let time = sampleTime(status), let position = status["position_s"] as? Double,
+              let delay = status["delay_s"] as? Double else { return nil }
+        return time - position - delay
+    }
+
     @Test("status, events, delay, pause/resume, pipeline, metrics, a refused swap and bad requests")
     func endpoints() async throws {
         let scratch = try Scratch()
@@ -62,6 +77,12 @@ struct ControlAPITests {
             let stepped = try await api.post("/delay", json: #"{"step": 1}"#)
             #expect(stepped.status == 200, "\(stepped.text)")
             #expect(abs((stepped.json?["delay_s"] as? Double ?? -1) - 2) < 0.05, "\(stepped.text)")
+            // The reply's position is where the move took play: wall clock less position less delay is
+            // what later samples read (a sample from before the move would be a second off).
+            let replied = try #require(Self.playingOffset(stepped.json ?? [:]), "\(stepped.text)")
+            let later = try await api.status(until: { Self.sampleTime($0) != Self.sampleTime(stepped.json ?? [:]) })
+            let settled = try #require(Self.playingOffset(later), "\(later)")
+            #expect(abs(replied - settled) < 0.1, "the reply's position is \(replied - settled) s off what plays")
 
             let paused = try await api.post("/pause", json: "")
             #expect(paused.status == 200 && paused.json?["state"] as? String == "paused", "\(paused.text)")

@@ -231,9 +231,41 @@ struct ControlRoutes: Sendable {
             let which = candidates.count == 1 ? "pipeline \"\(candidates[0].name)\" has no stage" : "no running pipeline has a stage"
             throw ControlRefusal(status: .conflict, message: "\(which) that takes \(command.name) (\(command.missingHint))")
         }
+        // Watched from before the command, so the first sample after it is not missed.
+        let watched = command.movesPlayback ? chosen.map { pipeline in
+            // The status's position is a stats stage's, where there is one (see `LatestFigures.position`).
+            (pipeline.hub.subscribe(), pipeline.hub.figures.entries.contains { $0.sample.stream != nil })
+        } : []
+        let asked = Date()
         var answers: [String: [StageEvent]] = [:]
         for pipeline in chosen { answers[pipeline.name] = await pipeline.runner.perform(command.name, adjustment) }
+        if answers.values.contains(where: { !$0.isEmpty }) {
+            await Self.positionSampled(in: watched, after: asked.addingTimeInterval(Self.moveSettles), within: .seconds(2))
+        }
         return await status(chosen, answers: answers)
+    }
+
+    /// What plays reaches the stats stage this long after a move (a delay stage sends it 200 ms ahead).
+    static let moveSettles: TimeInterval = 0.3
+
+    /// Waits until each stream of events has a stats sample with a position, taken after `time`
+    /// (or `within` has passed): the position a reply gives is then where the move took play.
+    static func positionSampled(in streams: [(events: AsyncStream<RunEvent>, ofAStream: Bool)], after time: Date,
+                                within: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for (events, ofAStream) in streams {
+                    for await event in events {
+                        guard case .stats(let sample) = event.kind, sample.playPosition != nil, event.time >= time,
+                              sample.stream != nil || !ofAStream else { continue }
+                        break
+                    }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: within) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// The body of a command: `{"<value field>": number}` or `{"step": whole number}`.

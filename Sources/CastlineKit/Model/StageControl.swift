@@ -22,12 +22,15 @@ public struct StageCommand: Sendable {
     public let parseValue: @Sendable (String) -> Double?
     /// The status line's words for the latest figures, e.g. `delay 12.0 s / 25.0 s available`.
     public let status: @Sendable ([String: Double]) -> String?
+    /// It moves what plays (a delay): the position a reply gives is one sampled after the move.
+    public let movesPlayback: Bool
 
     public init(
         name: String, summary: String, valueField: String, range: ClosedRange<Double>, keys: [Character: Int] = [:],
-        figures: [String], missingHint: String, parseValue: @escaping @Sendable (String) -> Double?,
+        figures: [String], missingHint: String, movesPlayback: Bool = false, parseValue: @escaping @Sendable (String) -> Double?,
         status: @escaping @Sendable ([String: Double]) -> String?
     ) {
+        self.movesPlayback = movesPlayback
         self.name = name
         self.summary = summary
         self.valueField = valueField
