@@ -266,6 +266,42 @@ extension SwapTests {
     }
 }
 
+extension SwapTests {
+    @Test("a recording added mid-run starts its picture on a keyframe, not on the frames that depend on an earlier one")
+    func addedRecordingStartsOnAKeyframe() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("castline-added-\(UUID().uuidString).mkv").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        func spec(recording: Bool) throws -> PipelineSpec {
+            try loadSpec("""
+                version: 1
+                name: swap
+                source: { test: { video: { width: 320, height: 240 }, audio: {} } }
+                stages: [ { encode: { video: { keyframe-interval: 2s } } }, { stats: { every: 100ms } } ]
+                sinks: [ { null: {} }\(recording ? ", { file: \(path) }" : "") ]
+                """)
+        }
+        let runner = try PipelineRunner(spec: try spec(recording: false), registry: .builtin)
+        let recorder = RunRecorder(runner)
+        try await runner.start()
+        // Half way through a 2 s group of pictures.
+        #expect(await recorder.played(to: 1), "no second of media before the swap")
+        _ = try await runner.swap(to: try spec(recording: true), registry: .builtin, origin: "new.yaml")
+        #expect(await recorder.played(to: 4), "the run went on")
+        await runner.stop()
+        _ = await runner.wait()
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        probe.arguments = ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags", "-of", "csv=p=0", path]
+        let pipe = Pipe()
+        probe.standardOutput = pipe
+        try probe.run()
+        let flags = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        probe.waitUntilExit()
+        #expect(flags.count > 10, "\(flags.count) video packets")
+        #expect(flags.first?.hasPrefix("K") == true, "the first video packets: \(flags.prefix(3))")
+    }
+}
+
 extension RunRecorder {
     /// Whether a stats stage said the video has played `seconds` of its media (`position_s`).
     func played(to seconds: Double) async -> Bool {

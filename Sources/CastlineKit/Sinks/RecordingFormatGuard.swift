@@ -36,6 +36,9 @@ final class RecordingFormatGuard: Sendable {
                 // An end-of-stream always goes in: this one's own, or the run's.
                 guard ended.isTripped, event.kind != .eos else { return .ok }
             } else if !ended.isTripped {
+                // The picture starts on a keyframe (a sink added mid-run joins mid-group): frames
+                // that depend on an earlier one could not be decoded.
+                if stream == .video, !started.isTripped, info.buffer?.isDelta == true { return .drop }
                 wrote.trip()
                 started.trip()
                 return .ok
