@@ -181,6 +181,8 @@ struct StageCommandTextTests {
         #expect(try ControlCall.adjustment("delay", "-3").1 == .step(-3))
         #expect(try ControlCall.adjustment("gain", "-6dB").1 == .set(-6))
         #expect(throws: SettingsError.self) { try ControlCall.adjustment("gain", "-99dB") }
+        // Past the range: the range is named, not "neither a step nor a gain".
+        #expect { try ControlCall.adjustment("gain", "21dB") } throws: { "\($0)".contains("from -60 to 20") }
         #expect(throws: SettingsError.self) { try ControlCall.adjustment("loudness", "+1") }
         // Steps past the limit, or past Int: refused, not negated into an overflow.
         #expect(try ControlCall.adjustment("delay", "-1000000").1 == .step(-1_000_000))

@@ -99,6 +99,12 @@ extension ControlCall {
             throw SettingsError("no stage takes \"\(name)\" (commands: \(commands.map(\.name).sorted().joined(separator: ", ")))")
         }
         guard let adjustment = command.adjustment(from: text) else {
+            // A value in the command's own words, but past what it takes: say what it takes.
+            if let value = command.parseValue(text), !command.range.contains(value) {
+                let shown = { (bound: Double) in bound.rounded() == bound ? String(Int(bound)) : String(bound) }
+                throw SettingsError("\"\(text)\" is out of range for \(command.name) (from \(shown(command.range.lowerBound)) "
+                                    + "to \(shown(command.range.upperBound)))")
+            }
             throw SettingsError("\"\(text)\" is neither a step (+1, -1) nor a \(command.name) (\(command.summary))")
         }
         return (command, adjustment)
