@@ -57,10 +57,18 @@ struct RTMPOutput: MuxedOutput {
     /// rtmps:// to a plain RTMP port.
     func neverConnected(reason: String?, waited: Duration) -> String {
         let parts = endpoint.application.split(separator: "/")
-        if let reason, reason.contains("'connect' cmd failed"), parts.count > 1, let last = parts.last {
+        if let reason, reason.contains("'connect' cmd failed") {
+            guard parts.count > 1, let last = parts.last else {
+                return "nothing was published: the server at \(endpoint.server) refused the app \"\(endpoint.application)\" "
+                    + "(check the application path in the URL, e.g. /live or /app)"
+            }
             return "the server at \(endpoint.displayURL) refused the app \"\(endpoint.application)\": if \(last) is the "
                 + "stream key, give the URL without it (\(endpoint.server)/\(parts.dropLast().joined(separator: "/"))) "
                 + "and the key with --key-env or key:"
+        }
+        if let reason, reason.contains("BadName") || reason.localizedCaseInsensitiveContains("already publishing") {
+            return "nothing was published: the server at \(endpoint.displayURL) says this stream key is already publishing "
+                + "(another encoder is live on it: stop that one, or use another key)"
         }
         let tlsHint = endpoint.secure
             ? "; if that port speaks plain RTMP, use rtmp://\(endpoint.host):\(endpoint.port)/\(endpoint.application)"
