@@ -85,6 +85,13 @@ public enum RunSession {
         let control: ControlServer?
         let outputs: StatsOutputs
         do {
+            // Two servers cannot share a port; the second would be blamed for "the port in use".
+            if let metrics = options.stats.metrics.flatMap(Endpoint.init), let endpoint = options.control.endpoint,
+               metrics.port == endpoint.port,
+               metrics.host == endpoint.host || [metrics.host, endpoint.host].contains(where: ["0.0.0.0", "::", "[::]"].contains) {
+                throw SettingsError("--control and --metrics both ask for port \(metrics.port): give them different ports "
+                                    + "(or leave out --metrics: the control API serves /metrics too)")
+            }
             control = try options.control.endpoint.map { endpoint in
                 ControlServer(endpoint: endpoint, token: try options.control.token?.read(), pipelines: pipelines)
             }
