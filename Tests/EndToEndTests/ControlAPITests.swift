@@ -222,6 +222,18 @@ struct ControlAPITests {
         #expect(!result.stderr.contains("playing"))
     }
 
+    @Test("--control and --metrics on one port: refused before anything runs, naming the clash (not a port in use)")
+    func controlAndMetricsOnOnePort() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("control.yaml", Self.delayedTone)
+        let port = try FreePort.find()
+        let result = try await Castline.run(["run", file, "--control", "127.0.0.1:\(port)", "--metrics", "127.0.0.1:\(port)"],
+                                            timeout: .seconds(10))
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--control and --metrics both ask for port \(port)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("playing"))
+    }
+
     @Test("with a token, a request without it or with a wrong one is 401; the right one is served")
     func token() async throws {
         let scratch = try Scratch()
