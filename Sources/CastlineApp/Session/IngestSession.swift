@@ -40,16 +40,35 @@ public struct IngestSession: Service {
             print("listening on every interface: from another machine, put this machine's address in place of 127.0.0.1")
         }
         // Ready to paste: the key goes apart from the URL (pasted onto it, the server refuses the app).
-        // With --allow-key, `test` would be refused; the allowed keys are not printed.
+        // With allowed keys, `test` would be refused; the allowed keys are not printed.
         let open = options.allowedKeys?.isEmpty ?? true
         let key = open ? "test" : "KEY"
-        print("try:           export STREAM_KEY=\(open ? key : "<a key given to --allow-key>")")
+        print("try:           export STREAM_KEY=\(open ? key : "<an allowed key>")")
         print("               castline broadcast \(endpoints.rtmpURL) --key-env STREAM_KEY")
         print("               castline listen \(endpoints.hlsPlaylistURL(key: key))")
         fflush(nil)  // a script reading the URLs must not wait for exit
         Terminal.status("ingest running; Ctrl-C stops it")
-        try? await gracefulShutdown()
+        // Until a stop signal, or until nginx or stunnel is gone (killed, crashed): an ingest that
+        // says it runs while publishers are refused would be a lie.
+        let serverGone = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await gracefulShutdown()) == nil && false }
+            group.addTask {
+                while (try? await Task.sleep(for: .seconds(1))) != nil {
+                    if await !server.isRunning { return true }
+                }
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
         await server.stop()
+        if serverGone { throw IngestStopped() }
         Terminal.status("ingest stopped")
     }
+}
+
+/// nginx or stunnel ended while the ingest ran.
+struct IngestStopped: Error, CustomStringConvertible {
+    var description: String { "nginx or stunnel stopped on its own, so publishers were refused: the ingest ends (start it again)" }
 }
