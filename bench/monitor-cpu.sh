@@ -41,6 +41,8 @@ die() { echo "monitor-cpu: $*" >&2; exit 2; }
 [[ $streams =~ ^[1-9][0-9]*$ ]] || die "STREAMS must be a positive integer"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
 for tool in ffmpeg gst-launch-1.0 python3 curl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
+gst-inspect-1.0 hlsdemux >/dev/null 2>&1 && gst-inspect-1.0 avdec_aac >/dev/null 2>&1 ||
+    die "GStreamer's hlsdemux or avdec_aac is missing (gstreamer1.0-plugins-bad, gstreamer1.0-libav)"
 
 media=$out/media
 mkdir -p "$media"
@@ -53,8 +55,9 @@ ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=1000:sample_rate=48000" 
 serve_folder "$media" "$out/http.log" stream.m3u8
 url=$served/stream.m3u8
 
-cpu_of() { awk '{printf "%.2f", $1 + $2}' "$1"; }
-rss_of() { awk '{printf "%d", $3 / 1024}' "$1"; }
+# The last line: /usr/bin/time puts "Command exited with non-zero status N" before it when a tool fails.
+cpu_of() { tail -n1 "$1" | awk '{printf "%.2f", $1 + $2}'; }
+rss_of() { tail -n1 "$1" | awk '{printf "%d", $3 / 1024}'; }
 
 echo "castline monitor benchmark: ${duration} s of HLS audio, $rounds side-by-side round(s), $streams streams; logs: $out"
 # Beside the two, what decoding alone costs: GStreamer's own HLS client and AAC decoder into a
@@ -79,7 +82,7 @@ for ((r = 1; r <= rounds; r++)); do
     wait "$castline_pid" || echo "castline exited $?" >>"$out/r$r-castline.log"
     wait "$ffmpeg_pid" || echo "ffmpeg exited $?" >>"$out/r$r-ffmpeg.log"
     wait "$gst_pid" || echo "gst-launch exited $?" >>"$out/r$r-gst.log"
-    wait "$decode_pid" || echo "ffmpeg exited $?" >>"$out/r$r-decode.log"
+    wait "$decode_pid" || echo "ffmpeg (decoding only) exited $?" >>"$out/r$r-decode.log"
     c=$(cpu_of "$out/r$r-castline.time") f=$(cpu_of "$out/r$r-ffmpeg.time")
     g=$(cpu_of "$out/r$r-gst.time") d=$(cpu_of "$out/r$r-decode.time")
     ratios+=("$(ratio_of "$c" "$f")") floor_ratios+=("$(ratio_of "$g" "$f")") like_ratios+=("$(ratio_of "$g" "$d")")

@@ -31,6 +31,8 @@ import Synchronization
 /// DelayPlayout+Reports.swift.
 final class DelayPlayout: Sendable {
     static let lead: Duration = .milliseconds(200)
+    /// The longest a stream waits for a keyframe after units it could not play (ns of its time).
+    static let keyframeWait: UInt64 = 10_000_000_000
     /// How long play-out waits for a promised live-edge estimate.
     static let liveEdgeWait: Duration = .seconds(10)
     /// How long the unit due at the start may be missing before play-out starts later than the estimate says.
@@ -65,8 +67,9 @@ final class DelayPlayout: Sendable {
         var ended: Set<Int> = []
         /// The next unit out of each stream is the first after a jump.
         var discont: Set<Int> = []
-        /// Streams whose last unit due was not played (before the time line): they go on from a keyframe.
-        var awaitingKeyframe: Set<Int> = []
+        /// Streams whose units due were not played (before the time line), by the first one's pts:
+        /// they go on from a keyframe.
+        var awaitingKeyframe: [Int: UInt64] = [:]
         var reportedAvailable: Duration = .zero
         var reportedAt: ContinuousClock.Instant?
         var statsAt: ContinuousClock.Instant?
@@ -369,12 +372,14 @@ final class DelayPlayout: Sendable {
             for unit in due where state.outputs.indices.contains(unit.stream) {
                 let pts = Int64(clamping: unit.pts) + shift
                 // Before the time line began (long past) a unit is not played, nor are the units that
-                // depend on it: what goes out (a recording) goes on from the stream's next keyframe.
-                guard pts >= 0, unit.isKeyframe || !state.awaitingKeyframe.contains(unit.stream) else {
-                    state.awaitingKeyframe.insert(unit.stream)
+                // depend on it: what goes out goes on from the stream's next keyframe (or, for a stream
+                // that marks none, `keyframeWait` of its time later).
+                let waitingSince = state.awaitingKeyframe[unit.stream]
+                guard pts >= 0, unit.isKeyframe || waitingSince.map({ unit.pts >= $0 + Self.keyframeWait }) ?? true else {
+                    state.awaitingKeyframe[unit.stream] = waitingSince ?? unit.pts
                     continue
                 }
-                state.awaitingKeyframe.remove(unit.stream)
+                state.awaitingKeyframe[unit.stream] = nil
                 let discont = state.discont.remove(unit.stream) != nil
                 pushes.append(Push(output: state.outputs[unit.stream], unit: unit, pts: UInt64(pts), discont: discont))
                 state.outputEnd = max(state.outputEnd ?? 0, pts + Int64(clamping: unit.payload.reorder + unit.duration))

@@ -34,8 +34,10 @@ public final class EncodeStage: Stage {
         }
         if let values = options[Self.audioOptions] ?? (both ? OptionValues() : nil) {
             let settings = AudioEncoding(values)
-            // What voaacenc and opusenc take; out of it, voaacenc quietly encodes at its default.
-            let range = settings.codec == .opus ? 6_000...510_000 : 8_000...320_000
+            // What opusenc takes, and what voaacenc does (per channel, and at most 6 bits a sample);
+            // out of it, voaacenc quietly encodes at its default.
+            let channels = settings.channels, rate = settings.sampleRate
+            let range = settings.codec == .opus ? 6_000...510_000 : 4_000 * channels...min(160_000 * channels, 6 * rate * channels)
             guard range.contains(Int(settings.bitrate.bitsPerSecond)) else {
                 throw BuildError("\(settings.bitrate) is outside what \(settings.codec) encodes (\(range.lowerBound / 1000)k to "
                                  + "\(range.upperBound / 1000)k; try 128k)", at: "\(spec.keyPath).audio.bitrate")

@@ -110,7 +110,9 @@ public enum IngestError: Error, Sendable, CustomStringConvertible {
         case .certificateFailed(let message):
             return "could not generate the TLS certificates: \(message)"
         case .invalidStreamKey(let key):
-            return "invalid stream key \"\(key)\" (use letters, digits, '-', '_', '.', '~')"
+            // Not the key itself: it is a secret. Its length tells which of several it is.
+            return "an allowed stream key (of \(key.count) characters) has a character nginx-rtmp cannot take "
+                + "(use letters, digits, '-', '_', '.', and '~' but not first)"
         case .workDirectory(let path, let message):
             return "cannot use work directory \(path): \(message)"
         case .notStarted:

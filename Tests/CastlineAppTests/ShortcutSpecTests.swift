@@ -99,7 +99,7 @@ extension ShortcutSpecTests {
             do { try shortcut.validate() } catch { return error.description }
             return nil
         }
-        #expect(refusal { $0.size = "641x361" }?.contains("try 640x360") == true)
+        #expect(refusal { $0.size = "641x361" }?.contains("try 642x362") == true)
         #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000) }?.contains("8k to 320k") == true)
         #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000_000) }?.contains("8k to 320k") == true)
         #expect(refusal { $0.size = "640x360" } == nil)

@@ -232,10 +232,7 @@ struct ControlRoutes: Sendable {
             throw ControlRefusal(status: .conflict, message: "\(which) that takes \(command.name) (\(command.missingHint))")
         }
         // Watched from before the command, so the first sample after it is not missed.
-        let watched = command.movesPlayback ? chosen.map { pipeline in
-            // The status's position is a stats stage's, where there is one (see `LatestFigures.position`).
-            (pipeline.hub.subscribe(), pipeline.hub.figures.entries.contains { $0.sample.stream != nil })
-        } : []
+        let watched = command.movesPlayback ? chosen.map { ($0.hub.subscribe(), $0.hub) } : []
         let asked = Date()
         var answers: [String: [StageEvent]] = [:]
         for pipeline in chosen { answers[pipeline.name] = await pipeline.runner.perform(command.name, adjustment) }
@@ -248,18 +245,14 @@ struct ControlRoutes: Sendable {
     /// What plays reaches the stats stage this long after a move (a delay stage sends it 200 ms ahead).
     static let moveSettles: TimeInterval = 0.3
 
-    /// Waits until each stream of events has a stats sample with a position, taken after `time`
-    /// (or `within` has passed): the position a reply gives is then where the move took play.
-    static func positionSampled(in streams: [(events: AsyncStream<RunEvent>, ofAStream: Bool)], after time: Date,
+    /// Waits until each pipeline's position (`LatestFigures.position`) is read from samples taken
+    /// after `time` (or `within` has passed): the position a reply gives is then where the move took play.
+    static func positionSampled(in pipelines: [(events: AsyncStream<RunEvent>, hub: EventHub)], after time: Date,
                                 within: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for (events, ofAStream) in streams {
-                    for await event in events {
-                        guard case .stats(let sample) = event.kind, sample.playPosition != nil, event.time >= time,
-                              sample.stream != nil || !ofAStream else { continue }
-                        break
-                    }
+                for (events, hub) in pipelines {
+                    for await _ in events where hub.figures.positionSampled(after: time) { break }
                 }
             }
             group.addTask { try? await Task.sleep(for: within) }

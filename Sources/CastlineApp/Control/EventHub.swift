@@ -106,6 +106,15 @@ struct LatestFigures: Sendable {
         }
     }
 
+    /// Whether `position` is read from samples taken after `time` only: every stream of the stats
+    /// stage it reads, or else a stage's own sample with a position.
+    func positionSampled(after time: Date) -> Bool {
+        guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else {
+            return entries.contains { $0.sample.stream == nil && $0.sample.playPosition != nil && $0.time >= time }
+        }
+        return entries.filter { $0.sample.stage == stage && $0.sample.stream != nil }.allSatisfy { $0.time >= time }
+    }
+
     /// The media position: the furthest stream of the first stats stage that
     /// reported streams (as the status line shows it); without one, what a stage
     /// playing out on its own clock (a delay) says it plays.

@@ -81,15 +81,16 @@ public struct BroadcastShortcut: Sendable {
         }
         // H.264 as ingests take it (4:2:0) halves both sides for colour.
         guard width % 2 == 0, height % 2 == 0 else {
-            throw SettingsError("--size: \(size) has an odd side, which H.264 cannot encode (try \(width / 2 * 2)x\(height / 2 * 2))")
-        }
-        guard (8_000...320_000).contains(Int(audioBitrate.bitsPerSecond)) else {
-            throw SettingsError("--audio-bitrate: \(audioBitrate) is outside 8k to 320k, what the audio encoders take (try 128k)")
+            throw SettingsError("--size: \(size) has an odd side, which H.264 cannot encode (try \((width + 1) / 2 * 2)x\((height + 1) / 2 * 2))")
         }
         // Checked here, as flags, so a bad one is named as the flag the user typed (not a key of the file it stands for).
         for (flag, bitrate, example) in [("--video-bitrate", videoBitrate, "2500k"), ("--audio-bitrate", audioBitrate, "128k")]
         where bitrate.bitsPerSecond <= 0 {
             throw SettingsError("\(flag): \(bitrate) is not a bitrate above 0 (try \(example))")
+        }
+        // 48 kHz stereo, as the broadcast encodes it: what AAC (and Opus) take there.
+        guard (8_000...320_000).contains(Int(audioBitrate.bitsPerSecond)) else {
+            throw SettingsError("--audio-bitrate: \(audioBitrate) is outside 8k to 320k, what the audio encoders take (try 128k)")
         }
         guard keyframeInterval > .zero else {
             throw SettingsError("--keyframe-interval: \(keyframeInterval.configText) is not a duration over 0 (try 2s)")

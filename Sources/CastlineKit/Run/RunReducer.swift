@@ -310,15 +310,14 @@ extension RunModel {
                 newlyLost.append(lost)
             }
         }
-        // Every sink that failed is named, not only the first.
+        // Every sink that failed is named, not only the first; a run that failed for another
+        // reason still tells of each sink that failed at its end.
         if !failedBefore, let only = lostSinks.first {
             result = .failed(reports.count == 1 && lostSinks.count == 1 ? only.reason : lostSinksText)
+        } else if case .failed(let text) = result, !newlyLost.isEmpty {
+            result = .failed(([text] + newlyLost.map { "\($0.keyPath): \($0.reason)" }).joined(separator: "; "))
         }
         if case .failed(let text) = result, announce { effects.append(.failure(text)) }
-        // A run that failed for another reason still tells of each sink that failed at its end.
-        if failedBefore, announce {
-            for lost in newlyLost { effects.append(.failure("\(lost.keyPath): \(lost.reason)")) }
-        }
         move(to: .finished(result), &effects)
         effects.append(.close(result))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GstKit
+import Synchronization
 import PipelineConfig
 
 /// A recording. The container follows the extension. Media is written to
@@ -48,8 +49,9 @@ public final class FileSink: SinkComponent {
     private let writing: RecordingFormatGuard
     /// Up when the muxer's end reached the file: the file is whole, however the run ended.
     private let fileEnded = OnceFlag()
-    /// Up once the file got its name at its own end: a change of format ended it while the run goes on.
-    private let namedAtEnd = OnceFlag()
+    /// Whether `partialPath` has been renamed to `path`: at the file's own end when a change of
+    /// format ended it while the run goes on, else at `finish`. One rename, under one lock.
+    private let naming = FileNaming()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
@@ -103,10 +105,10 @@ public final class FileSink: SinkComponent {
         try output.set("location", text: partialPath)
         try bin.add(muxer, output)
         try muxer.link(output)
-        output.staticPad("sink")?.notifyEndOfStream { [fileEnded, writing, namedAtEnd, partialPath, path] in
-            fileEnded.trip()
+        output.staticPad("sink")?.notifyEndOfStream { [fileEnded, writing, naming, partialPath, path] in
             // Whole now, while the run goes on: it is not left looking cut short until the run ends.
-            if writing.endedAtFormatChange, (try? Self.rename(partialPath, to: path)) != nil { namedAtEnd.trip() }
+            if writing.endedAtFormatChange { try? naming.rename(partialPath, to: path) }
+            fileEnded.trip()
         }
         for stream in inputs.keys.sorted() {
             guard let pad = container == .wav ? muxer.staticPad("sink") : muxer.requestPad(Self.padTemplate(container, stream)) else {
@@ -127,20 +129,13 @@ public final class FileSink: SinkComponent {
         return bin
     }
 
-    /// The finished file takes its name, replacing any file of that name.
-    static func rename(_ partialPath: String, to path: String) throws {
-        let manager = FileManager.default
-        if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
-        try manager.moveItem(atPath: partialPath, toPath: path)
-    }
-
     static func padTemplate(_ container: Container, _ stream: StreamKind) -> String {
         container == .ts ? "sink_%d" : "\(stream.rawValue)_%u"
     }
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         let manager = FileManager.default
-        guard manager.fileExists(atPath: partialPath) || namedAtEnd.isTripped else { return .quiet }
+        guard manager.fileExists(atPath: partialPath) || naming.isDone else { return .quiet }
         guard writing.wroteMedia else {
             try? manager.removeItem(atPath: partialPath)
             return .failed("nothing was recorded to \(path): no media reached it before the end")
@@ -150,7 +145,7 @@ public final class FileSink: SinkComponent {
             return .done("recording cut short: \(partialPath) holds what was written")
         }
         do {
-            if !namedAtEnd.isTripped { try Self.rename(partialPath, to: path) }
+            try naming.rename(partialPath, to: path)
             let size = (try? manager.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
             let wrote = String(format: "wrote %@ (%.2f MB)", path, Double(size) / 1_000_000)
             // Whole and playable, but not the run: a recording asked for is not what was made.
@@ -161,6 +156,24 @@ public final class FileSink: SinkComponent {
             return .done(wrote)
         } catch {
             return .failed("could not rename \(partialPath) to \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// The one rename of a finished recording to its name (replacing any file of that name), from
+/// whichever comes first: the file's own end, or the run's.
+final class FileNaming: Sendable {
+    private let done = Mutex(false)
+
+    var isDone: Bool { done.withLock { $0 } }
+
+    func rename(_ partialPath: String, to path: String) throws {
+        try done.withLock { done in
+            guard !done else { return }
+            let manager = FileManager.default
+            if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
+            try manager.moveItem(atPath: partialPath, toPath: path)
+            done = true
         }
     }
 }

@@ -1,4 +1,5 @@
 import GstKit
+import Synchronization
 
 /// Watches what reaches a recording's muxer: whether any media was written, and a change of a
 /// stream's format after it was. Matroska, MP4 and WAV write the format once, in their header:
@@ -10,6 +11,9 @@ import GstKit
 final class RecordingFormatGuard: Sendable {
     private let wrote = OnceFlag()
     private let ended = OnceFlag()
+    /// The picture waits for a keyframe, having dropped what came before it: sound is dropped
+    /// meanwhile too, so nothing piles up in front of a muxer that waits for every input.
+    private let pictureWaits = Mutex(false)
     private let endsOnFormatChange: Bool
     private let warn: @Sendable (StreamKind) -> Void
 
@@ -26,6 +30,7 @@ final class RecordingFormatGuard: Sendable {
         let closed = OnceFlag()
         // This input's own: a muxer takes a format update until its stream has media.
         let started = OnceFlag()
+        let askedForKeyframe = OnceFlag()
         // The entry is read from the probe's info, not captured: a pad holding its own probe would never be freed.
         entry.addProbe([.buffer, .bufferList, .eventDownstream]) { [self] info in
             if let event = info.event {
@@ -37,8 +42,17 @@ final class RecordingFormatGuard: Sendable {
                 guard ended.isTripped, event.kind != .eos else { return .ok }
             } else if !ended.isTripped {
                 // The picture starts on a keyframe (a sink added mid-run joins mid-group): frames
-                // that depend on an earlier one could not be decoded.
-                if stream == .video, !started.isTripped, info.buffer?.isDelta == true { return .drop }
+                // that depend on an earlier one could not be decoded. An encoder upstream is asked for one.
+                if !started.isTripped, stream == .video {
+                    let isDelta = info.buffer?.isDelta == true
+                    pictureWaits.withLock { $0 = isDelta }
+                    if isDelta {
+                        if askedForKeyframe.trip() { _ = info.pad?.pushEvent(.upstreamForceKeyUnit()) }
+                        return .drop
+                    }
+                } else if stream != .video, pictureWaits.withLock({ $0 }) {
+                    return .drop
+                }
                 wrote.trip()
                 started.trip()
                 return .ok
