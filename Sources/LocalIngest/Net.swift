@@ -62,6 +62,16 @@ public enum FreePort {
         }
     }
 
+    /// `count` different free TCP ports: asked one at a time, the kernel may hand out a port twice.
+    public static func find(_ count: Int, host: String = "127.0.0.1") throws -> [Int] {
+        var ports: [Int] = []
+        while ports.count < count {
+            let port = try find(host: host)
+            if !ports.contains(port) { ports.append(port) }
+        }
+        return ports
+    }
+
     /// True when a listening socket could be bound to `host:port` right now (with SO_REUSEADDR, as
     /// nginx and stunnel do).
     /// A `datagram` port (UDP: SRT) is free when it can be bound.

@@ -252,7 +252,9 @@ extension SwapTests {
         #expect(warned != nil)
         #expect(await recorder.played(to: 2), "the run went on after the recording ended")
         // Whole from its end on: named so then (as its end reaches the file), not left as .partial until the run ends.
-        #expect(await waitUntil { FileManager.default.fileExists(atPath: path) && !FileManager.default.fileExists(atPath: path + ".partial") })
+        #expect(await waitUntil { () async -> Bool in
+            FileManager.default.fileExists(atPath: path) && !FileManager.default.fileExists(atPath: path + ".partial")
+        })
         await runner.stop()
         let outcome = await runner.wait()
         guard case .failed(let reason) = outcome else {

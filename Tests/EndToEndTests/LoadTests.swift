@@ -225,8 +225,8 @@ struct LoadFleetTests {
         let scratch = try Scratch()
         let origin = try await HLSBadInputTests.HostileServer(scratch: scratch)
         defer { Task { await origin.stop() } }
-        let ports = try (0..<4).map { _ in try FreePort.find() }
-        let prometheusPort = try FreePort.find()
+        let allPorts = try FreePort.find(5)
+        let (ports, prometheusPort) = (Array(allPorts.prefix(4)), allPorts[4])
         let targets = ports.map { "\"127.0.0.1:\($0)\"" }.joined(separator: ", ")
         let config = try scratch.write("prometheus.yml", """
             global: { scrape_interval: 1s }

@@ -27,7 +27,8 @@ struct PrometheusAlertTests {
                                         "quiet.m3u8"], in: scratch.path)
         let server = try await HTTPFolder(scratch.path)
         defer { Task { await server.stop() } }
-        let metricsPort = try FreePort.find(), prometheusPort = try FreePort.find(), alertmanagerPort = try FreePort.find()
+        let ports = try FreePort.find(3)
+        let (metricsPort, prometheusPort, alertmanagerPort) = (ports[0], ports[1], ports[2])
         // Prometheus sends each firing alert to its Alertmanager: here a sink that exits once it has CastlineAlarm.
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/webhook_sink.py").path
         let alertmanager = ChildProcess(executable: ChildProcess.which("python3") ?? "/usr/bin/python3",

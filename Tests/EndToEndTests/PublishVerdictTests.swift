@@ -33,7 +33,8 @@ struct PublishVerdictTests {
     func deadPathAndLateServer() async throws {
         let scratch = try Scratch()
         let (dead, late) = (scratch.file("dead.flv"), scratch.file("late.flv"))
-        let deadPort = try FreePort.find(), proxyPort = try FreePort.find(), latePort = try FreePort.find()
+        let ports = try FreePort.find(3)
+        let (deadPort, proxyPort, latePort) = (ports[0], ports[1], ports[2])
         func server(_ port: Int, _ file: String) throws -> ChildProcess {
             let server = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
                 "-nostdin", "-v", "error", "-listen", "1", "-i", "rtmp://127.0.0.1:\(port)/live/k", "-c", "copy", file,
