@@ -417,15 +417,3 @@ final class DelayPlayout: Sendable {
         return state.outputs
     }
 }
-
-/// A stream's byte arena, in a class so an array of them can sit in a Mutex.
-final class ByteArenaBox: @unchecked Sendable {  // only touched under DelayPlayout.arenas' lock
-    var arena = ByteArena()
-}
-
-/// A unit held for play-out: its bytes, and how far its presentation lies after its decode time
-/// (a B-frame's reordering; 0 for audio), the time the history keeps it by.
-struct HeldSample: Sendable {
-    let bytes: ByteSlice
-    let reorder: UInt64
-}

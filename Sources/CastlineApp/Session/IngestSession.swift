@@ -51,7 +51,10 @@ public struct IngestSession: Service {
         // Until a stop signal, or until nginx or stunnel is gone (killed, crashed): an ingest that
         // says it runs while publishers are refused would be a lie.
         let serverGone = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await gracefulShutdown()) == nil && false }
+            group.addTask {
+                try? await gracefulShutdown()
+                return false
+            }
             group.addTask {
                 while (try? await Task.sleep(for: .seconds(1))) != nil {
                     if await !server.isRunning { return true }

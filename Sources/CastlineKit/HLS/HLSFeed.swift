@@ -261,7 +261,8 @@ final class HLSFeed: Sendable {
             if let edge = flow.withLock({ $0.pendingEdge.removeValue(forKey: stream) }), let event = SourceTimingEvents.liveEdge(edge) {
                 _ = info.pad?.pushEvent(event)
             }
-            if let pts { stats.left(pts: pts, duration: info.buffer?.duration?.nanoseconds, through: pad, stream: stream) }
+            // The outlet from the probe's info: captured, the pad would hold its own probe and never be freed.
+            if let pts, let outlet = info.pad { stats.left(pts: pts, duration: info.buffer?.duration?.nanoseconds, through: outlet, stream: stream) }
             readAhead.drained()
             return .ok
         }
