@@ -97,6 +97,12 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {  //
               let caps = gst_value_get_caps(v) else { return nil }
         return Caps(borrowing: UnsafeMutablePointer(mutating: caps))
     }
+    /// A buffer-typed field's bytes, copied (a caps' `codec_data`).
+    public func bytes(_ field: String) -> [UInt8]? {
+        guard let v = value(field), v.pointee.g_type == gst_buffer_get_type(),
+              let boxed = g_value_get_boxed(v) else { return nil }
+        return mapBuffer(boxed.assumingMemoryBound(to: GstBuffer.self)) { Array($0) }
+    }
     /// nil when missing or GST_CLOCK_TIME_NONE.
     public func clockTime(_ field: String) -> ClockTime? {
         var result: GstClockTime = 0

@@ -37,7 +37,6 @@ public enum ElementCatalog {
         Entry(element: "mp4mux", package: "gstreamer1.0-plugins-good", purpose: "MP4 files"),
         Entry(element: "mpegtsmux", package: "gstreamer1.0-plugins-bad", purpose: "MPEG-TS files and SRT publishing"),
         Entry(element: "srtsink", package: "gstreamer1.0-plugins-bad", purpose: "SRT publishing"),
-        Entry(element: "flvmux", package: "gstreamer1.0-plugins-good", purpose: "RTMP publishing"),
         Entry(element: "rtmp2sink", package: "gstreamer1.0-plugins-bad", purpose: "RTMP publishing"),
         Entry(element: "tsdemux", package: "gstreamer1.0-plugins-bad", purpose: "HLS listening (MPEG-TS segments)"),
         Entry(element: "qtdemux", package: "gstreamer1.0-plugins-good", purpose: "HLS listening (fMP4 segments), MP4 files"),

@@ -1,7 +1,7 @@
 import GstKit
 
 /// Where a `StreamPublisher` sends: the elements at the end of its own pipeline, and how to
-/// read their counters and failures. RTMP is flvmux into rtmp2sink (`RTMPOutput`), SRT
+/// read their counters and failures. RTMP is FLV tags into rtmp2sink (`RTMPOutput`), SRT
 /// mpegtsmux into srtsink (`SRTOutput`), WHIP payloaders into webrtcbin (`WHIPOutput`).
 protocol PublishOutput: Sendable {
     /// `rtmp`, `srt`, `whip`: how messages name the publish.
@@ -21,12 +21,12 @@ protocol PublishOutput: Sendable {
     /// Why a first connection failed, in the user's words: `reason` from the output's error, or
     /// nil when nothing answered at all within `waited`.
     func neverConnected(reason: String?, waited: Duration) -> String
-    /// Builds the output's end of a publishing pipeline in `pipeline`: the pad each stream's
-    /// appsrc feeds, and the element `counters` and `isConnected` read. A `picture` (for
+    /// Builds the output's end of a publishing pipeline in `pipeline`: where the streams go in
+    /// (a pad per stream, or one of FLV tags), and the element `counters` and `isConnected` read. A `picture` (for
     /// `graph --gst`) carries no secret. `requestKeyframe` asks the encoder for one (a WebRTC
     /// receiver's PLI or FIR).
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
-               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element)
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: PublishInputs, output: Element)
     /// When the far end was last heard to take the stream, where the output knows it (the time
     /// since is not published time); nil: now.
     func lastHeard(_ output: Element) -> ContinuousClock.Instant?
@@ -47,7 +47,7 @@ extension PublishOutput {
     func progress(_ output: Element) -> WriteProgress? { nil }
 }
 
-/// An output that is a muxer into a network sink (RTMP, SRT): its `build` links them.
+/// An output that is a muxer into a network sink (SRT's): its `build` links them.
 protocol MuxedOutput: PublishOutput {
     /// The muxer and the network sink, not yet linked. A `picture` carries no secret: the real
     /// address, key and passphrase are read only for a real publish.
@@ -58,7 +58,7 @@ protocol MuxedOutput: PublishOutput {
 
 extension MuxedOutput {
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
-               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: PublishInputs, output: Element) {
         let (muxer, output) = try makeElements(picture: picture)
         try pipeline.add(muxer, output)
         try muxer.link(output)
@@ -69,7 +69,7 @@ extension MuxedOutput {
             }
             inputs[stream] = pad
         }
-        return (inputs, output)
+        return (.streams(inputs), output)
     }
 }
 

@@ -22,9 +22,11 @@ extension StreamPublisher {
             sinks[stream] = sink
         }
         let videoPad = sinks[.video]?.element.staticPad("sink")
+        let entered = sinks
         let timed = sinks.values.first?.element
         let publisher = StreamPublisher(
-            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff()),
+            settings: .init(output: output, streams: Set(inputs.keys), maxReconnects: maxReconnects, backoff: Backoff(),
+                            streamCaps: { entered.compactMapValues { $0.element.staticPad("sink")?.currentCaps } }),
             context: context,
             requestKeyframe: { videoPad?.pushEvent(.upstreamForceKeyUnit()) },
             mainTiming: { timed.flatMap { sink in sink.clock.flatMap { clock in sink.baseTime.map { (clock, $0) } } } })

@@ -20,6 +20,8 @@ final class StreamPublisher: Sendable {
         let streams: Set<StreamKind>
         let maxReconnects: Int?
         let backoff: Backoff
+        /// The caps each stream has where it enters the main pipeline (what FLV's metadata says).
+        var streamCaps: @Sendable () -> [StreamKind: Caps] = { [:] }
     }
 
     enum Phase {
@@ -45,7 +47,7 @@ final class StreamPublisher: Sendable {
         var generation = 0
         var pipeline: Pipeline?
         var output: Element?
-        var sources: [StreamKind: AppSrc] = [:]
+        var feed: (any PublishFeed)?
         /// Samples that came while the pipeline started, pushed in order once it plays.
         var pending: [(StreamKind, Sample)] = []
         /// What connections that have ended sent and had confirmed.
@@ -91,7 +93,7 @@ final class StreamPublisher: Sendable {
     /// What `accept` does once it has let go of the lock.
     private enum Step {
         case drop
-        case push(AppSrc?)
+        case push((any PublishFeed)?)
         /// The first sample: the pipeline of this generation is to be built (it waits in `pending`).
         case launch(generation: Int)
     }
@@ -159,11 +161,11 @@ final class StreamPublisher: Sendable {
                 }
                 return launch.map { .launch(generation: $0) } ?? .drop
             }
-            return .push(state.sources[stream])
+            return .push(state.feed)
         }
         switch step {
         case .drop: break
-        case .push(let target): _ = target?.pushInRunningTime(sample)
+        case .push(let feed): feed?.push(sample, on: stream)
         case .launch(let generation): queue.async { [self] in launch(generation: generation) }
         }
     }
@@ -184,10 +186,10 @@ final class StreamPublisher: Sendable {
     /// unpublishes), waiting for it at most `drain`. The verdict is what the far end took: a
     /// publish it never accepted is a failure, however long the run.
     func finish(drain: Duration) async -> SinkVerdict {
-        let (pipeline, output, draining): (Pipeline?, Element?, [AppSrc]) = state.withLock { state in
+        let (pipeline, output, draining): (Pipeline?, Element?, (any PublishFeed)?) = state.withLock { state in
             // Only a connection that is up has anything to drain into; otherwise the pipeline is only torn down.
-            let draining: [AppSrc]
-            if case .publishing = state.phase, state.connectedSince != nil { draining = Array(state.sources.values) } else { draining = [] }
+            var draining: (any PublishFeed)?
+            if case .publishing = state.phase, state.connectedSince != nil { draining = state.feed }
             // Up to the end, as far as can be told: a far end that stopped taking the stream did not have the end.
             if state.connectedSince != nil, let quiet = state.farEnd.quietSince(mediaCame: state.mediaCame, at: .now) {
                 state.lostAt = quiet
@@ -198,12 +200,12 @@ final class StreamPublisher: Sendable {
             state.pending = []
             defer {
                 state.pipeline = nil
-                state.sources = [:]
+                state.feed = nil
             }
             return (state.pipeline, state.output, draining)
         }
-        if pipeline != nil, !draining.isEmpty {
-            for source in draining { _ = source.endOfStream() }
+        if pipeline != nil, let draining {
+            draining.endOfStream()
             await waitForDrain(within: drain)
         }
         if let pipeline {
@@ -305,7 +307,7 @@ final class StreamPublisher: Sendable {
             guard case .starting(generation) = state.phase else { return false }
             state.pipeline = built.pipeline
             state.output = built.output
-            state.sources = built.sources
+            state.feed = built.feed
             if !state.reporting {
                 state.reporting = true
                 reportEverySecond()
@@ -329,7 +331,7 @@ final class StreamPublisher: Sendable {
                 return state.pending
             }
             guard let batch else { return }
-            for (stream, sample) in batch { _ = built.sources[stream]?.pushInRunningTime(sample) }
+            for (stream, sample) in batch { built.feed.push(sample, on: stream) }
         }
     }
 
@@ -366,7 +368,7 @@ final class StreamPublisher: Sendable {
             state.earlier = counters(&state)
             state.pipeline = nil
             state.output = nil
-            state.sources = [:]
+            state.feed = nil
             // A connection that was up: the time its far end was no longer taking the stream is not published time.
             let quiet = since ?? (state.connectedSince != nil ? state.farEnd.quietSince(mediaCame: state.mediaCame, at: .now) : nil)
             state.disconnected(at: quiet)

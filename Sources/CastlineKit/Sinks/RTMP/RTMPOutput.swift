@@ -1,7 +1,7 @@
 import GstKit
 
-/// RTMP's end of a publishing pipeline: flvmux into rtmp2sink.
-struct RTMPOutput: MuxedOutput {
+/// RTMP's end of a publishing pipeline: rtmp2sink, fed FLV tags castline writes (`FLVTagFeed`).
+struct RTMPOutput: PublishOutput {
     /// What rtmp2sink connects to, key included: never shown.
     let location: @Sendable () throws -> String
     let insecureTLS: Bool
@@ -11,9 +11,8 @@ struct RTMPOutput: MuxedOutput {
     var waitsForCallers: Bool { false }
     var displayURL: String { endpoint.displayURL }
 
-    func makeElements(picture: Bool) throws -> (muxer: Element, output: Element) {
-        let muxer = try ElementCatalog.make("flvmux")
-        try muxer.set("streamable", true)
+    func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: PublishInputs, output: Element) {
         let output = try ElementCatalog.make("rtmp2sink")
         try output.set("location", text: picture ? displayURL + "/****" : try location())
         // Timestamps are the main pipeline's running time; pacing happened there.
@@ -22,10 +21,10 @@ struct RTMPOutput: MuxedOutput {
         // header and a write; 4096 is what OBS and ffmpeg publish with (3 % less CPU for three destinations).
         try output.set("chunk-size", UInt32(4096))
         if insecureTLS { try output.set("tls-validation-flags", text: "0") }
-        return (muxer, output)
+        try pipeline.add(output)
+        guard let pad = output.staticPad("sink") else { throw BuildError("rtmp2sink has no sink pad") }
+        return (.flvTags(pad), output)
     }
-
-    func muxerPad(for stream: StreamKind) -> String { stream == .video ? "video" : "audio" }
 
     /// rtmp2sink's byte counters: sent, and acknowledged by the server.
     func counters(_ output: Element?) -> PublishCounters {

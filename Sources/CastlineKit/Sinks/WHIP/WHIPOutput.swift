@@ -27,7 +27,7 @@ struct WHIPOutput: PublishOutput {
     static let videoPayload = 96, audioPayload = 111
 
     func build(in pipeline: Pipeline, streams: [StreamKind], picture: Bool,
-               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: [StreamKind: Pad], output: Element) {
+               requestKeyframe: @escaping @Sendable () -> Void) throws -> (inputs: PublishInputs, output: Element) {
         let webrtc = try iceServers.webrtcbin()
         try pipeline.add(webrtc)
         let session = WHIPSession(endpoint: endpoint, token: picture ? nil : token, certificate: certificate, webrtc: webrtc,
@@ -64,7 +64,7 @@ struct WHIPOutput: PublishOutput {
             }
             inputs[stream] = first
         }
-        return (inputs, webrtc)
+        return (.streams(inputs), webrtc)
     }
 
     /// A stream's elements from its appsrc to webrtcbin: RTP payloading (and Opus encoding when
