@@ -6,7 +6,12 @@ import Synchronization
 /// configuration enter before anything that needs them, whichever stream's thread comes first.
 final class FLVTagFeed: PublishFeed {
     let source: AppSrc
-    private let writer = Mutex(FLVTagWriter())
+    private let writer = Mutex(Writing())
+    /// The writer, and each stream's last caps with their `codec_data` (read again only when the caps change).
+    private struct Writing {
+        var tags = FLVTagWriter()
+        var configs: [StreamKind: (caps: Caps, config: [UInt8]?)] = [:]
+    }
     /// The caps of each stream where it enters the main pipeline's appsinks, for `onMetaData`.
     private let streamCaps: @Sendable () -> [StreamKind: Caps]
 
@@ -18,12 +23,17 @@ final class FLVTagFeed: PublishFeed {
     func push(_ sample: Sample, on stream: StreamKind) {
         let running = sample.runningTime
         guard let dts = running.dts ?? running.pts else { return }
-        let caps = sample.caps?.structure(at: 0)
-        let unit = FLVTagWriter.Unit(stream: stream, dts: dts.nanoseconds, pts: (running.pts ?? dts).nanoseconds,
-                                     isKeyframe: !sample.isDelta, config: caps?.bytes("codec_data"))
+        let caps = sample.caps
         writer.withLock { writer in
+            var config = writer.configs[stream]?.config
+            if let caps, writer.configs[stream].map({ $0.caps != caps }) ?? true {
+                config = caps.structure(at: 0)?.bytes("codec_data")
+                writer.configs[stream] = (caps, config)
+            }
+            let unit = FLVTagWriter.Unit(stream: stream, dts: dts.nanoseconds, pts: (running.pts ?? dts).nanoseconds,
+                                         isKeyframe: !sample.isDelta, config: config)
             let tags = sample.withUnsafeBytes { payload in
-                writer.tags(for: unit, payload: payload, metadata: { Self.metadata(streamCaps()) })
+                writer.tags.tags(for: unit, payload: payload, metadata: { Self.metadata(streamCaps()) })
             } ?? []
             // The tag's time is in its bytes; the buffer's is the running time, for the pipeline.
             for tag in tags {
