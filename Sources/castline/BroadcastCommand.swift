@@ -33,10 +33,12 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Flag(help: "rtmps: do not validate the server certificate (said on every start).")
     var insecure = false
 
-    @Option(help: ArgumentHelp("Video size.", valueName: "WxH"))
-    var size = "1280x720"
-    @Option(help: "Frames per second.")
-    var fps: Double = 30
+    // Optional, their defaults said in the help: given with --source, --audio-only or a
+    // capture they would be ignored, and the shortcut says so.
+    @Option(help: ArgumentHelp("The test signal's video size (default: 1280x720).", valueName: "WxH"))
+    var size: String?
+    @Option(help: "The test signal's (or --camera's) frames per second (default: 30).")
+    var fps: Double?
     @Option(help: ArgumentHelp("Video bitrate, e.g. 2500k or 4M.", valueName: "bitrate"))
     var videoBitrate = Bitrate(bitsPerSecond: 2_500_000)
     @Option(help: ArgumentHelp("Audio bitrate, e.g. 128k.", valueName: "bitrate"))
@@ -50,8 +52,8 @@ struct BroadcastCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("cbr (the bitrate on the wire every second, as ingests ask), vbr (up to it) or crf (constant quality).",
                                valueName: "cbr|vbr|crf"))
     var rateControl = RateControl.cbr
-    @Option(help: ArgumentHelp("The test signal's tone in Hz (its beep is at twice this).", valueName: "Hz"))
-    var tone: Double = 1000
+    @Option(help: ArgumentHelp("The test signal's tone in Hz, its beep at twice this (default: 1000).", valueName: "Hz"))
+    var tone: Double?
 
     @Option(help: ArgumentHelp("Publish this media file instead of the test signal, looped; re-encoded only if it is not H.264/AAC.",
                                valueName: "path"))
@@ -83,10 +85,14 @@ struct BroadcastCommand: AsyncParsableCommand {
         made.passphraseEnv = passphraseEnv
         (made.whipURLs, made.tokenEnv, made.tokenFile) = (whip, tokenEnv, tokenFile)
         (made.fingerprint, made.insecure) = (fingerprint, insecure)
-        (made.size, made.fps, made.videoBitrate, made.audioBitrate) = (size, fps, videoBitrate, audioBitrate)
+        if let size { made.size = size }
+        if let fps { made.fps = fps }
+        if let tone { made.tone = tone }
+        made.signalFlags = Set([size.map { _ in "--size" }, fps.map { _ in "--fps" }, tone.map { _ in "--tone" }].compactMap { $0 })
+        (made.videoBitrate, made.audioBitrate) = (videoBitrate, audioBitrate)
         (made.keyframeInterval, made.audioOnly, made.source) = (keyframeInterval, audioOnly, source)
         (made.microphone, made.camera) = (microphone, camera)
-        (made.preset, made.rateControl, made.tone, made.record) = (preset, rateControl, tone, record)
+        (made.preset, made.rateControl, made.record) = (preset, rateControl, record)
         made.overwrite = overwrite
         (made.maxReconnects, made.name, made.stats) = (maxReconnects, name, stats.settings)
         return made

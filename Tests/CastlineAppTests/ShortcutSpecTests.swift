@@ -103,6 +103,13 @@ extension ShortcutSpecTests {
         #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000) }?.contains("8k to 320k") == true)
         #expect(refusal { $0.audioBitrate = Bitrate(bitsPerSecond: 1_000_000) }?.contains("8k to 320k") == true)
         #expect(refusal { $0.size = "640x360" } == nil)
+        // A flag that shapes nothing published is refused, not ignored.
+        let file = refusal { ($0.source, $0.signalFlags) = ("/etc/hostname", ["--size", "--tone"]) }
+        #expect(file?.hasPrefix("--size and --tone: --source publishes the file's own") == true, "\(file ?? "")")
+        #expect(refusal { ($0.audioOnly, $0.signalFlags) = (true, ["--fps"]) }?.contains("--audio-only publishes no video") == true)
+        #expect(refusal { ($0.microphone, $0.signalFlags) = ("default", ["--size"]) }?.contains("sound only") == true)
+        #expect(refusal { ($0.camera, $0.signalFlags) = ("/dev/video0", ["--size", "--fps"]) } == nil)
+        #expect(refusal { ($0.audioOnly, $0.signalFlags) = (true, ["--tone"]) } == nil)
     }
 
     @Test("paths given as flags are absolute in the spec, so a printed pipeline file runs from any folder")

@@ -31,6 +31,9 @@ public struct BroadcastShortcut: Sendable {
     /// The test signal's tone, in Hz.
     public var tone = TestSource.Audio.tone.defaultValue
     public var audioOnly = false
+    /// Which of --size, --fps and --tone were given: each shapes only what makes that part of
+    /// the signal, and is refused where nothing it shapes is published.
+    public var signalFlags: Set<String> = []
     /// A media file published, looped, instead of the test signal.
     public var source: String?
     /// Capture instead of the test signal: a microphone ("default", a PulseAudio source or an
@@ -100,6 +103,24 @@ public struct BroadcastShortcut: Sendable {
         if isCapturing, source != nil { throw SettingsError("give --source FILE or --microphone/--camera, not both") }
         if camera != nil, audioOnly { throw SettingsError("--audio-only publishes no video: leave out --camera") }
         guard (20...10_000).contains(tone) else { throw SettingsError("--tone: \(tone) Hz is out of 20 to 10000") }
+        try checkSignalFlags()
+    }
+
+    /// A flag that shapes nothing published is an error, not ignored.
+    private func checkSignalFlags() throws(SettingsError) {
+        func refused(_ flags: [String], _ why: String) throws(SettingsError) {
+            let given = flags.filter(signalFlags.contains)
+            guard !given.isEmpty else { return }
+            throw SettingsError("\(given.joined(separator: " and ")): \(why) (leave \(given.count == 1 ? "it" : "them") out)")
+        }
+        if source != nil {
+            try refused(["--size", "--fps", "--tone"], "--source publishes the file's own picture and sound, not the test signal")
+        } else if isCapturing {
+            try refused(["--tone"], "with --microphone or --camera there is no test tone")
+            if camera == nil { try refused(["--size", "--fps"], "--microphone publishes sound only") }
+        } else if audioOnly {
+            try refused(["--size", "--fps"], "--audio-only publishes no video")
+        }
     }
 
     private var isCapturing: Bool { microphone != nil || camera != nil }
