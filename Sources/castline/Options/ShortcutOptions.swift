@@ -1,10 +1,10 @@
 import ArgumentParser
 import CastlineKit
 
-/// What `broadcast` and `listen` share: they build a pipeline from flags, which
+/// What `broadcast`, `listen` and `monitor` share: they build a pipeline from flags, which
 /// may be printed instead of run, and may stop after a length of media.
 struct ShortcutOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Stop cleanly after this much media, e.g. 30s.", valueName: "duration"))
+    @Option(help: ArgumentHelp("Stop cleanly after this much media, e.g. 30s (monitor: this long on the wall clock, a stalled stream's time included).", valueName: "duration"))
     var duration: Duration?
     @Flag(help: "Print the pipeline file these flags make, and exit.")
     var printPipeline = false
