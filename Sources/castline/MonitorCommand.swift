@@ -28,6 +28,11 @@ struct MonitorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("POST each alarm raised or cleared to this URL, as its JSON line (retried while it fails).",
                                valueName: "url"))
     var webhook: String?
+    @Option(help: ArgumentHelp("The same, the URL read from this environment variable: for a URL that carries a secret, kept out of `ps`.",
+                               valueName: "VAR"))
+    var webhookEnv: String?
+    @Option(help: ArgumentHelp("The same, the URL read from this file's first line.", valueName: "path"))
+    var webhookFile: String?
     @Option(help: ArgumentHelp("A stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
     var endAfter = Duration.seconds(30)
     @OptionGroup
@@ -51,12 +56,16 @@ struct MonitorCommand: AsyncParsableCommand {
         }
     }
 
-    /// `--webhook`: an http(s) URL.
+    /// `--webhook`, `--webhook-env` or `--webhook-file`: an http(s) URL (one read is never echoed).
     var webhookURL: URL? {
         get throws(SettingsError) {
-            guard let webhook else { return nil }
-            guard let url = URL(string: webhook), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-                throw SettingsError("--webhook: not an http:// or https:// URL (try https://hooks.example.com/castline)")
+            let read = try TokenSource(env: webhookEnv, file: webhookFile, flags: ("--webhook-env", "--webhook-file"), noun: "URL")
+            if read != nil, webhook != nil { throw SettingsError("give --webhook, --webhook-env or --webhook-file, only one") }
+            let given: String? = if let webhook { webhook } else { try read?.read() }
+            guard let text = given else { return nil }
+            let flag = webhook != nil ? "--webhook" : webhookEnv != nil ? "--webhook-env \(webhookEnv ?? "")" : "--webhook-file \(webhookFile ?? "")"
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw SettingsError("\(flag): not an http:// or https:// URL (try https://hooks.example.com/castline)")
             }
             return url
         }

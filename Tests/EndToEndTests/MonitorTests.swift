@@ -163,7 +163,7 @@ struct MonitorTests {
                 "\(kind.stderr)")
     }
 
-    @Test("--webhook: each alarm POSTed as its JSON line, in order, retried after a 503; the URL's secret path never shown")
+    @Test("--webhook-env: each alarm POSTed as its JSON line, in order, retried after a 503; the URL's secret path never shown")
     func webhook() async throws {
         let scratch = try Scratch()
         try await HLSFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "8",
@@ -181,7 +181,9 @@ struct MonitorTests {
         let secret = "T0-\(UUID().uuidString)"
         let alarms = try scratch.write("alarms.yaml", "silence: { for: 1s }\n")
         let result = try await Castline.run(["monitor", server.url("gap.m3u8"), "--alarms", alarms, "--audio-only",
-                                             "--webhook", "http://127.0.0.1:\(port)/hooks/\(secret)"], timeout: .seconds(40))
+                                             "--webhook-env", "CASTLINE_TEST_WEBHOOK"],
+                                            environment: ["CASTLINE_TEST_WEBHOOK": "http://127.0.0.1:\(port)/hooks/\(secret)"],
+                                            timeout: .seconds(40))
         #expect(result.status == 0, "\(result.stderr)")
         let received = sink.standardOutput.split(separator: "\n").map { line -> (String, [String: Any]) in
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)

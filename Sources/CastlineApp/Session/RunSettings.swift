@@ -132,10 +132,13 @@ public struct TokenSource: Sendable {
     let origin: Origin
     /// The flags that give it, for messages.
     public let flags: (env: String, file: String)
+    /// What it is, for messages: a token, a URL.
+    let noun: String
 
     /// nil when neither is given; throws when both are.
-    public init?(env: String?, file: String?, flags: (env: String, file: String)) throws(SettingsError) {
+    public init?(env: String?, file: String?, flags: (env: String, file: String), noun: String = "token") throws(SettingsError) {
         self.flags = flags
+        self.noun = noun
         switch (env, file) {
         case (nil, nil): return nil
         case (let env?, nil): origin = .environment(env)
@@ -162,8 +165,8 @@ public struct TokenSource: Sendable {
         let trimmed = token.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else {
             switch origin {
-            case .environment(let name): throw SettingsError("\(flags.env) \(name): the token is empty")
-            case .file(let path): throw SettingsError("\(flags.file) \(path): the token is empty")
+            case .environment(let name): throw SettingsError("\(flags.env) \(name): the \(noun) is empty")
+            case .file(let path): throw SettingsError("\(flags.file) \(path): the \(noun) is empty")
             }
         }
         return trimmed
