@@ -60,7 +60,7 @@ let package = Package(
                                             .product(name: "Crypto", package: "swift-crypto")]),
         // Stage plugins: one folder each under Plugins/, depending on CastlineKit only, built as one
         // module so a new plugin is its folder and its line in Plugins/BuiltinStages.swift, nothing else.
-        .target(name: "StagePlugins", dependencies: ["CastlineKit", "CEbur128"], path: "Plugins"),
+        .target(name: "StagePlugins", dependencies: ["CastlineKit", "CEbur128", "Timing"], path: "Plugins"),
         // What a run does around its pipelines: the session and its lifecycle, the control API,
         // stats outputs and the terminal. The executable parses flags and calls it.
         .target(

@@ -33,6 +33,8 @@ public final class AlarmsStage: Stage {
     }
     private let checks = Mutex(Checks())
     private let timerStarted = Atomic(false)
+    /// Alarm changes go out when what they were found in plays.
+    private let played = PlayTimeGate()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         settings = AlarmSettings(spec.options)
@@ -50,6 +52,7 @@ public final class AlarmsStage: Stage {
         try identity.set("silent", true)
         let parts = try BinChain.rawForReading(stream) + [identity]
         _ = checks.withLock { $0.streams.insert(stream) }
+        played.timed(by: identity)
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] info in
             guard let self else { return .ok }
             if let event = info.event {
@@ -90,8 +93,10 @@ public final class AlarmsStage: Stage {
 
     private func read(_ buffer: BufferView, stream: StreamKind) {
         guard let pts = buffer.pts else { return }
+        var plays: ClockTime?
         let changes: [AlarmChange] = checks.withLock { checks in
             let start = Self.mediaSeconds(pts, segment: checks.segments[stream])
+            plays = checks.segments[stream]?.runningTime(of: pts)
             switch stream {
             case .audio:
                 guard let sound = checks.sound else { return [] }
@@ -107,7 +112,15 @@ public final class AlarmsStage: Stage {
                 return found
             }
         }
-        for change in changes { say(change) }
+        for change in changes { played.offer(runningTime: plays) { [weak self] in self?.say(change) } }
+    }
+
+    /// Told as what it was found in plays.
+    private func say(_ change: AlarmChange) {
+        // Where the fault began on the wall clock: as far back from now as it is in the media.
+        let since = Date().addingTimeInterval(change.since - change.at)
+        context.events.emit(.stage(Self.event(change, stage: context.componentName, hold: settings.checks[change.kind]?.hold,
+                                              since: since, mediaSince: change.since)))
     }
 
     /// Seconds of the stream (its own time, as a player's position shows it) of a buffer at `pts`.
@@ -116,12 +129,6 @@ public final class AlarmsStage: Stage {
         return Double(time.nanoseconds) / 1e9
     }
 
-    private func say(_ change: AlarmChange) {
-        // Where the fault began on the wall clock: as far back from now as it is in the media.
-        let since = Date().addingTimeInterval(change.since - change.at)
-        context.events.emit(.stage(Self.event(change, stage: context.componentName, hold: settings.checks[change.kind]?.hold,
-                                              since: since, mediaSince: change.since)))
-    }
 
     /// An alarm's event, as the stage and `FigureAlarms` both say it: `since` where the fault
     /// began on the wall clock; `mediaSince` where in the stream (the media checks).

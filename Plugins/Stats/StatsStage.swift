@@ -30,6 +30,8 @@ public final class StatsStage: Stage {
     private let probes = Mutex<[StreamKind: StreamProbe]>([:])
     /// Read on every buffer: an atomic, so the common case costs one load.
     private let timerStarted = Atomic(false)
+    /// Silences are told when the sound they were heard in plays.
+    private let played = PlayTimeGate()
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         every = spec.options[Self.every]
@@ -58,7 +60,7 @@ public final class StatsStage: Stage {
         pad.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
             guard let self, let probe else { return .ok }
             if let buffer = info.buffer {
-                if let change = probe.recordDecoded(buffer) { self.say(change, on: stream, counted: probe.silences) }
+                if let change = probe.recordDecoded(buffer) { self.say(change, on: stream, probe: probe, pts: buffer.pts) }
             } else if let event = info.event, event.kind == .caps {
                 probe.handle(event, decoded: true)
             }
@@ -66,12 +68,14 @@ public final class StatsStage: Stage {
         }
     }
 
-    /// `silence` or `sound` on a stream, with the silences counted on it so far.
-    private func say(_ change: SoundChange, on stream: StreamKind, counted silences: Int) {
-        let stage = context.componentName
-        context.events.emit(.stage(StageEvent(stage: stage, stream: stream, name: change.rawValue, fields: [:],
-                                              figures: [Self.silences.name: Double(silences)],
-                                              line: "\(change) on \(stream) (\(stage))")))
+    /// `silence` or `sound` on a stream, with the silences counted on it so far, once the buffer at `pts` plays.
+    private func say(_ change: SoundChange, on stream: StreamKind, probe: StreamProbe, pts: ClockTime?) {
+        let (stage, silences, events) = (context.componentName, probe.silences, context.events)
+        played.offer(runningTime: probe.runningTime(of: pts)) {
+            events.emit(.stage(StageEvent(stage: stage, stream: stream, name: change.rawValue, fields: [:],
+                                          figures: [Self.silences.name: Double(silences)],
+                                          line: "\(change) on \(stream) (\(stage))")))
+        }
     }
 
     /// An `identity` with a probe on its output. Raw audio levels are read from
@@ -85,11 +89,12 @@ public final class StatsStage: Stage {
             stream: stream, element: identity, levels: stream == .audio && input == .raw ? .passing : .none,
             silence: SilenceDetector(threshold: silenceBelow, after: silenceAfter))
         probes.withLock { $0[stream] = probe }
+        played.timed(by: identity)
         // The src pad sees single buffers even when upstream pushes lists (identity splits them).
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
             guard let self, let probe else { return .ok }
             if let buffer = info.buffer {
-                if let change = probe.record(buffer) { self.say(change, on: stream, counted: probe.silences) }
+                if let change = probe.record(buffer) { self.say(change, on: stream, probe: probe, pts: buffer.pts) }
                 self.startTimer()
             } else if let event = info.event {
                 probe.handle(event, decoded: false)
@@ -176,6 +181,11 @@ final class StreamProbe: Sendable {
 
     func readLevels(from source: LevelSource) {
         state.withLock { $0.levels = source }
+    }
+
+    /// The running time of `pts` in this stage's segment: when it plays.
+    func runningTime(of pts: ClockTime?) -> ClockTime? {
+        pts.flatMap { pts in state.withLock(\.segment)?.runningTime(of: pts) }
     }
 
     /// From the streaming thread; returns a silence change to announce.

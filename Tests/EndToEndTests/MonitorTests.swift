@@ -127,6 +127,43 @@ struct MonitorTests {
         #expect(!result.stderr.contains("alarm: black"), "stopped at the silence, before the black: \(result.stderr)")
     }
 
+    @Test("""
+    A live stream silent from the start: the silence alarm (and the stats stage's silence) comes once 5 s of it have \
+    played, not when the stage has read 5 s ahead of play-out, and says it began no earlier than the monitor connected
+    """)
+    func silenceToldAsItPlays() async throws {
+        try await withIngest { _, endpoints in
+            let key = "silent\(UInt16.random(in: 1000...9999))"
+            let publisher = ChildProcess(executable: "/usr/bin/ffmpeg", arguments: [
+                "-v", "error", "-re", "-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25",
+                "-t", "60", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "50", "-c:a", "aac",
+                "-f", "flv", endpoints.rtmpPublishURL(key: key),
+            ])
+            try publisher.start()
+            defer { publisher.signal(SIGKILL) }
+            // Four segments listed: the monitor starts three target durations back and reads them at once.
+            try #require(await endpoints.published(key: key).waitForSegments(4, timeout: .seconds(40)))
+            let result = try await Castline.run(["monitor", endpoints.hlsPlaylistURL(key: key), "--fail-on", "silence",
+                                                 "--stats-json", "-"], timeout: .seconds(40))
+            #expect(result.status == 3, "\(result.stderr)")
+            let events = jsonLines(result.stdout)
+            let iso = ISO8601DateFormatter()
+            iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            func time(_ event: String, _ field: String = "ts") -> Date? {
+                events.first { $0["event"] as? String == event }.flatMap { ($0[field] as? String).flatMap(iso.date) }
+            }
+            let connecting = try #require(events.first { $0["to"] as? String == "connecting" }.flatMap { ($0["ts"] as? String).flatMap(iso.date) })
+            let playing = try #require(events.first { $0["to"] as? String == "playing" }.flatMap { ($0["ts"] as? String).flatMap(iso.date) })
+            let raised = try #require(time("alarm-raised"), "\(result.stdout)")
+            let since = try #require(time("alarm-raised", "since"))
+            let heard = try #require(time("silence"), "\(result.stdout)")
+            // Seen 2 s early before: the stage read the playlist's first segments at once.
+            #expect(raised.timeIntervalSince(playing) >= 4.9, "raised \(raised.timeIntervalSince(playing)) s after playing began")
+            #expect(heard.timeIntervalSince(playing) >= 4.9, "silence told \(heard.timeIntervalSince(playing)) s after playing began")
+            #expect(since >= connecting.addingTimeInterval(-0.05), "began \(connecting.timeIntervalSince(since)) s before connecting")
+        }
+    }
+
     @Test("a live playlist that stops listing segments: stalled 1.5 target durations after the last, within 1 s; cleared within 1 s of the next")
     func stalledPlaylist() async throws {
         let scratch = try Scratch()
