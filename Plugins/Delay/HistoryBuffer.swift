@@ -103,7 +103,10 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
     /// cursor, each once, merged in pts order across streams (ties: lower
     /// stream first). Costs O(units returned).
     public func due(_ cursor: inout Cursor, through: UInt64? = nil) -> [MediaUnit<Payload>] {
-        state.withLock { $0.due(&cursor, through: through) }
+        state.withLock { state in
+            defer { state.pin(cursor) }
+            return state.due(&cursor, through: through)
+        }
     }
 
     /// The pts of the next unit the cursor would hand out, across streams; nil when none is held yet.
@@ -129,7 +132,10 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
     /// 0...available) and what was available.
     @discardableResult
     public func seek(_ cursor: inout Cursor, toDelay delay: Duration) -> (applied: Duration, available: Duration) {
-        state.withLock { $0.seek(&cursor, toDelay: delay) }
+        state.withLock { state in
+            defer { state.pin(cursor) }
+            return state.seek(&cursor, toDelay: delay)
+        }
     }
 
     /// Moves the cursor to a play-out position: units with pts at or before
@@ -140,7 +146,10 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
     /// arrived and `due(_:through:)` says their time has come.
     @discardableResult
     public func seek(_ cursor: inout Cursor, toPosition position: UInt64) -> UInt64? {
-        state.withLock { $0.seek(&cursor, toPosition: position) }
+        state.withLock { state in
+            defer { state.pin(cursor) }
+            return state.seek(&cursor, toPosition: position)
+        }
     }
 
     /// Moves the cursor near `target`, to where every stream really resumes (video at a
@@ -166,6 +175,7 @@ public final class HistoryBuffer<Payload: Sendable>: Sendable {
                 resume = min(next, state.nextPTS(trial) ?? next)
             }
             cursor = trial
+            state.pin(cursor)
             return resume
         }
     }
@@ -203,7 +213,12 @@ func nanoseconds(of duration: Duration) -> UInt64 {
 
 /// The lock-protected state of a `HistoryBuffer`.
 struct HistoryState<Payload: Sendable> {
+    /// How far past `maxNanoseconds` what play-out has still to play is kept (see `pin`).
+    static var slackNanoseconds: UInt64 { 10_000_000_000 }
+
     var maxNanoseconds: UInt64
+    /// The oldest pts play-out has still to play: not evicted, up to `slackNanoseconds` past the max.
+    private(set) var keepFrom: UInt64?
     var streams: [StreamHistory<Payload>] = []
     private(set) var newest: UInt64?
     private(set) var byteCount = 0
@@ -222,9 +237,18 @@ struct HistoryState<Payload: Sendable> {
         guard let newest, newest > maxNanoseconds else { return true }
         // Every stream, not only this one: a newer unit anywhere moves the
         // window for all (and the checks are O(1) when nothing is due to go).
-        let cutoff = newest - maxNanoseconds
+        var cutoff = newest - maxNanoseconds
+        if let keepFrom, keepFrom < cutoff { cutoff = max(keepFrom, cutoff - min(cutoff, Self.slackNanoseconds)) }
         for index in streams.indices { byteCount -= streams[index].evict(before: cutoff) }
         return true
+    }
+
+    /// Play-out's cursor is at `cursor`: what it has still to play is kept past the max (by at
+    /// most the slack). A move back to the oldest held, or a delay at the max, would otherwise
+    /// have each segment's worth of media, arriving at once, evict what play-out was about to
+    /// play: nothing would ever come due. Paused, play-out falls behind by the slack at most.
+    mutating func pin(_ cursor: HistoryCursor) {
+        keepFrom = [cursor.position, nextPTS(cursor)].compactMap { $0 }.min()
     }
 
     /// The latest of the streams' earliest starts: every stream can start there.

@@ -213,15 +213,18 @@ struct CursorTests {
         #expect(empty.seek(&early, toDelay: .seconds(1)) == (applied: .zero, available: .zero))
     }
 
-    @Test("a cursor left behind the history continues from the oldest held unit")
+    @Test("what a cursor has still to play is kept up to 10 s past the max; left further behind, it continues from the oldest held unit")
     func fallsBehind() {
         let buffer = HistoryBuffer<Tag>(maxDuration: .seconds(1))
         for sequence in 0..<100 { appendAudio(buffer, sequence) }
         var cursor = buffer.cursor(delay: .seconds(1))
         for sequence in 100..<400 { appendAudio(buffer, sequence) }  // 6 s with no play-out
-        let units = buffer.due(&cursor)
-        #expect(units.first?.payload.sequence == 349)
-        #expect(units.last?.payload.sequence == 349)
-        #expect(units.count == 1)
+        // Nothing it had still to play went: it goes on where it was (units of 20 ms; 1 s behind the newest).
+        let kept = buffer.due(&cursor)
+        #expect(kept.first?.payload.sequence == 50 && kept.last?.payload.sequence == 349 && kept.count == 300)
+        for sequence in 400..<1_400 { appendAudio(buffer, sequence) }  // 20 s more
+        // The newest is at 27.98 s: kept from 1 s + 10 s back, 16.98 s (unit 849); due up to 26.98 s (unit 1349).
+        let behind = buffer.due(&cursor)
+        #expect(behind.first?.payload.sequence == 849 && behind.last?.payload.sequence == 1_349 && behind.count == 501)
     }
 }
