@@ -89,6 +89,36 @@ struct DelayCommandTests {
         }
     }
 
+    @Test("""
+    A live HLS stream, its segments arriving 2 s at a time: a delay moved back beyond what --max-delay holds plays on from \
+    the oldest held, its sound heard (it stopped for good: each segment's arrival evicted what was about to play)
+    """)
+    func movedToTheOldestPlaysOn() async throws {
+        let scratch = try Scratch()
+        let server = try await HLSBadInputTests.HostileServer(scratch: scratch, run: true)
+        defer { Task { await server.stop() } }
+        try await ControlAPITests.withControl(["listen", server.url("run.m3u8"), "--audio-only", "--output", "null",
+                                               "--delay", "2s", "--max-delay", "6s", "--stats-json", scratch.file("stats.jsonl")]) { api, process in
+            func delayStage(_ status: [String: Any]) -> [String: Any]? {
+                (status["stats"] as? [[String: Any]])?.first { ($0["stage"] as? String)?.hasPrefix("delay") == true }
+            }
+            func heard(_ status: [String: Any]) -> Bool {
+                let sound = (status["stats"] as? [[String: Any]])?.first { $0["stream"] as? String == "audio" && $0["rms_dbfs"] != nil }
+                return (sound?["rms_dbfs"] as? Double ?? -120) > -60
+            }
+            let full = try await api.status(until: { (delayStage($0)?["available_delay_s"] as? Double ?? 0) >= 5.9 && heard($0) },
+                                            timeout: .seconds(20))
+            try #require((delayStage(full)?["available_delay_s"] as? Double ?? 0) >= 5.9 && heard(full), "\(full) \(process.standardError)")
+            let moved = try await api.post("/delay", json: #"{"seconds": 100}"#)
+            let from = try #require(delayStage(moved.json ?? [:])?["position_s"] as? Double, "\(moved.text)")
+            // Play-out goes on from there: its position moves on, and the sound is heard.
+            let later = try await api.status(until: { (delayStage($0)?["position_s"] as? Double ?? 0) >= from + 5 && heard($0) },
+                                             timeout: .seconds(12))
+            let position = delayStage(later)?["position_s"] as? Double ?? 0
+            #expect(position >= from + 5 && heard(later), "play-out at \(position) s after the move to \(from) s: \(later)")
+        }
+    }
+
     @Test("castline --version prints the version")
     func version() async throws {
         let result = try await Castline.run(["--version"])
