@@ -162,6 +162,8 @@ final class StreamProbe: Sendable {
         var format: SampleFormat?
         var bytesPerSecond = 0
         var segment: SegmentInfo?
+        /// The running time the last buffer that passed ends at: what is heard is not past it.
+        var passedUntil: UInt64?
 
         /// Feeds a measured buffer to the silence detector; a change to announce, if any.
         mutating func silence(of measured: (level: AudioLevel, bytesPerSecond: Int), buffer: BufferFacts) -> SoundChange? {
@@ -196,6 +198,9 @@ final class StreamProbe: Sendable {
         let level = measure(buffer, from: .passing)
         return state.withLock { state in
             state.meter.record(facts, level: level?.level)
+            if let pts = buffer.pts, let end = state.segment?.runningTime(of: pts + (buffer.duration ?? .zero)) {
+                state.passedUntil = max(state.passedUntil ?? 0, end.nanoseconds)
+            }
             return level.flatMap { state.silence(of: $0, buffer: facts) }
         }
     }
@@ -263,8 +268,9 @@ final class StreamProbe: Sendable {
     /// nil until the clock runs and the stream has a segment.
     func heardPosition(latency: UInt64) -> Double? {
         guard let running = element.runningTime?.nanoseconds, running >= latency,
-              let segment = state.withLock(\.segment) else { return nil }
-        let heard = ClockTime(nanoseconds: running - latency)
+              let (segment, passedUntil) = state.withLock({ state in state.segment.map { ($0, state.passedUntil) } }) else { return nil }
+        // Nothing came (a stall, an outage): what is heard stands at the end of the last buffer.
+        let heard = ClockTime(nanoseconds: min(running - latency, passedUntil ?? .max))
         guard let pts = segment.position(ofRunningTime: heard) else { return nil }
         let question = StreamTimeQuery.Question(stream: stream, runningTime: heard.nanoseconds, pts: pts.nanoseconds)
         let time = element.staticPad("sink").flatMap { StreamTimeQuery.ask(through: $0, question) }

@@ -134,10 +134,11 @@ struct StreamMeter: Sendable {
             figures["late_frames"] = Double(lateFrames)
             figures["dropped_frames"] = Double(droppedFrames)
         }
-        if measuresLevel {
-            // An interval without audio reads as the floor, not as the last level.
-            figures[StatsStage.level.name] = level.rmsDBFS ?? AudioLevel.floor
-            figures["peak_dbfs"] = level.peakDBFS ?? AudioLevel.floor
+        // An interval without audio has no level: left out (not the floor, which silence reads as,
+        // nor the last level).
+        if measuresLevel, let rms = level.rmsDBFS {
+            figures[StatsStage.level.name] = rms
+            figures["peak_dbfs"] = level.peakDBFS ?? rms
         }
         intervalStart = now
         intervalBytes = 0

@@ -31,6 +31,16 @@ struct MeterTests {
         #expect(abs((idle["bitrate_10s_kbps"] ?? 0) - 1500) < 0.01)
     }
 
+    @Test("an interval in which no sound came has no level (not the floor silence reads as)")
+    func noSoundNoLevel() {
+        var meter = StreamMeter(stream: .audio)
+        meter.record(BufferFacts(pts: 0, duration: 10_000_000, size: 1000, arrival: 0), level: AudioLevel(sumOfSquares: 0.25 * 100, peak: 0.5, samples: 100))
+        let heard = meter.snapshot(now: 1_000_000_000)
+        #expect(abs((heard["rms_dbfs"] ?? 0) + 6.02) < 0.01, "\(heard)")
+        let stalled = meter.snapshot(now: 2_000_000_000)
+        #expect(stalled["rms_dbfs"] == nil && stalled["peak_dbfs"] == nil && stalled["bitrate_kbps"] == 0, "\(stalled)")
+    }
+
     @Test("bitrate counts media time: a burst of two seconds of buffers in one second reads as the stream's rate")
     func burst() {
         var meter = StreamMeter(stream: .audio)
