@@ -28,6 +28,9 @@ public enum RunSession {
         public var failOn: Set<AlarmKind> = []
         /// POST each alarm event here (`monitor --webhook`).
         public var webhook: URL?
+        /// The first pipeline to end stops the others (`latency`: past the broadcast's end, the
+        /// listener would only measure its own tail).
+        public var endTogether = false
 
         public init(stopAfter: Duration? = nil, stats: StatsSettings = .init(), control: ControlSettings = .init(),
                     keys: Bool = false, watch: Bool = false) {

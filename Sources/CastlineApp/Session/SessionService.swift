@@ -93,6 +93,13 @@ final class SessionService: Service, Sendable {
                 pipelines.map { pipeline in Task { try await Task.sleep(for: limit); await pipeline.runner.stop() } }
             } ?? [] : []
             defer { for timer in timers { timer.cancel() } }
+            let together = options.endTogether && failures.isEmpty ? pipelines.map { ended in
+                Task {
+                    _ = await ended.runner.wait()
+                    for pipeline in pipelines { await pipeline.runner.stop() }
+                }
+            } : []
+            defer { for watcher in together { watcher.cancel() } }
             var failed = !failures.isEmpty
             if failures.count < pipelines.count {
                 for failure in failures { Terminal.status(failure.line) }

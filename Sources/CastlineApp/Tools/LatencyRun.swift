@@ -37,12 +37,15 @@ public enum LatencyRun {
         listen.measureLatency = true
         // The stream is not there until the broadcast has run a segment or two.
         listen.waitForLive = true
-        // Once the broadcast stops, the listener plays what it has and ends soon after.
+        // The listener stops with the broadcast (`endTogether`); a broadcast that stops on its own
+        // (a failure) leaves the listener to end 8 s after the playlist stopped moving.
         listen.endAfter = .seconds(8)
         let entries = [publish.spec, listen.spec].map { build in
             RunSession.Entry(plan: PipelineFiles.load(origin: "castline latency", build).orExit())
         }
-        let status = await RunSession.run(entries, options: .init(stopAfter: duration, stats: StatsSettings(latencyLines: true)))
+        var options = RunSession.Options(stopAfter: duration, stats: StatsSettings(latencyLines: true))
+        options.endTogether = true
+        let status = await RunSession.run(entries, options: options)
         await ingest?.stop()
         return status
     }
