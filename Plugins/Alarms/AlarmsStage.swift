@@ -119,8 +119,7 @@ public final class AlarmsStage: Stage {
     private func say(_ change: AlarmChange) {
         // Where the fault began on the wall clock: as far back from now as it is in the media.
         let since = Date().addingTimeInterval(change.since - change.at)
-        context.events.emit(.stage(Self.event(change, stage: context.componentName, hold: settings.checks[change.kind]?.hold,
-                                              since: since, mediaSince: change.since)))
+        context.events.emit(.stage(Self.event(change, stage: context.componentName, since: since, mediaSince: change.since)))
     }
 
     /// Seconds of the stream (its own time, as a player's position shows it) of a buffer at `pts`.
@@ -132,7 +131,7 @@ public final class AlarmsStage: Stage {
 
     /// An alarm's event, as the stage and `FigureAlarms` both say it: `since` where the fault
     /// began on the wall clock; `mediaSince` where in the stream (the media checks).
-    static func event(_ change: AlarmChange, stage: String, hold: Double?, since: Date, mediaSince: Double?) -> StageEvent {
+    static func event(_ change: AlarmChange, stage: String, since: Date, mediaSince: Double?) -> StageEvent {
         let stream = change.kind.stream ?? change.stream
         var fields = ["value": change.value, "threshold": change.threshold]
         if let mediaSince { fields["since_s"] = mediaSince }
@@ -140,7 +139,7 @@ public final class AlarmsStage: Stage {
         let line: String
         switch change.edge {
         case .raised:
-            fields["hold_s"] = hold
+            fields["hold_s"] = change.hold
             let when = mediaSince.map(clock) ?? since.formatted(date: .omitted, time: .standard)
             line = "alarm: \(change.kind.rawValue)\(on) since \(when) (\(describe(change)))"
         case .cleared:

@@ -18,6 +18,8 @@ public struct FigureAlarms: Sendable {
     private var readsPlaylist = false
     private var quietStreams: [String: Bool] = [:]
     private var reconnectingSince: Double?
+    /// How late the playlist's next segment was when the source first said it was waiting.
+    private var playlistLateness: Double?
     /// The latest seconds behind live each part reported.
     private var behindLive: [String: Double] = [:]
 
@@ -37,8 +39,11 @@ public struct FigureAlarms: Sendable {
                 readsPlaylist = true
                 let waiting = figures[StatsFigure.waitingForMedia]
                 // The sample without it is said as the new media comes: the fault ended then, not a tick before.
+                // The source says it once the next segment is 1.5 target durations late: that is the
+                // threshold (its first figure), and the alarm needs no hold of its own.
+                if let waiting, conditions["stalled"]?.faultBegan == nil { playlistLateness = waiting }
                 changes += judge(.stalled, key: "stalled", faulty: waiting != nil, value: waiting ?? 0, at: now,
-                                 began: waiting.map { now - $0 }, ended: waiting == nil ? now : nil, hold: 0)
+                                 began: waiting.map { now - $0 }, ended: waiting == nil ? now : nil, hold: 0, threshold: playlistLateness)
                 if let speed = figures[StatsFigure.fetchSpeed] {
                     changes += judge(.slowDownload, key: "slow-download", faulty: speed < threshold(.slowDownload), value: speed, at: now,
                                      worse: (<))
@@ -64,6 +69,13 @@ public struct FigureAlarms: Sendable {
                 changes += judge(.avDrift, key: "av-drift", faulty: abs(offset) > threshold(.avDrift), value: offset, at: now,
                                  worse: { abs($0) > abs($1) })
             }
+        case .streamEnded, .endOfStream:
+            // Over: nothing is faulty any more, whatever was raised is cleared as the stream ends.
+            for key in conditions.keys.sorted() {
+                guard let condition = conditions[key], condition.raised else { continue }
+                changes += judge(condition.kind, key: key, faulty: false, value: 0, at: now, ended: now, clearAfter: 0, stream: condition.stream)
+            }
+            reconnectingSince = nil
         case .stateChanged(_, let to):
             if to == .reconnecting {
                 reconnectingSince = reconnectingSince ?? now
@@ -80,8 +92,7 @@ public struct FigureAlarms: Sendable {
         }
         return changes.map { change in
             RunEvent(time: event.time, pipeline: event.pipeline, kind: .stage(AlarmsStage.event(
-                change, stage: stage, hold: settings.checks[change.kind]?.hold,
-                since: Date(timeIntervalSince1970: change.since), mediaSince: nil)))
+                change, stage: stage, since: Date(timeIntervalSince1970: change.since), mediaSince: nil)))
         }
     }
 
@@ -89,11 +100,14 @@ public struct FigureAlarms: Sendable {
 
     /// One judgement of `key` over the time since its last, when its check is on.
     private mutating func judge(_ kind: AlarmKind, key: String, faulty: Bool, value: Double, at now: Double, began: Double? = nil,
-                                ended: Double? = nil, hold: Double? = nil, stream: StreamKind? = nil,
+                                ended: Double? = nil, hold: Double? = nil, threshold: Double? = nil, clearAfter: Double? = nil, stream: StreamKind? = nil,
                                 worse: (Double, Double) -> Bool = (>)) -> [AlarmChange] {
         guard var check = settings.checks[kind], check.on else { return [] }
         if let hold { check.hold = hold }
+        if let threshold { check.threshold = threshold }
+        if let clearAfter { check.clearAfter = clearAfter }
         var condition = conditions[key] ?? HeldCondition(kind: kind, check: check, stream: stream)
+        condition.check = check
         let from = judged[key] ?? now
         // A figure is what was so when it was reported: a fault is dated from the first report of it.
         let change = condition.update(faulty: faulty, value: value, from: from, to: now, began: began ?? now, ended: ended, worse: worse)

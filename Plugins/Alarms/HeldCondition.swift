@@ -5,7 +5,8 @@ import CastlineKit
 /// raises once and clears once.
 struct HeldCondition: Sendable {
     let kind: AlarmKind
-    let check: AlarmCheck
+    /// Its threshold and times: a figure check may set them as it judges (see `FigureAlarms`).
+    var check: AlarmCheck
     /// The stream it judges, when a figure check judges one.
     var stream: StreamKind?
     /// When the fault now running began (media seconds), and the worst value seen in it.
@@ -32,7 +33,8 @@ struct HeldCondition: Sendable {
             worst = worst.map { worse(value, $0) ? value : $0 } ?? value
             guard !raised, let since = faultBegan, end - since >= check.hold else { return nil }
             raised = true
-            return AlarmChange(kind: kind, stream: stream, edge: .raised, value: worst ?? value, threshold: check.threshold, since: since, at: end)
+            return AlarmChange(kind: kind, stream: stream, edge: .raised, value: worst ?? value, threshold: check.threshold, since: since, at: end,
+                               hold: check.hold)
         }
         guard raised else {
             faultBegan = nil
@@ -67,4 +69,6 @@ struct AlarmChange: Sendable, Equatable {
     let since: Double
     /// Where the alarm was raised (the hold passed) or the fault ended.
     let at: Double
+    /// The hold the fault lasted before it was raised (a raise's).
+    var hold: Double? = nil
 }

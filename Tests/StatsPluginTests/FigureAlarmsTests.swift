@@ -39,6 +39,25 @@ struct FigureAlarmsTests {
             if case .stage(let alarm) = event.kind { alarm.fields["lasted_s"] } else { nil }
         }
         #expect(lasted == [3.5], "\(lasted)")
+        // Its figures say the rule it went by: raised when the source first said it waited (0.5 s here), with no hold of its own.
+        let raised = out.compactMap { event -> StageEvent? in
+            if case .stage(let alarm) = event.kind, alarm.name == AlarmsStage.raisedEvent { alarm } else { nil }
+        }
+        #expect(raised.first?.fields["hold_s"] == 0 && raised.first?.fields["threshold"] == 0.5, "\(raised)")
+    }
+
+    @Test("a stream that ends while stalled: the alarm is cleared as it ends")
+    func clearedAtTheEnd() {
+        var judge = FigureAlarms(options: OptionValues(), stage: "alarms2")
+        var out: [RunEvent] = []
+        for second in 0..<6 {
+            var figures = [StatsFigure.downloadBitrate: 900.0]
+            if second >= 3 { figures[StatsFigure.waitingForMedia] = Double(second - 3) + 0.5 }
+            out += judge.update(Self.stats(Double(second), figures))
+        }
+        out += judge.update(RunEvent(time: Self.start.addingTimeInterval(6), pipeline: "p", kind: .streamEnded(reason: "no new media for 30s")))
+        let seen = Self.alarms(out)
+        #expect(seen.map(\.name) == ["alarm-raised", "alarm-cleared"] && seen.last?.second == 6, "\(seen)")
     }
 
     @Test("another source: stalled once no stream brought a byte for the hold (5 s)")
