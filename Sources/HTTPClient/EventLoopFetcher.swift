@@ -135,6 +135,8 @@ public final class EventLoopFetcher: HTTPGetting {
             case .cancelled: return .cancelled
             default: return .network("\(error)", url: address)
             }
+        case let error as NIOConnectionError where error.connectionErrors.isEmpty && error.dnsAError != nil:
+            return .hostNotFound(url: address)
         case let error as NIOConnectionError where !error.connectionErrors.isEmpty || error.dnsAError != nil:
             return .refused(url: address)
         case let error as IOError where error.errnoCode == ECONNREFUSED:

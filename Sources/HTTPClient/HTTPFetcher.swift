@@ -14,6 +14,8 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(url: String, limit: Int)
     /// Nothing accepts connections there (refused, or the host is unreachable).
     case refused(url: String)
+    /// The host's name does not resolve (no such name, or no DNS answer).
+    case hostNotFound(url: String)
     case cancelled
 
     public var description: String {
@@ -24,6 +26,7 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooManyRedirects(let url, let limit): "more than \(limit) redirects from \(url) (a redirect loop?)"
         case .tooLarge(let url, let limit): "\(url) is larger than \(limit / 1024 / 1024) MB"
         case .refused(let url): "nothing answers at \(url) (connection refused)"
+        case .hostNotFound(let url): "the host of \(url) is not found (its name does not resolve)"
         case .cancelled: "cancelled"
         }
     }
@@ -31,7 +34,7 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Trouble that may pass (the network, the server's own errors, a timeout).
     public var isTransient: Bool {
         switch self {
-        case .network, .timedOut, .refused: true
+        case .network, .timedOut, .refused, .hostNotFound: true
         case .http(let status, _): status >= 500 || status == 408 || status == 429
         default: false
         }

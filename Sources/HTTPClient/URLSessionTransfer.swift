@@ -146,7 +146,9 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfer(task) else { return }
         remove(task)
-        if let error = error as? URLError, [.cannotConnectToHost, .cannotFindHost].contains(error.code) {
+        if let error = error as? URLError, error.code == .cannotFindHost {
+            transfer.finish(throwing: FetchError.hostNotFound(url: transfer.url.absoluteString))
+        } else if let error = error as? URLError, error.code == .cannotConnectToHost {
             transfer.finish(throwing: FetchError.refused(url: transfer.url.absoluteString))
         } else if let error {
             transfer.finish(throwing: FetchError.network(error.localizedDescription, url: transfer.url.absoluteString))
