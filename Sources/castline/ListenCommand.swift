@@ -33,8 +33,9 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried (default 10s).",
                                valueName: "duration"))
     var timeout: Duration?
-    @Option(help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
-                               valueName: "duration"))
+    // Unconditional: `--delay -5s` is a bad value to name, not a missing one.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
+                                                        valueName: "duration"))
     var delay: Duration?
     @Option(help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
                                valueName: "duration"))

@@ -81,6 +81,7 @@ public struct ListenShortcut: Sendable {
         if let timeout, timeout <= .zero {
             throw SettingsError("--timeout: \(timeout.configText) is not a duration above 0 (try 10s)")
         }
+        if endAfter <= .zero { throw SettingsError("--end-after: \(endAfter.configText) is not a duration above 0 (try 30s)") }
     }
 
     /// The pipeline these flags stand for, before `PipelineSpec.completed` checks it and fills its defaults.
