@@ -22,6 +22,7 @@ final class PlayTimeGate: Sendable {
     func timed(by element: Element) { state.withLock { $0.element = element } }
 
     /// `tell` what was found in a buffer that plays at `runningTime`. From a streaming thread.
+    /// Every tell goes out on one serial queue, in the order offered.
     func offer(runningTime: ClockTime?, _ tell: @escaping @Sendable () -> Void) {
         let element = state.withLock { $0.element }
         var ahead = Duration.zero
@@ -30,33 +31,34 @@ final class PlayTimeGate: Sendable {
             if gap <= Self.furthestAhead { ahead = gap }
         }
         let now = ContinuousClock.now
-        let sayNow: Bool = state.withLock { state in
-            // Nothing waits and it plays now: said on this thread, in order.
-            if ahead == .zero, state.due.isEmpty { return true }
+        let first: Bool = state.withLock { state in
             // Never before what was found earlier.
-            let at = max(now + ahead, state.due.last?.at ?? now)
-            state.due.append((at, tell))
-            return false
+            state.due.append((max(now + ahead, state.due.last?.at ?? now), tell))
+            return state.due.count == 1
         }
-        if sayNow {
-            tell()
-        } else {
-            schedule(after: ahead)
-        }
+        // Otherwise a drain is due already for what waits first, and goes on to this.
+        if first { schedule(after: ahead) }
     }
 
+    /// Tells everything still waiting, now, in order (the stream ended: nothing more plays to wait for).
+    func flush() {
+        queue.async { self.drain(all: true) }
+    }
+
+    // Strong: what was found is told even if the stage is released meanwhile (10 s at most).
     private func schedule(after delay: Duration) {
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay.totalNanoseconds))) { [weak self] in self?.drain() }
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay.totalNanoseconds))) { self.drain() }
     }
 
-    /// Says what plays by now, then waits for the next.
-    private func drain() {
+    /// Tells what plays by now (`all`: everything), then waits for the next.
+    private func drain(all: Bool = false) {
         let (ready, next): ([@Sendable () -> Void], Duration?) = state.withLock { state in
             let now = ContinuousClock.now
-            let count = state.due.prefix { $0.at <= now }.count
+            let count = all ? state.due.count : state.due.prefix { $0.at <= now }.count
             let ready = state.due.prefix(count).map(\.tell)
             state.due.removeFirst(count)
-            return (ready, state.due.first.map { $0.at - now })
+            // One chain of drains at a time: `offer` starts one only when nothing waited.
+            return (ready, state.due.first.map { max(.zero, $0.at - now) })
         }
         for tell in ready { tell() }
         if let next { schedule(after: next) }

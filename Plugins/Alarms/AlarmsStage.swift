@@ -84,6 +84,8 @@ public final class AlarmsStage: Stage {
         case .segment:
             if let segment = event.segment { checks.withLock { $0.segments[stream] = segment } }
         case .eos:
+            // What was found and waits to play is told now: nothing more plays after the end.
+            played.flush()
             // The figures up to the end (the integrated loudness of the whole), not of a second before it.
             _ = report()
         default:

@@ -18,6 +18,8 @@ public struct FigureAlarms: Sendable {
     private var readsPlaylist = false
     private var quietStreams: [String: Bool] = [:]
     private var reconnectingSince: Double?
+    /// The stream has ended: nothing more is judged.
+    private var ended = false
     /// How late the playlist's next segment was when the source first said it was waiting.
     private var playlistLateness: Double?
     /// The latest seconds behind live each part reported.
@@ -30,6 +32,7 @@ public struct FigureAlarms: Sendable {
     }
 
     public mutating func update(_ event: RunEvent) -> [RunEvent] {
+        guard !ended else { return [] }
         let now = event.time.timeIntervalSince1970
         var changes: [AlarmChange] = []
         switch event.kind {
@@ -70,12 +73,15 @@ public struct FigureAlarms: Sendable {
                                  worse: { abs($0) > abs($1) })
             }
         case .streamEnded, .endOfStream:
-            // Over: nothing is faulty any more, whatever was raised is cleared as the stream ends.
+            // Over: whatever was raised is cleared as the stream ends, and nothing is judged after
+            // (the source goes on saying it waits until the pipeline stops).
             for key in conditions.keys.sorted() {
                 guard let condition = conditions[key], condition.raised else { continue }
-                changes += judge(condition.kind, key: key, faulty: false, value: 0, at: now, ended: now, clearAfter: 0, stream: condition.stream)
+                changes += judge(condition.kind, key: key, faulty: false, value: 0, at: now, ended: now,
+                                 hold: condition.check.hold, threshold: condition.check.threshold, clearAfter: 0, stream: condition.stream)
             }
             reconnectingSince = nil
+            ended = true
         case .stateChanged(_, let to):
             if to == .reconnecting {
                 reconnectingSince = reconnectingSince ?? now

@@ -251,9 +251,16 @@ struct HistoryState<Payload: Sendable> {
         keepFrom = [cursor.position, nextPTS(cursor)].compactMap { $0 }.min()
     }
 
-    /// The latest of the streams' earliest starts: every stream can start there.
+    /// The latest of the streams' earliest starts, each its keyframe playing at the max's edge (or
+    /// its first, when newer): every stream can start there. What `pin` keeps older than that is
+    /// for play-out already there, not to move to.
     var earliestStart: UInt64? {
-        streams.compactMap { history in history.firstKeyframeIndex.map { history.units[$0].pts } }.max()
+        let edge = newest.map { $0 - min($0, maxNanoseconds) } ?? 0
+        return streams.compactMap { history -> UInt64? in
+            guard let first = history.firstKeyframeIndex else { return nil }
+            let start = history.keyframeIndex(atOrBefore: edge) ?? first
+            return history.units[max(start, first)].pts
+        }.max()
     }
 
     var availableNanoseconds: UInt64 {

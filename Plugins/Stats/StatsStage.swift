@@ -98,6 +98,8 @@ public final class StatsStage: Stage {
                 self.startTimer()
             } else if let event = info.event {
                 probe.handle(event, decoded: false)
+                // What was heard and waits to play is told now: nothing more plays after the end.
+                if event.kind == .eos { self.played.flush() }
             }
             return .ok
         }

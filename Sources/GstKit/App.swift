@@ -169,6 +169,9 @@ public final class AppSrc: @unchecked Sendable {  // immutable fields; appsrc AP
         return FlowResult(gst_app_src_push_buffer(src, copy))  // takes the copy
     }
 
+    /// Bytes queued, not yet pushed downstream.
+    public var queuedBytes: UInt64 { UInt64(gst_app_src_get_current_level_bytes(src)) }
+
     @discardableResult
     public func endOfStream() -> FlowResult { FlowResult(gst_app_src_end_of_stream(src)) }
 

@@ -59,8 +59,10 @@ struct MonitorCommand: AsyncParsableCommand {
     /// `--webhook`, `--webhook-env` or `--webhook-file`: an http(s) URL (one read is never echoed).
     var webhookURL: URL? {
         get throws(SettingsError) {
+            if [webhook, webhookEnv, webhookFile].compactMap({ $0 }).count > 1 {
+                throw SettingsError("give --webhook, --webhook-env or --webhook-file, only one")
+            }
             let read = try TokenSource(env: webhookEnv, file: webhookFile, flags: ("--webhook-env", "--webhook-file"), noun: "URL")
-            if read != nil, webhook != nil { throw SettingsError("give --webhook, --webhook-env or --webhook-file, only one") }
             let given: String? = if let webhook { webhook } else { try read?.read() }
             guard let text = given else { return nil }
             let flag = webhook != nil ? "--webhook" : webhookEnv != nil ? "--webhook-env \(webhookEnv ?? "")" : "--webhook-file \(webhookFile ?? "")"

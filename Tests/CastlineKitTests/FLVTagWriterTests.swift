@@ -55,5 +55,9 @@ struct FLVTagWriterTests {
         #expect(again.count == 2 && again[0][12] == 0 && Array(again[0][16...].prefix(changed.count)) == changed)
         let late = Self.tags(&writer, Self.unit(.video, ms: 0x0123_4567, key: false, config: changed), [9])
         #expect(Self.header(late[0]).ms == 0x0123_4567 && late[0][7] == 0x01)
+        // Tags the output's queue may have dropped: the configuration goes again before what follows.
+        writer.resendConfigurations()
+        let resent = Self.tags(&writer, Self.unit(.video, ms: 0x0123_4600, config: changed), [9])
+        #expect(resent.count == 2 && resent[0][12] == 0, "\(resent)")
     }
 }

@@ -56,6 +56,8 @@ struct FigureAlarmsTests {
             out += judge.update(Self.stats(Double(second), figures))
         }
         out += judge.update(RunEvent(time: Self.start.addingTimeInterval(6), pipeline: "p", kind: .streamEnded(reason: "no new media for 30s")))
+        // The source goes on saying it waits until the pipeline stops: not raised again.
+        out += judge.update(Self.stats(7, [StatsFigure.downloadBitrate: 900.0, StatsFigure.waitingForMedia: 4.5]))
         let seen = Self.alarms(out)
         #expect(seen.map(\.name) == ["alarm-raised", "alarm-cleared"] && seen.last?.second == 6, "\(seen)")
     }

@@ -16,6 +16,9 @@ final class MetricsRecorder: Sendable {
     private let totals = Mutex<[String: Double]>([:])
     private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let gauges = Mutex<[String: CoreMetrics.Gauge]>([:])
+    /// The gauges each stage and stream's last sample set: one its next sample leaves out (a level
+    /// while no sound came) goes from the exposition, rather than keep a value no longer so.
+    private let lastGauges = Mutex<[String: Set<String>]>([:])
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -88,6 +91,15 @@ final class MetricsRecorder: Sendable {
     func record(_ sample: StatsSample, pipeline: String) {
         let labels = [("pipeline", pipeline), ("stage", sample.stage), ("stream", sample.stream?.rawValue ?? "")]
         let labelKey = labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+        let present = Set(sample.figures.keys.filter { Self.counterNames[$0] == nil })
+        let gone = lastGauges.withLock { last in
+            defer { last[labelKey] = present }
+            return (last[labelKey] ?? []).subtracting(present)
+        }
+        for figure in gone {
+            let key = Self.gaugeName(figure) + "{" + labelKey + "}"
+            gauges.withLock { $0.removeValue(forKey: key) }?.destroy()
+        }
         for (figure, value) in sample.figures where value.isFinite {
             if let name = Self.counterNames[figure] {
                 let key = name + "{" + labelKey + "}"

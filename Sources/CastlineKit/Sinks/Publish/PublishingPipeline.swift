@@ -32,11 +32,14 @@ struct PublishingPipeline {
         self.output = output
     }
 
+    /// What each appsrc queues before it drops its oldest (leaky downstream).
+    static let queueBytes: UInt64 = 8_000_000
+
     private static func source(_ name: String, into pad: Pad, in pipeline: Pipeline) throws -> AppSrc {
         let source = try AppSrc.make(name: name)
         // Not live: a muxer then waits for every stream instead of timing out on the clock.
         source.configure(isLive: false, format: true)
-        try source.element.set("max-bytes", UInt64(8_000_000))
+        try source.element.set("max-bytes", queueBytes)
         try source.element.set("leaky-type", text: "downstream")
         // No queue after it: appsrc already queues, and pushes from a thread of its own.
         try pipeline.add(source.element)

@@ -37,6 +37,9 @@ final class FLVTagFeed: PublishFeed {
             } ?? []
             // The tag's time is in its bytes; the buffer's is the running time, for the pipeline.
             for tag in tags {
+                // A full queue drops its oldest tags (rtmp2sink still connecting, a stalled uplink),
+                // which may be the configurations: they go again, so what follows decodes.
+                if source.queuedBytes + UInt64(tag.count) > PublishingPipeline.queueBytes { writer.tags.resendConfigurations() }
                 tag.withUnsafeBytes { _ = source.push($0, pts: dts, dts: dts, duration: nil, isDelta: false, discont: false) }
             }
         }

@@ -26,6 +26,10 @@ struct FLVTagWriter {
         var audioRate: Int?, audioChannels: Int?
     }
 
+    /// The configurations may not have reached the output (its queue dropped tags): each is
+    /// sent again before its stream's next unit.
+    mutating func resendConfigurations() { configs = [:] }
+
     /// Running time of this connection's first tag, in nanoseconds.
     private var start: UInt64?
     private var configs: [StreamKind: [UInt8]] = [:]
@@ -39,15 +43,18 @@ struct FLVTagWriter {
             start = unit.dts
             tags.append(Self.tag(.script, at: 0, body: Self.onMetaData(metadata())))
         }
-        guard let start, unit.dts >= start else { return [] }
+        // A tag's size has 24 bits: a unit past 16 MiB cannot be carried (nor is any real frame that big).
+        guard let start, unit.dts >= start, payload.count < 0xFF_FF00 else { return [] }
         let time = UInt32(truncatingIfNeeded: (unit.dts - start) / 1_000_000)
         if let config = unit.config, configs[unit.stream] != config {
             configs[unit.stream] = config
             tags.append(Self.tag(unit.stream == .video ? .video : .audio, at: time,
                                  body: Self.head(unit.stream, keyframe: true, configuration: true, compositionTime: 0) + config))
         }
-        // Composition time: how far the picture's presentation is past its decoding, in ms.
-        let composition = Int32(clamping: (Int64(bitPattern: unit.pts) - Int64(bitPattern: unit.dts)) / 1_000_000)
+        // Composition time: how far the picture's presentation is past its decoding, in ms, as the
+        // difference of the two in whole ms (so decode time plus it is the presentation's ms).
+        let presentation = unit.pts >= start ? Int64((unit.pts - start) / 1_000_000) : 0
+        let composition = Int32(clamping: presentation - Int64(time))
         var body = Self.head(unit.stream, keyframe: unit.isKeyframe, configuration: false, compositionTime: max(0, composition))
         body.append(contentsOf: payload)
         tags.append(Self.tag(unit.stream == .video ? .video : .audio, at: time, body: body))
