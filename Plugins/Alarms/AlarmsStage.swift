@@ -120,7 +120,7 @@ public final class AlarmsStage: Stage {
     /// Told as what it was found in plays.
     private func say(_ change: AlarmChange) {
         // Where the fault began on the wall clock: as far back from now as it is in the media.
-        let since = Date().addingTimeInterval(change.since - change.at)
+        let since = change.wallSince(now: Date())
         context.events.emit(.stage(Self.event(change, stage: context.componentName, since: since, mediaSince: change.since)))
     }
 

@@ -1,4 +1,5 @@
 import CastlineKit
+import Foundation
 
 /// One alarm's raise and clear, in media time: raised once its fault has lasted the hold time
 /// (from when the fault began), cleared once the fault has been gone `clearAfter`. Each fault
@@ -51,7 +52,10 @@ struct HeldCondition: Sendable {
             worst = nil
             goneSince = nil
         }
-        return AlarmChange(kind: kind, stream: stream, edge: .cleared, value: worst ?? value, threshold: check.threshold, since: since, at: gone)
+        var cleared = AlarmChange(kind: kind, stream: stream, edge: .cleared, value: worst ?? value, threshold: check.threshold, since: since,
+                                  at: gone)
+        cleared.judged = end
+        return cleared
     }
 }
 
@@ -71,4 +75,9 @@ struct AlarmChange: Sendable, Equatable {
     let at: Double
     /// The hold the fault lasted before it was raised (a raise's).
     var hold: Double? = nil
+    /// Where in the media it was judged (a clear is judged `clearAfter` past where the fault ended).
+    var judged: Double?
+
+    /// Where the fault began on the wall clock, told `now` as the media where it was judged plays.
+    func wallSince(now: Date) -> Date { now.addingTimeInterval(since - (judged ?? at)) }
 }

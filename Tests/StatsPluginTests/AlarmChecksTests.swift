@@ -39,6 +39,13 @@ struct AlarmChecksTests {
         }
         #expect(changes.map(\.edge) == [.raised, .cleared], "\(changes)")
         #expect(abs((changes.last?.at ?? 0) - 1.9) < 1e-9, "the fault ended after the last peak, at 1.9 s")
+        // Judged a second after it ended: told as that plays, its start on the wall clock is the raise's.
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let raisedAt = now.addingTimeInterval(-10)  // when the raise was told, as 1.1 s played
+        let (raised, cleared) = (changes[0], changes[1])
+        let told = raisedAt.addingTimeInterval((cleared.judged ?? 0) - raised.at)
+        #expect(abs(cleared.wallSince(now: told).timeIntervalSince(raised.wallSince(now: raisedAt))) < 1e-6,
+                "raised since \(raised.wallSince(now: raisedAt)), cleared since \(cleared.wallSince(now: told))")
     }
 
     /// Stereo: a 1 kHz sine of `peak` dBFS on both channels, or silence; `seconds` long.
