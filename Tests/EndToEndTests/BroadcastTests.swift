@@ -242,6 +242,11 @@ struct BroadcastTests {
         // One the flags cannot check names the key it became, never a line of a file the user did not write.
         let preset = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-env", "HOME", "--preset", "bogus"])
         #expect(preset.status == 2 && preset.stderr.hasPrefix("castline broadcast: stages[0].encode.video.preset: \"bogus\""), "\(preset.stderr)")
+        // A flag that shapes nothing published is refused, not ignored: the file's own picture goes out.
+        let ignored = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-env", "HOME", "--source", "/etc/hostname",
+                                              "--size", "640x360"])
+        #expect(ignored.status == 64 && ignored.stderr.contains("--size: --source publishes the file's own picture and sound"),
+                "\(ignored.stderr)")
     }
 
     @Test("the key never appears in arguments, output, --print-pipeline or the graph")

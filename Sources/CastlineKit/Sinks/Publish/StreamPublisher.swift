@@ -2,7 +2,7 @@
 // it keeps across connections (counters, published time, when the far end was last heard)
 // share one State under one lock, and read best whole. Watching the connection is in
 // +Connection, the status line in +Reports, building the pipeline in `PublishingPipeline`,
-// what the far end says in `PublishOutput`.
+// how samples enter it in `PublishFeed`, what the far end says in `PublishOutput`.
 import Timing
 import Foundation
 import GstKit

@@ -55,9 +55,10 @@ struct FLVTagWriter {
         // difference of the two in whole ms (so decode time plus it is the presentation's ms).
         let presentation = unit.pts >= start ? Int64((unit.pts - start) / 1_000_000) : 0
         let composition = Int32(clamping: presentation - Int64(time))
-        var body = Self.head(unit.stream, keyframe: unit.isKeyframe, configuration: false, compositionTime: max(0, composition))
-        body.append(contentsOf: payload)
-        tags.append(Self.tag(unit.stream == .video ? .video : .audio, at: time, body: body))
+        // The frame goes straight into its tag: one copy of it, not two.
+        tags.append(Self.tag(unit.stream == .video ? .video : .audio, at: time,
+                             body: Self.head(unit.stream, keyframe: unit.isKeyframe, configuration: false, compositionTime: max(0, composition)),
+                             then: payload))
         return tags
     }
 
@@ -76,16 +77,20 @@ struct FLVTagWriter {
     }
 
     /// A whole tag: header (type, body size, 24+8-bit timestamp in ms, stream id 0), body, and the tag's size.
-    static func tag(_ type: TagType, at milliseconds: UInt32, body: [UInt8]) -> [UInt8] {
+    /// `then`: more of the body, after `body`.
+    static func tag(_ type: TagType, at milliseconds: UInt32, body: [UInt8],
+                    then rest: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) -> [UInt8] {
+        let size = body.count + rest.count
         var tag: [UInt8] = []
-        tag.reserveCapacity(11 + body.count + 4)
+        tag.reserveCapacity(11 + size + 4)
         tag.append(type.rawValue)
-        tag.append(contentsOf: bigEndian(UInt32(body.count), bytes: 3))
+        tag.append(contentsOf: bigEndian(UInt32(size), bytes: 3))
         tag.append(contentsOf: bigEndian(milliseconds & 0xFF_FFFF, bytes: 3))
         tag.append(UInt8(milliseconds >> 24))
         tag.append(contentsOf: [0, 0, 0])
         tag.append(contentsOf: body)
-        tag.append(contentsOf: bigEndian(UInt32(11 + body.count), bytes: 4))
+        tag.append(contentsOf: rest)
+        tag.append(contentsOf: bigEndian(UInt32(11 + size), bytes: 4))
         return tag
     }
 
