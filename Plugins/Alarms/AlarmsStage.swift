@@ -142,7 +142,8 @@ public final class AlarmsStage: Stage {
         switch change.edge {
         case .raised:
             fields["hold_s"] = change.hold
-            let when = mediaSince.map(clock) ?? since.formatted(date: .omitted, time: .standard)
+            // On the wall clock as the events' `since` is (UTC, 24-hour), not in the locale's 12-hour form.
+            let when = mediaSince.map(clock) ?? since.formatted(.iso8601.time(includingFractionalSeconds: false)) + " UTC"
             line = "alarm: \(change.kind.rawValue)\(on) since \(when) (\(describe(change)))"
         case .cleared:
             fields["lasted_s"] = change.at - change.since

@@ -199,6 +199,8 @@ public struct InitSection: Equatable, Sendable {
 public enum PlaylistError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not a playlist at all (an HTML page, an error body): `starts` is how it begins.
     case notAPlaylist(starts: String)
+    /// Media itself (a segment's URL given for its playlist's): `format` is what it is.
+    case media(format: String)
     /// It starts as a playlist but is not UTF-8 text (§4.1), e.g. Latin-1.
     case notUTF8
     /// Too large, or a line too long: refused before it costs memory.
@@ -210,6 +212,8 @@ public enum PlaylistError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .notAPlaylist(let starts):
             "not an HLS playlist: it does not start with #EXTM3U (it starts with \"\(starts)\"); check that the URL is the stream's playlist, not a page or an error"
+        case .media(let format):
+            "not an HLS playlist: the URL gives \(format) media, a segment's worth; give the URL of the .m3u8 playlist that lists it"
         case .notUTF8: "the playlist is not UTF-8 text, as HLS requires (§4.1); check how the server writes it"
         case .tooLarge(let what): "the playlist is too large: \(what)"
         case .malformed(let what): "the playlist is malformed: \(what)"

@@ -38,7 +38,10 @@ public enum PlaylistParser {
         let text = body.sub(start, body.count)
         guard !text.isEmpty else { throw .notAPlaylist(starts: "an empty body") }
         // §4.1: "Playlist files MUST be encoded in UTF-8"; an HTML page in Latin-1 is not one either.
-        guard text.hasPrefix("#EXTM3U") else { throw .notAPlaylist(starts: opening(text)) }
+        guard text.hasPrefix("#EXTM3U") else {
+            if let format = mediaFormat(text) { throw .media(format: format) }
+            throw .notAPlaylist(starts: opening(text))
+        }
         guard String(validating: text, as: UTF8.self) != nil else { throw .notUTF8 }
         var reader = Reader(base: base)
         var position = 0
@@ -52,6 +55,22 @@ public enum PlaylistParser {
             lineNumber += 1
         }
         return try reader.playlist()
+    }
+
+    /// The media format a body that is not a playlist begins as, by its first bytes: what a
+    /// segment's URL gives. Nil for anything else (a page, an error).
+    static func mediaFormat(_ body: Bytes) -> String? {
+        let count = body.count
+        func ascii(_ from: Int, _ text: String) -> Bool {
+            count >= from + text.utf8.count && text.utf8.enumerated().allSatisfy { body[from + $0.offset] == $0.element }
+        }
+        // A transport stream's packets are 188 bytes, each starting with the sync byte 0x47.
+        if count >= 189, body[0] == 0x47, body[188] == 0x47, count < 377 || body[376] == 0x47 { return "MPEG-TS" }
+        if ["ftyp", "styp", "moof", "moov", "sidx"].contains(where: { ascii(4, $0) }) { return "MP4" }
+        // Packed audio (HLS §3.4) opens with an ID3 tag; bare ADTS with its 12-bit sync word.
+        if ascii(0, "ID3") { return "packed audio (ID3-tagged)" }
+        if count >= 2, body[0] == 0xFF, body[1] & 0xF6 == 0xF0 { return "AAC (ADTS)" }
+        return nil
     }
 
     /// How a body that is not a playlist begins: its first 40 printable characters, blanks collapsed.

@@ -16,3 +16,31 @@ struct MetricsRecorderTests {
         #expect(recorder.exposition().contains("castline_rms_dbfs{"), "\(recorder.exposition())")
     }
 }
+
+@Suite("load metrics")
+struct LoadMetricsTests {
+    private func exposition(_ metrics: LoadMetrics) -> String {
+        var bytes: [UInt8] = []
+        metrics.registry.emit(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("viewers playing and stalled now beside active; behind-live buckets only while some viewer's latency is known")
+    func viewersAndBehindLive() {
+        let metrics = LoadMetrics()
+        var totals = LoadTotals()
+        (totals.started, totals.active, totals.playingNow, totals.stalledNow) = (20, 20, 17, 3)
+        metrics.record(totals)
+        var text = exposition(metrics)
+        #expect(text.contains(#"castline_load_viewers{state="playing"} 17"#) && text.contains(#"castline_load_viewers{state="stalled"} 3"#), "\(text)")
+        #expect(!text.contains("castline_load_viewers_behind_live_seconds{"), "no PROGRAM-DATE-TIME: no zeros saying nobody is behind\n\(text)")
+        totals.liveLatencies = [4.5, 7.5]
+        metrics.record(totals)
+        text = exposition(metrics)
+        #expect(text.contains(#"castline_load_viewers_behind_live_seconds{le="5.0"} 1"#)
+                && text.contains(#"castline_load_viewers_behind_live_seconds{le="+Inf"} 2"#), "\(text)")
+        totals.liveLatencies = []
+        metrics.record(totals)
+        #expect(!exposition(metrics).contains("castline_load_viewers_behind_live_seconds{"))
+    }
+}

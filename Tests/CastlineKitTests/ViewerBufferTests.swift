@@ -117,6 +117,43 @@ struct ViewerBufferTests {
         #expect(totals.fetch == nil, "a stream's media is no fetch")
     }
 
+    @Test("a buffer that runs out just as the next segment comes does not stall")
+    func runsOutAsTheNextComes() {
+        var buffer = ViewerBuffer(resumeAhead: 2)
+        buffer.segmentFetched(duration: 2, at: 0)
+        buffer.segmentFetched(duration: 2, at: 2)
+        buffer.segmentFetched(duration: 2, at: 4)
+        #expect(buffer.stalls == 0 && buffer.stalledSeconds(at: 4) == 0)
+    }
+
+    @Test("the test's end: what viewers do while they wind down after it (a buffer run dry, a run torn down) is no stall")
+    func windingDown() {
+        let tally = LoadTally()
+        let began = ContinuousClock.now
+        tally.started(1, at: began)
+        tally.started(2, at: began)
+        var buffer = ViewerBuffer(resumeAhead: 1)
+        buffer.segmentFetched(duration: 2, at: 0)
+        buffer.segmentFetched(duration: 2, at: 1.9)
+        tally.fetched(1, buffer: buffer, seconds: nil, bytes: 100)
+        tally.decoded(2, entered: .playing, at: 0.5)
+        tally.decoded(2, latency: 4, at: 1)
+        tally.end(at: began + .seconds(3.9))
+        tally.decoded(2, entered: .reconnecting, at: 4.5)
+        tally.decoded(2, latency: 9, at: 4.6)
+        tally.finished(1, at: began + .seconds(4.5))
+        tally.finished(2, at: began + .seconds(4.7))
+        let totals = tally.totals(at: began + .seconds(5))
+        #expect(totals.stalls == 0 && totals.stalledSeconds == 0, "\(totals)")
+        #expect(totals.active == 0 && totals.liveLatencies.isEmpty, "\(totals)")
+        let running = LoadTally()
+        running.started(2, at: began)
+        running.decoded(2, entered: .playing, at: 0.5)
+        running.decoded(2, latency: 4, at: 1)
+        running.end(at: began + .seconds(3))
+        #expect(running.totals(at: began + .seconds(5)).liveLatencies == [4], "a viewer not yet stopped reads as at the end")
+    }
+
     @Test("a decoded viewer's run: its first PLAYING is the first frame, each buffering until PLAYING a stall; its latency grows while held")
     func decodedTimeline() {
         let tally = LoadTally()

@@ -467,6 +467,18 @@ private let html = #"""
         #expect(failure(Data([0x00, 0x01, 0xFF])) == .notAPlaylist(starts: "binary data"))
     }
 
+    @Test("a segment's URL given for the playlist's: said to be media, by its format, not quoted as bytes")
+    func mediaBodies() {
+        var packet = [UInt8](repeating: 0xFF, count: 376)
+        (packet[0], packet[1], packet[188], packet[189]) = (0x47, 0x40, 0x47, 0x01)
+        #expect(failure(Data(packet)) == .media(format: "MPEG-TS"))
+        #expect(failure(Data(packet))?.description.contains("give the URL of the .m3u8 playlist") == true)
+        #expect(failure(Data([0, 0, 0, 24]) + Data("ftypiso6".utf8) + Data(count: 16)) == .media(format: "MP4"))
+        #expect(failure(Data("ID3".utf8) + Data([4, 0, 0, 0, 0, 0x3F])) == .media(format: "packed audio (ID3-tagged)"))
+        #expect(failure(Data([0xFF, 0xF1, 0x50, 0x80])) == .media(format: "AAC (ADTS)"))
+        #expect(failure("Gone: see elsewhere") == .notAPlaylist(starts: "Gone: see elsewhere"), "text starting with G is no transport stream")
+    }
+
     @Test func nonUTF8Body() {
         let latin1 = Data("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\nca".utf8) + [0xF1] + Data("on.ts\n".utf8)
         #expect(failure(latin1) == .notUTF8)

@@ -44,6 +44,8 @@ struct FigureAlarmsTests {
             if case .stage(let alarm) = event.kind, alarm.name == AlarmsStage.raisedEvent { alarm } else { nil }
         }
         #expect(raised.first?.fields["hold_s"] == 0 && raised.first?.fields["threshold"] == 0.5, "\(raised)")
+        // The wall-clock time on its line reads as the event's `since` does: UTC, 24-hour, whatever the locale.
+        #expect(raised.first?.line?.contains("since 08:00:03 UTC") == true, "\(raised)")
     }
 
     @Test("a stream that ends while stalled: the alarm is cleared as it ends")

@@ -36,8 +36,9 @@ final class LoadMetrics: Sendable {
     }
 
     func record(_ totals: LoadTotals) {
-        let viewers = Self.name("viewers", "", "Viewers active, started and failed")
-        for (state, count) in [("active", totals.active), ("started", totals.started), ("failed", totals.failed)] {
+        let viewers = Self.name("viewers", "", "Viewers active (of them playing and stalled now), started and failed")
+        for (state, count) in [("active", totals.active), ("playing", totals.playingNow), ("stalled", totals.stalledNow),
+                               ("started", totals.started), ("failed", totals.failed)] {
             registry.makeGauge(descriptor: viewers, labels: [("state", state)]).set(Double(count))
         }
         let before = last.withLock { last -> LoadTotals in defer { last = totals }; return last }
@@ -55,10 +56,16 @@ final class LoadMetrics: Sendable {
         registry.makeGauge(descriptor: Self.name("rebuffer_ratio", "", "Stalled time over stalled and played time")).set(totals.rebufferRatio)
         // A histogram of now, not of all time: viewers at most `le` seconds behind live, as gauges
         // shaped as buckets, so `histogram_quantile` over their sum reads a fleet's percentiles.
-        let behind = Self.name("viewers_behind_live", "seconds", "Active viewers at most le seconds behind live (EXT-X-PROGRAM-DATE-TIME)")
-        for bound in Self.latencyBuckets {
-            registry.makeGauge(descriptor: behind, labels: [("le", "\(bound)")]).set(Double(totals.liveLatencies.count { $0 <= bound }))
+        // Only while some viewer's latency is known: zeros would say nobody is behind.
+        let behind = Self.name("viewers_behind_live", "seconds",
+                               "Active viewers at most le seconds behind live, of those whose playlist gives EXT-X-PROGRAM-DATE-TIME")
+        for (label, bound) in Self.latencyBuckets.map({ ("\($0)", $0) }) + [("+Inf", .infinity)] {
+            let gauge = registry.makeGauge(descriptor: behind, labels: [("le", label)])
+            if totals.liveLatencies.isEmpty {
+                registry.unregisterGauge(gauge)
+            } else {
+                gauge.set(Double(totals.liveLatencies.count { $0 <= bound }))
+            }
         }
-        registry.makeGauge(descriptor: behind, labels: [("le", "+Inf")]).set(Double(totals.liveLatencies.count))
     }
 }

@@ -209,6 +209,8 @@ struct LoadService: Service {
                 next += .seconds(1)
             }
         }
+        // What the viewers saw up to here is the test; their winding down is not.
+        tally.end()
         timer.cancel()
         viewers.cancel()
         await viewers.value

@@ -26,6 +26,15 @@ public final class LoadTally: Sendable {
         var fetches = SecondsHistogram()
         /// The first request that failed with no HTTP status (the network, a timeout): why.
         var firstErrorWithoutStatus: String?
+        /// When the test ended: viewers still stopping after it are counted as they were then,
+        /// so a buffer that runs dry while its viewer winds down is not a stall.
+        var ended: ContinuousClock.Instant?
+
+        /// `time` (seconds from the viewer's start) is past the test's end.
+        func isOver(_ number: Int, at time: Double) -> Bool {
+            guard let ended, let began = viewers[number]?.began else { return false }
+            return time > (ended - began).seconds
+        }
     }
 
     /// What happens to a viewer, as it happens (for histograms, which a total cannot fill).
@@ -71,6 +80,7 @@ public final class LoadTally: Sendable {
     /// A decoded viewer's run entered `state` at `time` (seconds from the viewer's start).
     public func decoded(_ number: Int, entered runState: RunState, at time: Double) {
         let first = state.withLock { tally -> Double? in
+            guard !tally.isOver(number, at: time) else { return nil }
             var timeline = tally.viewers[number]?.timeline ?? PlayerTimeline()
             let had = timeline.firstFrame != nil
             timeline.entered(runState, at: time)
@@ -82,7 +92,10 @@ public final class LoadTally: Sendable {
 
     /// A decoded viewer's run measured how far behind live it plays.
     public func decoded(_ number: Int, latency: Double, at time: Double) {
-        state.withLock { $0.viewers[number]?.timeline?.measured(latency: latency, at: time) }
+        state.withLock { state in
+            guard !state.isOver(number, at: time) else { return }
+            state.viewers[number]?.timeline?.measured(latency: latency, at: time)
+        }
     }
 
     func rendition(_ number: Int, _ rendition: String, switched: Bool) {
@@ -103,9 +116,15 @@ public final class LoadTally: Sendable {
     /// Why the first request that got no HTTP status failed, for the line under the summary.
     public var firstErrorWithoutStatus: String? { state.withLock(\.firstErrorWithoutStatus) }
 
-    /// The viewer stopped: its buffer played on to now first, so a stall under way is kept.
+    /// The test is over at `time`: no viewer plays, or stalls, past it.
+    public func end(at time: ContinuousClock.Instant = .now) {
+        state.withLock { $0.ended = $0.ended ?? time }
+    }
+
+    /// The viewer stopped: its buffer played on to now (or the test's end) first, so a stall under way is kept.
     public func finished(_ number: Int, at now: ContinuousClock.Instant = .now) {
         state.withLock { state in
+            let now = min(now, state.ended ?? now)
             guard let began = state.viewers[number]?.began else { return }
             let time = (now - began).seconds
             state.viewers[number]?.buffer?.advance(to: time)
@@ -121,6 +140,8 @@ public final class LoadTally: Sendable {
     /// The running totals at `now` (`wall` on the wall clock, for the live latency).
     public func totals(at now: ContinuousClock.Instant = .now, wall: Date = Date()) -> LoadTotals {
         state.withLock { state in
+            let wall = wall.addingTimeInterval(-max(0, state.ended.map { (now - $0).seconds } ?? 0))
+            let now = min(now, state.ended ?? now)
             var totals = LoadTotals()
             var firstFrames: [Double] = [], latencies: [Double] = []
             var played = 0.0

@@ -46,7 +46,8 @@ public struct ViewerBuffer: Sendable, Equatable {
         guard firstFrame != nil, time > now else { return }
         if stalledSince == nil {
             let elapsed = time - now
-            if elapsed >= ahead {
+            // Running out just as `time` comes is not a stall: what comes at `time` plays on.
+            if elapsed > ahead {
                 stalledSince = now + ahead
                 played = fetched
                 stalls += 1
