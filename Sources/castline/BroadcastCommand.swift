@@ -43,7 +43,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     var videoBitrate = Bitrate(bitsPerSecond: 2_500_000)
     @Option(help: ArgumentHelp("Audio bitrate, e.g. 128k.", valueName: "bitrate"))
     var audioBitrate = Bitrate(bitsPerSecond: 128_000)
-    @Option(help: ArgumentHelp("Time between keyframes, e.g. 2s.", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Time between keyframes, e.g. 2s.", valueName: "duration"))
     var keyframeInterval = Duration.seconds(2)
     @Flag(help: "Publish the tone only, no video.")
     var audioOnly = false

@@ -23,7 +23,7 @@ struct LatencyCommand: AsyncParsableCommand {
     var local = false
     @Option(help: ArgumentHelp("Video size of the test signal.", valueName: "WxH"))
     var size = "640x360"
-    @Option(help: ArgumentHelp("How long to measure.", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How long to measure.", valueName: "duration"))
     var duration = Duration.seconds(30)
 
     var broadcast: BroadcastShortcut? {

@@ -28,16 +28,16 @@ struct ListenCommand: AsyncParsableCommand {
     var rendition = "auto"
     @Flag(help: "A stream that is not live yet (HTTP 404) is waited for, retrying every 2 s.")
     var waitForLive = false
-    @Option(help: ArgumentHelp("The stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
     var endAfter = Duration.seconds(30)
-    @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried (default 10s).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried (default 10s).",
                                valueName: "duration"))
     var timeout: Duration?
     // Unconditional: `--delay -5s` is a bad value to name, not a missing one.
     @Option(parsing: .unconditional, help: ArgumentHelp("Play this far behind live; + and - move it by a second while listening (e.g. 10s).",
                                                         valueName: "duration"))
     var delay: Duration?
-    @Option(help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("History kept for the delay: the most it can be (default 10m; with --delay).",
                                valueName: "duration"))
     var maxDelay: Duration?
     @Flag(help: "Read castline's test-signal clock back from what plays: latency behind the broadcaster and A/V offset, each second and in the summary (video is then decoded too, unless --audio-only).")

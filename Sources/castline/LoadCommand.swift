@@ -27,9 +27,9 @@ struct LoadCommand: AsyncParsableCommand {
     var viewers: Int
     @Option(help: ArgumentHelp("Viewers started per second (e.g. 50/s).", valueName: "rate"))
     var ramp = LoadRun.Ramp(perSecond: 10)
-    @Option(help: ArgumentHelp("How long every viewer is held once all have started.", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How long every viewer is held once all have started.", valueName: "duration"))
     var duration = Duration.seconds(60)
-    @Option(help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried.", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A request the server stops answering for this long has failed, and is retried.", valueName: "duration"))
     var timeout = Duration.seconds(10)
     @Option(help: ArgumentHelp("Write the running totals each second as a JSON line to FILE, or to stdout with -.", valueName: "FILE|-"))
     var statsJSON: String?

@@ -33,7 +33,7 @@ struct MonitorCommand: AsyncParsableCommand {
     var webhookEnv: String?
     @Option(help: ArgumentHelp("The same, the URL read from this file's first line.", valueName: "path"))
     var webhookFile: String?
-    @Option(help: ArgumentHelp("A stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back).", valueName: "duration"))
     var endAfter = Duration.seconds(30)
     @OptionGroup
     var printing: ShortcutOptions

@@ -20,7 +20,7 @@ struct RunCommand: AsyncParsableCommand {
             help: ArgumentHelp("Override a key of every file, e.g. --set stages[0].encode.video.bitrate=4M.",
                                valueName: "key.path=value"))
     var overrides: [String] = []
-    @Option(help: ArgumentHelp("Stop cleanly after this long, e.g. 30s or 1h.", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop cleanly after this long, e.g. 30s or 1h.", valueName: "duration"))
     var duration: Duration?
     @Flag(help: "Watch the files: apply each one to its pipeline when it changes (also on SIGHUP).")
     var watch = false

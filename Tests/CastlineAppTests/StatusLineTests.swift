@@ -201,8 +201,9 @@ struct StageCommandTextTests {
         let usage = #"(send {"seconds": N} with N from 0 to 2592000, or {"step": 1} or {"step": -1})"#
         let refused: [String: String] = [
             #"{"seconds": 1e400}"#: "the body is not a JSON object of numbers",
-            #"{"step": 1e7}"#: "step: a whole number, at most 1000000 either way",
+            #"{"step": 1e7}"#: "step: a whole number other than 0, at most 1000000 either way",
             #"{"step": 1.5}"#: "step: a whole number",
+            #"{"step": 0}"#: "step: a whole number other than 0",
             #"{"seconds": -1}"#: "seconds out of range",
             #"{"seconds": 1, "step": 1}"#: "give one of seconds or step",
             #"{"second": 1}"#: #"unknown field "second""#,

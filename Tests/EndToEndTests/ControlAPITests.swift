@@ -188,7 +188,9 @@ struct ControlAPITests {
             #expect(try await api.get("/status").json?["state"] as? String == "playing")
 
             let taken = try await Castline.run(["run", file, "--control", "127.0.0.1:\(api.port)"], timeout: .seconds(10))
-            #expect(taken.status == 2 && taken.stderr.contains("--control: cannot listen on 127.0.0.1:\(api.port)"), "\(taken.stderr)")
+            #expect(taken.status == 2 && taken.stderr.contains("--control: cannot listen on 127.0.0.1:\(api.port): address already in use (pick another port"),
+                    "\(taken.stderr)")
+            #expect(!taken.stderr.contains("descriptor") && !taken.stderr.contains("errno"), "NIO's call is not the user's business: \(taken.stderr)")
             #expect(process.isRunning)
         }
     }

@@ -76,6 +76,10 @@ struct FoundationTests {
             (["broadcast", "srt://h:9000", "--key-env", "K"], "are for rtmp(s):// URLs; SRT takes --passphrase-env"),
             (["listen", "http://h/a.m3u8", "--overwrite"], "--overwrite is for --record's file"),
             (["listen", "http://h/a.m3u8", "--duration", "0s"], "--duration: give a time above 0"),
+            // A negative time is a bad value to name, not a missing one.
+            (["listen", "http://h/a.m3u8", "--duration", "-3s"], "The value '-3s' is invalid for '--duration"),
+            (["listen", "http://h/a.m3u8", "--delay", "-5s"], "The value '-5s' is invalid for '--delay"),
+            (["load", "http://h/a.m3u8", "--viewers", "2", "--timeout", "-1s"], "The value '-1s' is invalid for '--timeout"),
         ] {
             let result = try await Castline.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")

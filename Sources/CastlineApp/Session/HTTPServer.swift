@@ -1,4 +1,6 @@
+import Foundation
 import Hummingbird
+import NIOCore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -40,7 +42,7 @@ struct HTTPServer: Service {
                 do {
                     try await application.run()
                 } catch {
-                    let failure = SettingsError("\(cannotListen): \(error) (is the port in use?)")
+                    let failure = SettingsError("\(cannotListen): \(Self.why(error))")
                     started.resume(with: .failure(failure))
                     throw failure
                 }
@@ -54,6 +56,18 @@ struct HTTPServer: Service {
             // Whichever ends first ends the other: a cancelled Hummingbird closes what is open.
             defer { group.cancelAll() }
             try await group.next()
+        }
+    }
+
+    /// Why the socket could not listen, in the system's words and with the fix, not as NIO's call.
+    static func why(_ error: any Error) -> String {
+        guard let failure = error as? IOError else { return "\(error)" }
+        let said = String(cString: strerror(failure.errnoCode)).lowercased()
+        switch failure.errnoCode {
+        case EADDRINUSE: return "\(said) (pick another port, or stop what listens there)"
+        case EADDRNOTAVAIL: return "\(said) (give an address of this machine, e.g. 127.0.0.1 or 0.0.0.0)"
+        case EACCES: return "\(said) (ports under 1024 need privileges: pick a higher one)"
+        default: return said
         }
     }
 

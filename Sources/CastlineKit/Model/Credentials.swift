@@ -7,8 +7,8 @@ public enum Credentials {
     public static let key = ConfigOption<Secret?>("key", help: "rtmp(s): the stream key; write ${VAR} to read it from the environment")
     public static let keyFile = ConfigOption<String?>("key-file", help: "rtmp(s): a file holding the stream key (instead of key)")
     public static let passphrase = ConfigOption<Secret?>("passphrase", help: "srt: the passphrase (10 to 79 characters); write ${VAR}")
-    public static let token = ConfigOption<Secret?>("token", help: "whip: the bearer token; write ${VAR} to read it from the environment")
-    public static let tokenFile = ConfigOption<String?>("token-file", help: "whip: a file holding the bearer token (instead of token)")
+    public static let token = ConfigOption<Secret?>("token", help: "whip, whep: the bearer token; write ${VAR} to read it from the environment")
+    public static let tokenFile = ConfigOption<String?>("token-file", help: "whip, whep: a file holding the bearer token (instead of token)")
 
     /// An RTMP stream key: `key` (write `${VAR}`) or `key-file`, one of them, not empty.
     static func streamKey(_ options: OptionValues, at keyPath: String) throws -> Secret {

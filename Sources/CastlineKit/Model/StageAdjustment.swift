@@ -31,8 +31,9 @@ public enum StageAdjustment: Sendable, Equatable {
             guard value.isFinite, range.contains(value) else { throw Refusal(description: "\(valueField) out of range \(usage)") }
             self = .set(value)
         case (nil, let step?):
-            guard step.rounded() == step, step.magnitude <= Double(Self.stepLimit) else {
-                throw Refusal(description: "step: a whole number, at most \(Self.stepLimit) either way \(usage)")
+            // No step moves nothing: refused, as it would only re-apply what is set.
+            guard step.rounded() == step, step != 0, step.magnitude <= Double(Self.stepLimit) else {
+                throw Refusal(description: "step: a whole number other than 0, at most \(Self.stepLimit) either way \(usage)")
             }
             self = .step(Int(step))
         default:
@@ -46,7 +47,7 @@ public enum StageAdjustment: Sendable, Equatable {
         let digits = text.dropFirst()
         if let sign = text.first, sign == "+" || sign == "-", !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
             // A sign and digits is a step count, whatever its size: too many is refused, not read as a value.
-            guard let steps = Int(digits), steps <= Self.stepLimit else { return nil }
+            guard let steps = Int(digits), steps > 0, steps <= Self.stepLimit else { return nil }
             self = .step(sign == "-" ? -steps : steps)
             return
         }

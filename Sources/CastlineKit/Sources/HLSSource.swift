@@ -23,7 +23,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
     public static let waitForLive = ConfigOption<Bool>("wait-for-live", default: false,
                                                 help: "a stream not live yet (404) is waited for, retrying every 2 s")
     public static let endAfter = ConfigOption<Duration>("end-after", default: .seconds(30),
-                                                 help: "the stream has ended when its playlist listed no new media for this long (a server that cannot be reached is retried until it is back)")
+                                                 help: "the stream has ended when no new media came for this long (HLS: its playlist listed none; a server that cannot be reached is retried until it is back)")
     public static let timeout = ConfigOption<Duration>("timeout", default: HTTPFetcher.defaultIdleTimeout,
         help: "a request the server stops answering (no byte for this long) has failed, and is retried")
 
