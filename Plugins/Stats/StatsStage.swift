@@ -139,7 +139,7 @@ public final class StatsStage: Stage {
     static func pipelineFigures(_ pipeline: Pipeline, latency: (live: Bool, min: ClockTime, max: ClockTime?)?) -> [String: Double] {
         var figures: [String: Double] = [:]
         if let latency {
-            figures["live"] = latency.live ? 1 : 0
+            figures["live"] = latency.live || pipeline.hasLiveSource ? 1 : 0
             figures["latency_ms"] = Double(latency.min.nanoseconds) / 1e6
         }
         if let running = pipeline.runningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }

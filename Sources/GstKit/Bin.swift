@@ -61,6 +61,14 @@ public class Bin: Element, @unchecked Sendable {  // same as Element: one ref, i
         collect(gst_bin_iterate_recurse(binPointer)) { Element.wrap(borrowing: $0.assumingMemoryBound(to: GstElement.self)) }
     }
 
+    /// Whether a source in it, at any depth, is live (`is-live`): a latency query says live only
+    /// where a sink syncs to the clock, and a recording written as it comes has none.
+    public var hasLiveSource: Bool {
+        descendants.contains { element in
+            element.pointer.pointee.object.flags & GST_ELEMENT_FLAG_SOURCE.rawValue != 0 && element.bool("is-live") == true
+        }
+    }
+
     /// The sink elements inside this bin and its child bins (those flagged as sinks).
     public var sinks: [Element] {
         collect(gst_bin_iterate_sinks(binPointer)) { Element.wrap(borrowing: $0.assumingMemoryBound(to: GstElement.self)) }

@@ -89,6 +89,27 @@ struct StatsStageTests {
         #expect(log.samples(stream: nil).first?.figures["latency_ms"] != nil)
     }
 
+    @Test("a live source recorded to a file is live, though no sink waits on the clock (the latency query says not)")
+    func liveWithoutASyncingSink() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let runner = try PipelineRunner(spec: try loadSpec("""
+            version: 1
+            name: recorded
+            source: { test: { audio: {} } }
+            stages: [ { stats: { every: 250ms } } ]
+            sinks: [ { file: { path: "\(path)" } } ]
+            """), registry: .builtin)
+        let log = EventLog()
+        let recorder = RunRecorder(runner) { log.append($0) }
+        try await runner.start()
+        let sampled = await recorder.first(within: .seconds(20)) { _ in !log.samples(stream: nil).isEmpty }
+        await runner.stop()
+        _ = await runner.wait()
+        try #require(sampled != nil, "a pipeline-wide sample in 20 s")
+        #expect(log.samples(stream: nil).allSatisfy { $0.figures["live"] == 1 }, "\(log.samples(stream: nil).map(\.figures))")
+    }
+
     @Test("the position is what a sink renders now, in stream time: after an encoder (its 1000-hour PTS) it runs with the clock from the start")
     func positionHeardAfterEncoder() async throws {
         let runner = try PipelineRunner(spec: try loadSpec("""
