@@ -32,6 +32,8 @@ public final class StatsStage: Stage {
     private let timerStarted = Atomic(false)
     /// Silences are told when the sound they were heard in plays.
     private let played = PlayTimeGate()
+    /// The stage this one replaced in a swap, until its totals are carried on (at the first report).
+    private let predecessor = Mutex<StatsStage?>(nil)
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         every = spec.options[Self.every]
@@ -106,6 +108,16 @@ public final class StatsStage: Stage {
         return try BinChain.make(name, [identity])
     }
 
+    public func succeed(_ predecessor: any Stage) {
+        guard let stats = predecessor as? StatsStage else { return }
+        self.predecessor.withLock { $0 = stats }
+    }
+
+    /// Each stream's counts so far, carried on by a successor.
+    private var totals: [StreamKind: [String: Double]] {
+        probes.withLock { $0 }.mapValues(\.totals)
+    }
+
     /// One timer per stage, from its first buffer: figures then line up with media flowing.
     private func startTimer() {
         guard !timerStarted.load(ordering: .relaxed),
@@ -115,6 +127,11 @@ public final class StatsStage: Stage {
 
     /// Emits one sample per stream and one pipeline-wide; false once there is nothing left to watch.
     private func report() -> Bool {
+        // The predecessor's parts drained before this stage's first buffer came: its counts are final.
+        if let predecessor = predecessor.withLock({ predecessor in defer { predecessor = nil }; return predecessor }) {
+            let carried = predecessor.totals
+            probes.withLock { probes in for (stream, probe) in probes { probe.carry(carried[stream] ?? [:]) } }
+        }
         let current = probes.withLock { Array($0.values) }.sorted { $0.stream < $1.stream }
         let now = UInt64(MonotonicTime.now())
         // What a sink renders now lies the pipeline's latency behind the clock's running time.
@@ -166,6 +183,8 @@ final class StreamProbe: Sendable {
         var segment: SegmentInfo?
         /// The running time the last buffer that passed ends at: what is heard is not past it.
         var passedUntil: UInt64?
+        /// What the stage this one replaced counted (`StreamMeter.cumulative`), added to this one's.
+        var carried: [String: Double] = [:]
 
         /// Feeds a measured buffer to the silence detector; a change to announce, if any.
         mutating func silence(of measured: (level: AudioLevel, bytesPerSecond: Int), buffer: BufferFacts) -> SoundChange? {
@@ -259,8 +278,23 @@ final class StreamProbe: Sendable {
             guard state.meter.hasStarted else { return nil }
             var figures = state.meter.snapshot(now: now)
             if state.levels != .none { figures[StatsStage.silences.name] = Double(state.silence.silences) }
-            return figures
+            return figures.merging(state.carried.filter { figures[$0.key] != nil }, uniquingKeysWith: +)
         }
+    }
+
+    /// The counts since the stream began, what was carried included.
+    var totals: [String: Double] {
+        state.withLock { state in
+            guard state.meter.hasStarted else { return state.carried }
+            var own = state.meter.counts
+            if state.levels != .none { own[StatsStage.silences.name] = Double(state.silence.silences) }
+            return own.merging(state.carried, uniquingKeysWith: +)
+        }
+    }
+
+    /// Counts a predecessor made: added to this probe's from now on.
+    func carry(_ counts: [String: Double]) {
+        state.withLock { $0.carried = counts.filter { StreamMeter.cumulative.contains($0.key) } }
     }
 
     /// Where what is heard now lies in the stream, in seconds: the media at the running time the

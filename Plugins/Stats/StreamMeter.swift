@@ -108,6 +108,18 @@ struct StreamMeter: Sendable {
     mutating func recordGapEvent() { gaps += 1 }
     mutating func recordEnd() { ended = true }
 
+    /// The figures that count since the stream began (what a successor in a swap carries on from).
+    static let cumulative: Set<String> = ["buffers", StatsStage.bytes.name, "gaps", "discontinuities", "late_frames",
+                                          "dropped_frames", StatsStage.silences.name]
+
+    /// The counts since this meter began, under their figure names.
+    var counts: [String: Double] {
+        var counts = ["buffers": Double(buffers), StatsStage.bytes.name: Double(bytes), "gaps": Double(gaps),
+                      "discontinuities": Double(discontinuities)]
+        if stream == .video { (counts["late_frames"], counts["dropped_frames"]) = (Double(lateFrames), Double(droppedFrames)) }
+        return counts
+    }
+
     /// Figures for the interval ending `now` (monotonic nanoseconds); starts the next one.
     mutating func snapshot(now: UInt64) -> [String: Double] {
         let start = intervalStart ?? now

@@ -95,6 +95,15 @@ struct SwapTests {
         let seen = await recorder.all()
         #expect(seen.contains { if case .reloaded = $0.kind { true } else { false } })
         #expect(!seen.contains { if case .failure = $0.kind { true } else { false } })
+        // The rebuilt stats stage counts on from the one it replaced: totals since the start, not since the swap.
+        let reloadedAt = try #require(seen.firstIndex { if case .reloaded = $0.kind { true } else { false } })
+        func buffers(_ events: ArraySlice<RunEvent>) -> [Double] {
+            events.compactMap { event in
+                if case .stats(let sample) = event.kind, sample.stream == .audio { sample.figures["buffers"] } else { nil }
+            }
+        }
+        let before = try #require(buffers(seen[..<reloadedAt]).max()), after = buffers(seen[reloadedAt...])
+        #expect(after.count > 5 && after.allSatisfy { $0 >= before }, "before the swap \(before) buffers; after \(after)")
         let times = try packetTimes(path)
         let video = try #require(times["video"]), audio = try #require(times["audio"])
         // Each stream carries on from where the same stream of the old source ended: no frame and

@@ -60,7 +60,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
             try self.source(spec.source, context: context(spec, spec.source, name: "source"))
         }
         let stages = try spec.stages.enumerated().map { index, stageSpec in
-            let name = stageSpec.name ?? "\(stageSpec.kind)\(index)"
+            let name = GraphSwap.stageName(stageSpec, at: index)
             let stage = try located(stageSpec.keyPath) {
                 try self.stage(stageSpec, context: context(spec, stageSpec, name: name))
             }

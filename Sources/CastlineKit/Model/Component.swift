@@ -46,6 +46,9 @@ public protocol Stage: ComponentDescription, AnyObject, Sendable {
     var playsOutOnItsOwnClock: Bool { get }
     /// A swap took it out of the running pipeline: it stops reporting and ends its outputs now.
     func retire()
+    /// A swap rebuilt it in place of `predecessor` (same name, same kind): what it counts goes on
+    /// from what that one counted, so totals are since the start of the run.
+    func succeed(_ predecessor: any Stage)
     /// It takes `stream` in any form but learns more from it decoded (a level meter): where all
     /// after it decode the stream anyway, the builder decodes right after it (once, not twice)
     /// and hands it the decoded stream's pad (`watch(decoded:for:)`).
@@ -61,6 +64,7 @@ extension Stage {
     public var historyWanted: Duration? { nil }
     public var playsOutOnItsOwnClock: Bool { false }
     public func retire() {}
+    public func succeed(_ predecessor: any Stage) {}
     public func learnsMoreDecoded(_ stream: StreamKind) -> Bool { false }
     public func watch(decoded pad: Pad, for stream: StreamKind) {}
     public static var measuresStreams: Bool { false }
