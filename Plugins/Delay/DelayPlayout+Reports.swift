@@ -32,11 +32,27 @@ extension DelayPlayout {
     /// The stream's own time (as it came in) of what plays out at running time `running` on
     /// `stream`'s output; nil before play-out starts. Paused, it stays where play-out holds.
     func streamTime(stream: Int, outputRunningTime running: UInt64) -> UInt64? {
-        let shift = state.withLock { state in state.shift.map { $0 + state.pausedFor(at: .now) } }
+        let now = ContinuousClock.now
+        let (shift, held) = state.withLock { state in
+            (state.shift.map { $0 + state.pausedFor(at: now) }, state.pausedSince != nil ? Self.playing(state, at: now)?.time : nil)
+        }
         guard let shift else { return nil }
+        // Paused: where play-out holds, whatever running time is asked (a stats stage holds its
+        // question at the last buffer that passed, which the pause's growth would take back).
+        if let held { return timeline.streamPTS(stream: stream, runningTime: held) }
         let arrived = Int64(clamping: running) - shift
         guard arrived >= 0 else { return nil }
         return timeline.streamPTS(stream: stream, runningTime: UInt64(arrived))
+    }
+
+    /// What plays now, in the history's running time, and on which stream it last went out: the
+    /// outputs' running time less the shift (grown by a pause), never past what went out; nil
+    /// before play-out starts.
+    static func playing(_ state: State, at now: ContinuousClock.Instant) -> (stream: Int, time: UInt64)? {
+        guard let shift = state.shift.map({ $0 + state.pausedFor(at: now) }), let played = state.playedThrough,
+              let running = runningTime(of: state.outputs) else { return nil }
+        let playing = Int64(clamping: running) - shift
+        return playing >= 0 ? (played.stream, min(UInt64(playing), played.end)) : nil
     }
 
     /// Once a second: the delay, what is available, and the media playing out now
@@ -55,12 +71,7 @@ extension DelayPlayout {
             let held = state.shift.map { $0 + paused }
             // The source's "what plays now" figures add it (programme-time latency).
             if let held { playoutHold.set(held, by: name) } else { playoutHold.filling(by: name) }
-            guard let shift = held, let played = state.playedThrough,
-                  let running = Self.runningTime(of: state.outputs) else { return (applied, available, nil) }
-            // What plays now: running time minus the shift, and never past what went out.
-            let playing = Int64(clamping: running) - shift
-            guard playing >= 0 else { return (applied, available, nil) }
-            return (applied, available, (played.stream, min(UInt64(playing), played.end)))
+            return (applied, available, Self.playing(state, at: now))
         }
         guard let report else { return }
         var figures = [DelayReport.delay: report.applied.seconds, DelayReport.available: report.available.seconds]

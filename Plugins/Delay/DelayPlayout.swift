@@ -51,6 +51,8 @@ final class DelayPlayout: Sendable {
         var startBack: UInt64 = 0
         /// How much later than the stream's own the source stamped its media, in ns (negative: earlier).
         var restamped: Int64 = 0
+        /// The source said how it stamped its media (`sourceStartedBack`): its own time is taken from that.
+        var stampingOffered = false
         /// The source promised a live-edge estimate: play-out waits for it until then.
         var liveEdgeDeadline: ContinuousClock.Instant?
         /// The newest estimate, and the one the anchor was worked out from.
@@ -146,6 +148,7 @@ final class DelayPlayout: Sendable {
             guard state.applied == nil else { return }
             state.startBack = startBack
             state.restamped = restamped
+            state.stampingOffered = true
             if liveEdge, state.liveEdgeDeadline == nil { state.liveEdgeDeadline = .now + Self.liveEdgeWait }
         }
     }
@@ -175,8 +178,11 @@ final class DelayPlayout: Sendable {
         }
         guard let slice else { return }
         if let stamped = sample.pts?.nanoseconds {
-            let restamped = state.withLock(\.restamped)
-            let streamPTS = UInt64(clamping: max(0, Int64(clamping: stamped) - restamped))
+            let (restamped, offered) = state.withLock { ($0.restamped, $0.stampingOffered) }
+            // A source that said how it stamped (HLS: its MPEG-TS PTS) is taken at its word; any other
+            // in GStreamer's stream time, which leaves out an encoder's 1000-hour offset.
+            let streamPTS = offered ? UInt64(clamping: max(0, Int64(clamping: stamped) - restamped))
+                : sample.streamTime?.nanoseconds ?? stamped
             timeline.saw(stream: stream, runningTime: pts.nanoseconds, streamPTS: streamPTS)
         }
         history.append(MediaUnit(stream: stream, pts: decodeTime, duration: sample.duration?.nanoseconds ?? 0,

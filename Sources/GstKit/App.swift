@@ -19,6 +19,13 @@ public final class Sample: @unchecked Sendable {  // one GstSample ref, never mu
     public var isDelta: Bool { buffer.map { castline_buffer_flag_is_set($0, bufferFlagDelta) != 0 } ?? false }
     /// A copy of the bytes.
     public var data: [UInt8] { withUnsafeBytes { Array($0) } ?? [] }
+    /// The buffer's pts as GStreamer's stream time in the sample's segment (a position in the
+    /// stream, without the offset an encoder adds to its timestamps); nil outside the segment.
+    public var streamTime: ClockTime? {
+        guard let buffer, let segment = gst_sample_get_segment(pointer) else { return nil }
+        return ClockTime(raw: gst_segment_to_stream_time(segment, GST_FORMAT_TIME, buffer.pointee.pts))
+    }
+
     /// The buffer's pts and dts as running time in the sample's segment.
     public var runningTime: (pts: ClockTime?, dts: ClockTime?) {
         guard let buffer, let segment = gst_sample_get_segment(pointer) else { return (pts, dts) }

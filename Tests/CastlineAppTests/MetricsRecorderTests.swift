@@ -1,4 +1,5 @@
 @testable import CastlineApp
+import Foundation
 import CastlineKit
 import Testing
 
@@ -42,5 +43,22 @@ struct LoadMetricsTests {
         totals.liveLatencies = []
         metrics.record(totals)
         #expect(!exposition(metrics).contains("castline_load_viewers_behind_live_seconds{"))
+    }
+}
+
+@Suite("the control API's figures")
+struct LatestFiguresTests {
+    @Test("the position is the outermost stats stage's (after a delay: what plays), as the status line shows it, whichever reported first")
+    func outermostSpeaks() {
+        var figures = LatestFigures(commands: [])
+        figures.measuringStages = ["lvl", "out"]
+        func sample(_ stage: String, _ position: Double) -> RunEvent {
+            RunEvent(time: Date(), pipeline: "p", kind: .stats(StatsSample(stage: stage, stream: .audio, figures: [StatsFigure.position: position])))
+        }
+        figures.add(sample("lvl", 7))
+        #expect(figures.position == 7, "only the inner stage has reported yet")
+        figures.add(sample("out", 5))
+        figures.add(sample("lvl", 8))
+        #expect(figures.position == 5)
     }
 }

@@ -110,6 +110,46 @@ struct StatsStageTests {
         #expect(log.samples(stream: nil).allSatisfy { $0.figures["live"] == 1 }, "\(log.samples(stream: nil).map(\.figures))")
     }
 
+    @Test("after an encoder and a delay, both streams' positions are stream time (no 1000-hour offset); paused, they stand still")
+    func positionThroughDelay() async throws {
+        let runner = try PipelineRunner(spec: try loadSpec("""
+            version: 1
+            name: delayed
+            source: { test: { video: { width: 160, height: 120, fps: 30 }, audio: {} } }
+            stages: [ { encode: {} }, { delay: { initial: 1s, max: 10s } }, { stats: { every: 250ms, name: out } } ]
+            sinks: [ { null: {} } ]
+            """), registry: .builtin)
+        let log = EventLog()
+        let recorder = RunRecorder(runner) { log.append($0) }
+        try await runner.start()
+        @Sendable func positions() -> [(stream: StreamKind, position: Double)] {
+            log.all.compactMap { entry in
+                guard case .stats(let sample) = entry.event.kind, sample.stage == "out", let stream = sample.stream,
+                      let position = sample.figures[StatsFigure.position] else { return nil }
+                return (stream, position)
+            }
+        }
+        @Sendable func count() -> Int { positions().count }
+        let playing = await recorder.first(within: .seconds(20)) { _ in positions().filter { $0.stream == .video }.count >= 4 }
+        try #require(playing != nil, "four video positions after the delay in 20 s")
+        let before = positions()
+        #expect(before.allSatisfy { $0.position >= 0 && $0.position < 60 }, "\(before)")
+        await runner.pause()
+        // Two samples a stream to let what was under way settle, then six more while it holds.
+        let settled = count() + 4
+        _ = await recorder.first(within: .seconds(10)) { _ in count() >= settled }
+        let held = count()
+        _ = await recorder.first(within: .seconds(10)) { _ in count() >= held + 12 }
+        let paused = positions().dropFirst(held)
+        _ = await runner.resume()
+        await runner.stop()
+        _ = await runner.wait()
+        for stream in [StreamKind.audio, .video] {
+            let times = paused.filter { $0.stream == stream }.map(\.position)
+            #expect(times.count >= 5 && (times.max() ?? 0) - (times.min() ?? 0) < 0.01, "\(stream) while paused: \(times)")
+        }
+    }
+
     @Test("the position is what a sink renders now, in stream time: after an encoder (its 1000-hour PTS) it runs with the clock from the start")
     func positionHeardAfterEncoder() async throws {
         let runner = try PipelineRunner(spec: try loadSpec("""

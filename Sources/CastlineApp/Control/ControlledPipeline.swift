@@ -10,10 +10,11 @@ final class ControlledPipeline: Sendable {
     let file: String?
     let overrides: [String]
 
-    init(runner: PipelineRunner, file: String?, overrides: [String]) {
+    init(runner: PipelineRunner, spec: PipelineSpec, file: String?, overrides: [String]) {
         self.runner = runner
         self.file = file
         self.overrides = overrides
+        hub.setMeasuringStages(PipelineFiles.measuringStages(of: spec))
     }
 
     var name: String { runner.name }
@@ -29,7 +30,9 @@ final class ControlledPipeline: Sendable {
             return .failure(SwapRefused(lines: failure.lines))
         case .success(let spec):
             do throws(SwapRefused) {
-                return .success(try await runner.swap(to: spec, registry: PipelineFiles.registry, origin: origin))
+                let report = try await runner.swap(to: spec, registry: PipelineFiles.registry, origin: origin)
+                hub.setMeasuringStages(PipelineFiles.measuringStages(of: spec))
+                return .success(report)
             } catch {
                 return .failure(error)
             }

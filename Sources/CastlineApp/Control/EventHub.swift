@@ -63,6 +63,11 @@ final class EventHub: Sendable {
     }
 
     var figures: LatestFigures { state.withLock { $0.figures } }
+
+    /// The pipeline's stats stages, in order (see `LatestFigures.measuringStages`), as built and after each swap.
+    func setMeasuringStages(_ names: [String]) {
+        state.withLock { $0.figures.measuringStages = names }
+    }
 }
 
 /// The latest figures a run reported: every stats stage's last sample per
@@ -77,6 +82,9 @@ struct LatestFigures: Sendable {
     let commands: [StageCommand]
     /// Samples by stage and stream, in the order they first came.
     private(set) var entries: [Entry] = []
+    /// The pipeline's stats stages in pipeline order: the outermost that has reported streams
+    /// gives the position, as it speaks on the status line.
+    var measuringStages: [String] = []
     /// The latest value of each command figure.
     private(set) var commandFigures: [String: Double] = [:]
     /// The alarms raised now, and how many were raised in all.
@@ -109,17 +117,23 @@ struct LatestFigures: Sendable {
     /// Whether `position` is read from samples taken after `time` only: every stream of the stats
     /// stage it reads, or else a stage's own sample with a position.
     func positionSampled(after time: Date) -> Bool {
-        guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else {
+        guard let stage = speakingStage else {
             return entries.contains { $0.sample.stream == nil && $0.sample.playPosition != nil && $0.time >= time }
         }
         return entries.filter { $0.sample.stage == stage && $0.sample.stream != nil }.allSatisfy { $0.time >= time }
     }
 
-    /// The media position: the furthest stream of the first stats stage that
+    /// The stats stage whose streams give the position: the outermost that has reported them.
+    private var speakingStage: String? {
+        let reporting = entries.filter { $0.sample.stream != nil }.map(\.sample.stage)
+        return measuringStages.last(where: reporting.contains) ?? reporting.first
+    }
+
+    /// The media position: the furthest stream of the outermost stats stage that has
     /// reported streams (as the status line shows it); without one, what a stage
     /// playing out on its own clock (a delay) says it plays.
     var position: Double? {
-        guard let stage = entries.first(where: { $0.sample.stream != nil })?.sample.stage else {
+        guard let stage = speakingStage else {
             return entries.lazy.compactMap { $0.sample.stream == nil ? $0.sample.figures[StatsFigure.position] : nil }.first
         }
         return entries.filter { $0.sample.stage == stage }.compactMap(\.sample.playPosition).max()

@@ -6,6 +6,14 @@ import StagePlugins
 public enum PipelineFiles {
     public static let registry = ComponentRegistry.builtin
 
+    /// The stages of `spec` that measure their streams (stats), in pipeline order, by the names
+    /// their samples carry: the outermost (last) speaks for the pipeline.
+    static func measuringStages(of spec: PipelineSpec) -> [String] {
+        spec.stages.enumerated().compactMap { index, stage in
+            registry.stages.contains { $0.kind == stage.kind && $0.measuresStreams } ? stage.stageName(at: index) : nil
+        }
+    }
+
     /// Loads, validates and plans (makes every component); errors come back as printable lines.
     /// `checkOnly` (validate, print, graph: nothing runs): a secret's unset `${VAR}` is noted, not an error.
     public static func load(_ path: String, overrides: [String] = [], checkOnly: Bool = false) -> Result<PipelinePlan, LoadFailure> {

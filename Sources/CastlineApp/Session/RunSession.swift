@@ -83,7 +83,7 @@ public enum RunSession {
     /// The plans are handed over to their runners (nothing else uses them after).
     public static func run(_ entries: [Entry], options: Options) async -> Int32 {
         let pipelines = entries.map { entry in
-            ControlledPipeline(runner: PipelineRunner(plan: entry.plan), file: entry.file, overrides: entry.overrides)
+            ControlledPipeline(runner: PipelineRunner(plan: entry.plan), spec: entry.plan.spec, file: entry.file, overrides: entry.overrides)
         }
         let control: ControlServer?
         let outputs: StatsOutputs

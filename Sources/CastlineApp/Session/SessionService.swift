@@ -141,12 +141,10 @@ final class SessionService: Service, Sendable {
         // One in-place line per pipeline, in the order of the files (or URLs).
         let lines = StatusLines(count: entries.count)
         for (index, entry) in entries.enumerated() {
-            let stages = entry.plan.stages.enumerated()
             renderers[entry.plan.spec.name] = EventRenderer(
                 pipeline: entry.plan.spec.name, showName: entries.count > 1,
                 playoutMoved: entry.plan.stages.contains { $0.component.playsOutOnItsOwnClock },
-                statsStages: stages.filter { type(of: $0.element.component).measuresStreams }
-                    .map { $0.element.spec.name ?? "\($0.element.spec.kind)\($0.offset)" },
+                statsStages: PipelineFiles.measuringStages(of: entry.plan.spec),
                 show: { lines.set(index, $0) })
         }
         for await event in events {

@@ -60,7 +60,7 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
             try self.source(spec.source, context: context(spec, spec.source, name: "source"))
         }
         let stages = try spec.stages.enumerated().map { index, stageSpec in
-            let name = GraphSwap.stageName(stageSpec, at: index)
+            let name = stageSpec.stageName(at: index)
             let stage = try located(stageSpec.keyPath) {
                 try self.stage(stageSpec, context: context(spec, stageSpec, name: name))
             }
@@ -99,4 +99,9 @@ public struct ComponentRegistry: ComponentCatalog, @unchecked Sendable {
         }
         return try type.init(spec: spec, context: context)
     }
+}
+
+extension ComponentSpec {
+    /// A stage's name in events and samples: its `name:`, or its kind and its index in `stages:`.
+    public func stageName(at index: Int) -> String { name ?? "\(kind)\(index)" }
 }

@@ -39,9 +39,9 @@ struct GraphSwap {
             plan = merge(old.plan, fresh, keptChain: 0, keptSinks: diff.keptSinks)
         }
         // A stage rebuilt under its old name counts on from the one it replaces.
-        let running = Dictionary(old.plan.stages.enumerated().map { (Self.stageName($1.spec, at: $0), $1) }) { first, _ in first }
+        let running = Dictionary(old.plan.stages.enumerated().map { ($1.spec.stageName(at: $0), $1) }) { first, _ in first }
         for (index, part) in plan.stages.enumerated() {
-            if let predecessor = running[Self.stageName(part.spec, at: index)], predecessor.component !== part.component,
+            if let predecessor = running[part.spec.stageName(at: index)], predecessor.component !== part.component,
                predecessor.spec.kind == part.spec.kind {
                 part.component.succeed(predecessor.component)
             }
@@ -105,9 +105,6 @@ struct GraphSwap {
             stages: fresh.stages.indices.map { $0 + 1 < keptChain ? old.stages[$0] : fresh.stages[$0] },
             sinks: fresh.sinks.indices.map { keptSinks.contains($0) ? old.sinks[$0] : fresh.sinks[$0] })
     }
-
-    /// A stage's name in events, as the registry gives it: its `name:`, or its kind and index.
-    static func stageName(_ spec: ComponentSpec, at index: Int) -> String { spec.name ?? "\(spec.kind)\(index)" }
 
     /// The running parts that go: the chain from the first change on, the fan-out, and the changed sinks.
     private var retired: [Element] {
