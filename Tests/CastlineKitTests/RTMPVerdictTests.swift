@@ -24,3 +24,22 @@ struct RTMPVerdictTests {
         #expect(refused.contains("Connection refused") && refused.contains("check the URL"), "\(refused)")
     }
 }
+
+@Suite("network URLs: ports")
+struct URLPortTests {
+    @Test("a port outside 1 to 65535 is refused where the URL is read (rtmp2sink took 99999 as 1935 and published there)")
+    func outOfRange() throws {
+        for (url, parse) in [
+            ("rtmp://127.0.0.1:99999/live", { try _ = RTMPSink.parse(url: $0, at: "u") }),
+            ("rtmp://127.0.0.1:0/live", { try _ = RTMPSink.parse(url: $0, at: "u") }),
+            ("srt://127.0.0.1:70000", { try _ = SRTOutput(url: $0, passphrase: nil, latencyMilliseconds: 120, at: "u") }),
+            ("http://127.0.0.1:65536/whip", { try _ = WHIPSink.parse(url: $0, at: "u") }),
+        ] as [(String, (String) throws -> Void)] {
+            #expect(throws: BuildError.self, "\(url)") { try parse(url) }
+            do { try parse(url) } catch {
+                #expect("\(error)".contains("port") && "\(error)".contains("out of range (use 1 to 65535)"), "\(url): \(error)")
+            }
+        }
+        #expect(try RTMPSink.parse(url: "rtmp://127.0.0.1:65535/live", at: "u").port == 65_535)
+    }
+}

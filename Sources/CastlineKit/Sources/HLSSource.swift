@@ -50,6 +50,7 @@ public final class HLSSource: SourceComponent, HistoryStartingSource, @unchecked
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
             throw BuildError("\"\(text)\" is not an http(s) URL (try https://stream.mux.com/ID.m3u8)", at: "\(spec.keyPath).url")
         }
+        try requireValidPort(url.port, at: "\(spec.keyPath).url")
         playlistURL = url
         rendition = spec.options[Self.rendition]
         waitForLive = spec.options[Self.waitForLive]

@@ -39,10 +39,11 @@ public class URISource: SourceComponent {
     private var sharing: (running: URISource, feed: AppSrc?)?
 
     public required init(spec: ComponentSpec, context: ComponentContext) throws {
-        guard let uri = spec.options[Self.uri], URL(string: uri)?.scheme != nil else {
+        guard let uri = spec.options[Self.uri], let parsed = URL(string: uri), parsed.scheme != nil else {
             throw BuildError("not a URI (try file:///path/to/media.mp4 or https://host/stream.m3u8)",
                              at: "\(spec.keyPath).uri")
         }
+        try requireValidPort(parsed.port, at: "\(spec.keyPath).uri")
         self.uri = try Self.withCredentials(uriScheme(uri) == "srt" ? SRTStreamID.escaped(uri) : uri, spec.options, at: spec.keyPath,
                                             events: context.events)
         keyPath = spec.keyPath

@@ -67,6 +67,7 @@ public final class RTMPSink: SinkComponent {
         guard let host = url.host, !host.isEmpty else {
             throw BuildError("\"\(text)\" has no host (try rtmps://global-live.mux.com:443/app)", at: keyPath)
         }
+        try requireValidPort(url.port, at: keyPath)
         let application = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         guard !application.isEmpty else {
             throw BuildError("\"\(text)\" has no application path (add it, e.g. \(scheme)://\(host)/app; the key goes in key:)", at: keyPath)

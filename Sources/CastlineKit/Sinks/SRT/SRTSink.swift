@@ -69,7 +69,8 @@ struct SRTOutput: MuxedOutput {
         guard let url = URLComponents(string: SRTStreamID.escaped(text)), url.scheme?.lowercased() == "srt" else {
             throw BuildError("\"\(text)\" is not an srt:// URL (try srt://ingest.example:9000)", at: keyPath)
         }
-        guard let port = url.port, (1...65_535).contains(port) else {
+        try requireValidPort(url.port, at: keyPath)
+        guard let port = url.port else {
             throw BuildError("\"\(text)\" has no port (try srt://\(url.host ?? "HOST"):9000)", at: keyPath)
         }
         var mode = "caller"

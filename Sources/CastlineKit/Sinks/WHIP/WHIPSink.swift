@@ -46,6 +46,7 @@ public final class WHIPSink: SinkComponent {
         guard url.user == nil, url.password == nil else {
             throw BuildError("the credentials do not go in the URL, where they would show (use token: ${VAR})", at: keyPath)
         }
+        try requireValidPort(url.port, at: keyPath)
         return url
     }
 
