@@ -54,6 +54,16 @@ struct WHIPTests {
         let link = jsonLines(result.stdout).filter { $0["stage"] as? String == "whip0" && $0["rtt_ms"] != nil }
         #expect(!link.isEmpty && link.allSatisfy { ($0["rtt_ms"] as? Double ?? -1) > 0 && ($0["rtt_ms"] as? Double ?? 99) < 50 }, "\(link)")
         #expect(link.last?["packets_lost"] as? Double == 0, "\(link.last ?? [:])")
+        // The stop is at once (the end has gone into webrtcbin: nothing waits for an end-of-stream
+        // it keeps to itself), and what was sent is read after it: all the payload, not a second before.
+        let summary = result.stderr.firstMatch(of: /summary: ([0-9.]+) s/).flatMap { Double($0.output.1) } ?? 99
+        #expect(summary < 7.5, "a 6 s broadcast's run took \(summary) s: \(result.stderr)")
+        let samples = jsonLines(result.stdout)
+        func last(_ stage: String, _ stream: String?, _ figure: String) -> Double {
+            samples.last { $0["stage"] as? String == stage && $0["stream"] as? String == stream && $0[figure] != nil }?[figure] as? Double ?? 0
+        }
+        let encoded = last("stats1", "video", "bytes") + last("stats1", "audio", "bytes"), sent = last("whip0", nil, "sent_bytes")
+        #expect(sent >= 0.97 * encoded, "\(sent) bytes sent of \(encoded) encoded")
         // What aiortc chose from the offer: the codecs on the wire.
         #expect(said.contains("codecs 1 audio/opus video/H264"), "\(said)")
         #expect(said.contains("connected 1") && said.contains("deleted 1") && said.contains("closed 1"), "\(said)")
@@ -94,6 +104,17 @@ struct WHIPTests {
         let said = await endpoint.stop()
         #expect(moved.status == 0, "\(moved.stderr)")
         #expect(said.contains("connected 1") && said.contains("deleted 1"), "\(said)")
+    }
+
+    @Test("an endpoint that takes the connection and never answers the offer is said to be that, not ICE or DTLS")
+    func unansweredOffer() async throws {
+        let silent = try SilentTCPListener()
+        defer { silent.close() }
+        let result = try await Castline.run(["broadcast", "http://127.0.0.1:\(silent.port)/whip", "--size", "320x180", "--duration", "20s"],
+                                            timeout: .seconds(40))
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("error: the WHIP endpoint at http://127.0.0.1:\(silent.port)/**** did not answer the offer in"),
+                "\(result.stderr)")
     }
 
     @Test("the endpoint killed mid-run: the silence is noticed, the publish reconnects to the endpoint restarted and goes on; the silent time is not published time")

@@ -98,6 +98,10 @@ final class StreamPublisher: Sendable {
         case launch(generation: Int)
     }
 
+    /// What an output posts when everything before the end-of-stream has gone out, where no
+    /// sink of its own ends with it (webrtcbin sends as it is given, and keeps the end to itself).
+    static let drainedMessage = "castline-publish-drained"
+
     /// At most this many samples wait for the pipeline to start (about ten seconds of 30 fps video
     /// and AAC; starting takes milliseconds): past it they are dropped and the publish starts on a
     /// later keyframe.
@@ -209,8 +213,10 @@ final class StreamPublisher: Sendable {
             await waitForDrain(within: drain)
         }
         if let pipeline {
-            await onQueue { [settings] in
+            await onQueue { [self] in
                 _ = pipeline.setState(.null)
+                // The last counters, read before the output lets go of what it reads them from.
+                state.withLock { _ = counters(&$0) }
                 if let output { settings.output.closed(output) }
             }
         }
@@ -348,6 +354,9 @@ final class StreamPublisher: Sendable {
                 case .stateChanged(let source, _, .playing, _) where source == pipeline.name:
                     self.observeConnection(generation: generation)
                 case .endOfStream:
+                    self.endDrain(generation: generation)
+                    return
+                case .application(_, let structure) where structure.name == Self.drainedMessage:
                     self.endDrain(generation: generation)
                     return
                 default:

@@ -42,6 +42,9 @@ struct WHIPOutput: PublishOutput {
             try webrtc.connect("on-negotiation-needed") { _ in session.negotiate() }
         }
         var inputs: [StreamKind: Pad] = [:]
+        // Once every stream's end has gone into webrtcbin, what came before it has been sent
+        // (no queue between): the drain is over.
+        let ends = Atomic(streams.count)
         for stream in streams {
             let chain = try BinChain.make("whip-\(stream)", try payloading(stream))
             try pipeline.add(chain)
@@ -50,8 +53,13 @@ struct WHIPOutput: PublishOutput {
             }
             try out.link(pad)
             pad.setTransceiverDirection("sendonly")
-            out.addProbe(.buffer) { info in
-                _ = session.sentBytes.add(UInt64(info.buffer?.size ?? 0), ordering: .relaxed)
+            out.addProbe([.buffer, .eventDownstream]) { info in
+                if let buffer = info.buffer {
+                    _ = session.sentBytes.add(UInt64(buffer.size), ordering: .relaxed)
+                } else if info.event?.kind == .eos, ends.subtract(1, ordering: .relaxed).newValue == 0,
+                          let drained = try? Structure(StreamPublisher.drainedMessage) {
+                    webrtc.postApplicationMessage(drained)
+                }
                 return .ok
             }
             // A receiver's PLI or FIR comes up from webrtcbin as a force-key-unit event: the
@@ -112,7 +120,13 @@ struct WHIPOutput: PublishOutput {
 
     func neverConnected(reason: String?, waited: Duration) -> String {
         let seconds = String(format: "%.1f s", waited.seconds)
-        guard let reason else { return "the WebRTC connection to \(displayURL) did not come up in \(seconds) (ICE or DTLS failed)" }
+        guard let reason else {
+            // The endpoint took the HTTP connection and has not answered the offer: nothing of ICE was tried.
+            if sessions.offerUnanswered {
+                return "the WHIP endpoint at \(displayURL) did not answer the offer in \(seconds) (is the URL a WHIP endpoint, and is it up?)"
+            }
+            return "the WebRTC connection to \(displayURL) did not come up in \(seconds) (ICE or DTLS failed)"
+        }
         return "cannot publish to the WHIP endpoint \(displayURL): \(reason)"
     }
 
@@ -160,9 +174,22 @@ struct WHIPOutput: PublishOutput {
 
 /// The sessions of an output's live webrtcbins, by element.
 final class WHIPSessions: Sendable {
-    private let sessions = Mutex<[Element: WHIPSession]>([:])
+    private let sessions = Mutex<(live: [Element: WHIPSession], lastAnswered: Bool?)>(([:], nil))
 
-    func add(_ session: WHIPSession, for webrtc: Element) { sessions.withLock { $0[webrtc] = session } }
-    func session(for webrtc: Element) -> WHIPSession? { sessions.withLock { $0[webrtc] } }
-    func remove(_ webrtc: Element) -> WHIPSession? { sessions.withLock { $0.removeValue(forKey: webrtc) } }
+    func add(_ session: WHIPSession, for webrtc: Element) { sessions.withLock { $0.live[webrtc] = session } }
+    func session(for webrtc: Element) -> WHIPSession? { sessions.withLock { $0.live[webrtc] } }
+    func remove(_ webrtc: Element) -> WHIPSession? {
+        sessions.withLock { sessions in
+            let removed = sessions.live.removeValue(forKey: webrtc)
+            if let removed { sessions.lastAnswered = removed.answeredAt != nil }
+            return removed
+        }
+    }
+
+    /// The newest session (live, or else the last ended) never had the endpoint's answer to its offer.
+    var offerUnanswered: Bool {
+        sessions.withLock { sessions in
+            sessions.live.isEmpty ? sessions.lastAnswered == false : sessions.live.values.allSatisfy { $0.answeredAt == nil }
+        }
+    }
 }
