@@ -81,6 +81,8 @@ struct IngestLayout: Sendable {
                 throw IngestError.workDirectory(path: dir, message: "\(error)")
             }
         }
+        // nginx's logs name every stream key tried (its publish lines, the key check's requests): the owner's only.
+        chmod(logs, 0o700)
     }
 }
 
@@ -129,6 +131,7 @@ enum IngestConfig {
             """
             authLocation = """
                     location = /auth {
+                        access_log off;
                         if ($castline_publish_allowed = 0) { return 403; }
                         return 200;
                     }

@@ -246,6 +246,8 @@ public actor IngestServer {
                                                rtmpsPort: endpoints.rtmpsPort, rtmpPort: endpoints.rtmpPort)
         do {
             try nginxConf.write(toFile: layout.nginxConf, atomically: true, encoding: .utf8)
+            // It lists the allowed stream keys: the owner's only, as the TLS keys are.
+            chmod(layout.nginxConf, 0o600)
             try stunnelConf.write(toFile: layout.stunnelConf, atomically: true, encoding: .utf8)
         } catch {
             throw IngestError.workDirectory(path: layout.root, message: "cannot write configuration: \(error)")

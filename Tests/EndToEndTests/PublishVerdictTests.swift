@@ -96,6 +96,11 @@ struct PublishVerdictTests {
         #expect(timed.stderr.contains("error: nothing was published: the server at \(url) did not accept the stream in"), "\(timed.stderr)")
         #expect(!timed.stderr.contains("rtmp: published"), "\(timed.stderr)")
         #expect(!timed.stderr.contains("  rtmp0:"), "a destination that sent nothing has no summary row: \(timed.stderr)")
+        // A run too short for any server to answer is said to be that, not the server's fault.
+        let short = try await Castline.run(["broadcast", url, "--key-env", "K", "--size", "320x240", "--duration", "300ms"],
+                                           environment: ["K": Self.key], timeout: .seconds(30))
+        #expect(short.status == 1 && short.stderr.contains("error: nothing was published: the run ended")
+                && short.stderr.contains("(run longer; if it still does not, check the host and port)"), "\(short.stderr)")
         // Ctrl-C before anything answered is the same verdict; one as the run starts (a stop while
         // the graph was being built once let it play on past the end: exit 0 and a crash) too.
         let process = try Castline.start(["broadcast", url, "--key-env", "K", "--size", "320x240"],

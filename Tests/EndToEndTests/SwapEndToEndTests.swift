@@ -192,3 +192,40 @@ extension SwapEndToEndTests {
         }
     }
 }
+
+extension SwapEndToEndTests {
+    @Test("a gst audio filter added after the encoder: the sound is re-encoded from the join, and the recording's audio never goes back in time there")
+    func reencodedAudioGoesOn() async throws {
+        let scratch = try Scratch()
+        let recording = scratch.file("joined.ts"), events = scratch.file("events.jsonl")
+        func pipeline(_ extra: String) -> String {
+            """
+            version: 1
+            name: joined
+            source: { test: { video: { width: 640, height: 360, fps: 30 }, audio: { tone: 660 } } }
+            stages:
+              - encode: { video: { bitrate: 1M, keyframe-interval: 1s }, audio: { codec: aac, bitrate: 128k } }
+              - stats: { every: 250ms }\(extra)
+            sinks: [ { file: { path: "\(recording)" } } ]
+            """
+        }
+        let file = try scratch.write("joined.yaml", pipeline(""))
+        let process = try Castline.start(["run", file, "--watch", "--stats-json", events])
+        defer { process.signal(SIGKILL) }
+        func played() -> Double {
+            let text = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
+            return jsonLines(text, growing: true).last { $0["stream"] as? String == "audio" }?["position_s"] as? Double ?? 0
+        }
+        #expect(await waitUntil(.seconds(20)) { played() >= 3 }, "\(process.standardError)")
+        try Self.save(pipeline("\n  - gst: \"audioecho delay=250000000\""), to: file)
+        #expect(await Castline.waitFor("stages[2] gst added", in: process, timeout: .seconds(10)), "\(process.standardError)")
+        let swappedAt = played()
+        #expect(await waitUntil(.seconds(15)) { played() >= swappedAt + 2 }, "\(process.standardError)")
+        #expect(await Castline.interrupt(process) == 0, "\(process.standardError)")
+        let probe = try await ChildProcess.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "packet=pts_time",
+                                                           "-of", "csv=p=0", recording])
+        let times = probe.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: CharacterSet(charactersIn: ","))) }
+        let back = zip(times, times.dropFirst()).filter { $1 < $0 }
+        #expect(times.count > 200 && back.isEmpty, "\(times.count) audio packets; going back at \(back)")
+    }
+}

@@ -156,6 +156,12 @@ struct IngestServerTests {
             let response = try await HTTPFetcher.shared.fetch("GET", #require(URL(string: endpoints.hlsPlaylistURL(key: "good"))))
             #expect(response.status == 200)
             #expect(!FileManager.default.fileExists(atPath: endpoints.hlsDirectory + "/bad.m3u8"))
+            // The keys are the owner's to read: the configuration lists them, the logs name those tried.
+            let root = URL(fileURLWithPath: endpoints.hlsDirectory).deletingLastPathComponent().path
+            let attributes = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int }
+            #expect(attributes(root + "/nginx.conf") == 0o600 && attributes(root + "/logs") == 0o700)
+            let httpLog = (try? String(contentsOfFile: root + "/logs/http-access.log", encoding: .utf8)) ?? ""
+            #expect(!httpLog.contains("name=bad") && !httpLog.contains("name=good"), "\(httpLog)")
         }
     }
 

@@ -70,7 +70,8 @@ public struct BroadcastShortcut: Sendable {
             throw SettingsError("give the stream key with --key-env VAR or --key-file PATH (never as an argument)")
         }
         if rtmpCount == 0, keys > 0 || caFile != nil || fingerprint != nil || insecure {
-            throw SettingsError("--key-env, --key-file, --ca-file, --fingerprint and --insecure are for rtmp(s):// URLs; SRT takes --passphrase-env")
+            throw SettingsError("--key-env, --key-file, --ca-file, --fingerprint and --insecure are for rtmp(s):// URLs; SRT takes --passphrase-env, "
+                                + "WHIP --token-env")
         }
         if !keyEnvs.isEmpty, !keyFiles.isEmpty { throw SettingsError("give --key-env or --key-file, not both") }
         guard keys == 0 || keys == 1 || keys == rtmpCount else {

@@ -72,7 +72,7 @@ public struct ListenShortcut: Sendable {
         }
         let scheme = uriScheme(url)
         if keyEnv != nil || keyFile != nil, !scheme.hasPrefix("rtmp") {
-            throw SettingsError("--key-env and --key-file are for rtmp:// URLs (an HLS URL carries its own path; SRT takes --passphrase-env)")
+            throw SettingsError("--key-env and --key-file are for rtmp:// URLs (an HLS URL carries its own path; SRT takes --passphrase-env, WHEP --token-env)")
         }
         if keyEnv != nil, keyFile != nil { throw SettingsError("give --key-env or --key-file, not both") }
         if passphraseEnv != nil, scheme != "srt" { throw SettingsError("--passphrase-env is for srt:// URLs") }

@@ -254,7 +254,7 @@ public struct GraphBuilder {
                     // Each sink input gets its own thread, so one stream never starves another in a muxer.
                     let entryElement = alone ? try ElementCatalog.make("identity") : try BinChain.queue()
                     let queued = try graph.append(entryElement, after: cursor)
-                    let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard())
+                    let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard(stream: stream))
                     entry.guardian.install(on: entry.pad)
                     layout.entries[stream] = entry
                     graph.limit.watch(queued.pad)

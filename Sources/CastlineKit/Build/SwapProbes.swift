@@ -4,26 +4,54 @@ import Synchronization
 /// Sits where a stream enters a sink. During a swap it keeps the old parts'
 /// end-of-stream out of the sink (telling the swap they have drained), and it
 /// keeps every stream-start after the first out, so the sink sees one stream
-/// from start to end whatever is swapped upstream.
+/// from start to end whatever is swapped upstream; and audio does not go back in time at the join.
 final class EntryGuard: Sendable {
     private struct State {
         var started = false
         var drained: (@Sendable () -> Void)?
         var mediaArrived: (@Sendable () -> Void)?
+        var segment: SegmentInfo?
+        /// The running time the last buffer was decoded at (its dts, else its pts).
+        var lastDecoded: UInt64?
+        /// The old parts have drained into this entry: until a new buffer follows the last old
+        /// one, those that would go back before it are dropped (a new encoder's first frames
+        /// come early by its priming, which a muxer would write as time going back).
+        var joining = false
+
+        /// Whether `buffer` goes on from the last one, noting it when it does.
+        mutating func goesOn(_ buffer: BufferView) -> Bool {
+            guard let time = buffer.dts ?? buffer.pts, let decoded = segment?.runningTime(of: time)?.nanoseconds else { return true }
+            if joining, let lastDecoded, decoded + EntryGuard.joinTolerance < lastDecoded { return false }
+            joining = false
+            lastDecoded = decoded
+            return true
+        }
     }
 
+    /// How far back a buffer after a join may start and still be kept: rounding, not an overlap.
+    static let joinTolerance: UInt64 = 2_000_000
+
     private let state = Mutex(State())
+    /// Audio is kept from going back at a join; video is not (a new encoder's B-frames start its
+    /// decode times early, and dropping them would drop the keyframe they open with).
+    private let guardsJoin: Bool
+
+    init(stream: StreamKind) {
+        guardsJoin = stream == .audio
+    }
 
     func install(on pad: Pad) {
         pad.addProbe([.buffer, .bufferList, .eventDownstream]) { [self] info in
             guard let event = info.event else {
-                state.withLock { state in
+                let (arrived, keep): ((@Sendable () -> Void)?, Bool) = state.withLock { state in
                     let arrived = state.mediaArrived
                     state.mediaArrived = nil
-                    return arrived
-                }?()
-                return .ok
+                    return (arrived, !guardsJoin || info.buffer.map { state.goesOn($0) } ?? true)
+                }
+                arrived?()
+                return keep ? .ok : .drop
             }
+            if let segment = event.segment { state.withLock { $0.segment = segment } }
             switch event.kind {
             case .streamStart:
                 return state.withLock { state in
@@ -33,6 +61,7 @@ final class EntryGuard: Sendable {
             case .eos:
                 guard let drained = state.withLock({ state in
                     defer { state.drained = nil }
+                    if state.drained != nil { state.joining = true }
                     return state.drained
                 }) else { return .ok }
                 drained()

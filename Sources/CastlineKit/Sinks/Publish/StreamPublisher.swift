@@ -102,6 +102,10 @@ final class StreamPublisher: Sendable {
     /// sink of its own ends with it (webrtcbin sends as it is given, and keeps the end to itself).
     static let drainedMessage = "castline-publish-drained"
 
+    /// A publish that had no answer in less than this is not blamed on the server: connecting
+    /// to a distant ingest (TCP, TLS, RTMP's handshake and commands) takes a second or so.
+    static let shortestJudged: Duration = .seconds(2)
+
     /// At most this many samples wait for the pipeline to start (about ten seconds of 30 fps video
     /// and AAC; starting takes milliseconds): past it they are dropped and the publish starts on a
     /// later keyframe.
@@ -226,7 +230,14 @@ final class StreamPublisher: Sendable {
                 guard let launchedAt = state.launchedAt else {
                     return (figures(&state), Self.endedBeforeMedia(settings.displayURL))
                 }
-                return (figures(&state), .failed(settings.output.neverConnected(reason: state.lastFailure, waited: .now - launchedAt)))
+                let waited = ContinuousClock.now - launchedAt
+                // Ended sooner than a server can be expected to answer: the run was too short to tell.
+                if state.lastFailure == nil, waited < Self.shortestJudged {
+                    return (figures(&state), .failed("nothing was published: the run ended " + String(format: "%.1f s", waited.seconds)
+                        + " after the publish began, before \(settings.displayURL) had taken the stream (run longer; if it "
+                        + "still does not, check the host and port)"))
+                }
+                return (figures(&state), .failed(settings.output.neverConnected(reason: state.lastFailure, waited: waited)))
             }
             let figures = figures(&state)
             let seconds = String(format: "%.1f", state.publishedTime.seconds)

@@ -145,7 +145,7 @@ final class WHIPSession: Sendable {
         case 401, 403: "the \(protocolName) endpoint refused the token: \(endpoint) (HTTP \(status)): check the token (--token-env or --token-file)"
         case 404 where protocolName == "WHEP":
             "no \(protocolName) endpoint at \(endpoint) (HTTP 404): check the URL, or wait for the stream to go live with --wait-for-live (wait-for-live: true in a file)"
-        case 404: "no \(protocolName) endpoint at \(endpoint) (HTTP 404): check the URL"
+        case 404: "no \(protocolName) endpoint at \(endpoint) (HTTP 404): check the URL's path (shown as **** because it may hold a key)"
         default: nil
         }
     }
