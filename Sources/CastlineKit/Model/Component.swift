@@ -157,11 +157,15 @@ public enum ConnectionChange: Sendable, Equatable {
     case stalled
     /// What the stalled source holds is enough to play on.
     case buffered
-    /// Lost; the sink is retrying. `attempt` counts from 1; `delay` is until the next try.
+    /// Lost (or, its reason starting `notYetConnected`, never up); the sink is retrying.
+    /// `attempt` counts from 1; `delay` is until the next try.
     case reconnecting(reason: String, attempt: Int, delay: Duration)
     case reconnected(attempts: Int)
     /// Cannot go on (refused key, never connected, out of retries): the run fails with this line.
     case failed(String)
+
+    /// How a `reconnecting` reason begins for a connection that was never up: nothing was lost.
+    public static let notYetConnected = "cannot connect yet: "
 }
 
 /// An error in building a pipeline, located at the component that caused it.

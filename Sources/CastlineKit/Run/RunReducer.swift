@@ -242,8 +242,12 @@ extension RunModel {
             if !destination { reconnectingParts.insert(keyPath) }
             let anotherUp = destination && !upDestinations.isEmpty
             if case .running = phase, !anotherUp, !(destination && awaitsDestination) { move(to: .running(.reconnecting), &effects) }
-            effects.append(.warning(
-                "\(naming(keyPath))connection lost (\(reason)); reconnecting in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"))
+            let retry = "in \(String(format: "%.1f", delay.seconds)) s (attempt \(attempt))"
+            if reason.hasPrefix(ConnectionChange.notYetConnected) {
+                effects.append(.warning("\(naming(keyPath))not connected yet (\(reason.dropFirst(ConnectionChange.notYetConnected.count))); trying again \(retry)"))
+            } else {
+                effects.append(.warning("\(naming(keyPath))connection lost (\(reason)); reconnecting \(retry)"))
+            }
         case .reconnected(let attempts):
             if layout.destinations.contains(keyPath) { upDestinations.insert(keyPath) }
             reconnectingParts.remove(keyPath)

@@ -411,7 +411,7 @@ final class StreamPublisher: Sendable {
             }
             state.phase = .waitingToRetry
             let delay = settings.backoff.delay(attempt: state.failedAttempts, random: Double.random(in: 0..<1))
-            let told = state.everConnected ? reason : "cannot connect yet: \(reason)"
+            let told = state.everConnected ? reason : ConnectionChange.notYetConnected + reason
             return (pipeline, output, .reconnecting(reason: told, attempt: state.failedAttempts, delay: delay), delay)
         }
         if let pipeline {
