@@ -66,6 +66,22 @@ struct GraphBuilderTests {
         #expect(notices.contains { $0.contains("video is not taken by any sink") })
     }
 
+    @Test("a stage for none of the streams carried (a video filter on sound) is said to do nothing; audio-only, which drops, is not")
+    func stageForNoCarriedStream() async throws {
+        let plan = try ComponentRegistry.builtin.plan(loadSpec("""
+            version: 1
+            source: { test: { audio: {} } }
+            stages: [ { audio-only: {} }, { gst: "videoflip method=1" }, { gain: { db: -3 } } ]
+            sinks: [ { null: {} } ]
+            """))
+        _ = try builder.build(plan)
+        plan.channel.finish()
+        var notices: [String] = []
+        for await event in plan.channel.events { if case .notice(let text) = event.kind { notices.append(text) } }
+        let nothing = notices.filter { $0.contains("does nothing here") }
+        #expect(nothing == ["stages[1].gst: does nothing here: it works on none of the streams the pipeline carries (audio)"], "\(notices)")
+    }
+
     @Test("two sinks share a stream through a tee")
     func twoSinksTee() throws {
         let built = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
