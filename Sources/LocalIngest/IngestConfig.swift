@@ -81,8 +81,10 @@ struct IngestLayout: Sendable {
                 throw IngestError.workDirectory(path: dir, message: "\(error)")
             }
         }
-        // nginx's logs name every stream key tried (its publish lines, the key check's requests): the owner's only.
+        // nginx's logs name every stream key tried (its publish lines, the key check's requests), and
+        // the HLS folder's files are named after the keys: the owner's only.
         chmod(logs, 0o700)
+        chmod(hls, 0o700)
     }
 }
 

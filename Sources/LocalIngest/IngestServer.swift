@@ -245,9 +245,12 @@ public actor IngestServer {
         let stunnelConf = IngestConfig.stunnel(layout: layout, host: options.host,
                                                rtmpsPort: endpoints.rtmpsPort, rtmpPort: endpoints.rtmpPort)
         do {
-            try nginxConf.write(toFile: layout.nginxConf, atomically: true, encoding: .utf8)
-            // It lists the allowed stream keys: the owner's only, as the TLS keys are.
-            chmod(layout.nginxConf, 0o600)
+            // It lists the allowed stream keys: the owner's only from the start, as the TLS keys are.
+            try? FileManager.default.removeItem(atPath: layout.nginxConf)
+            guard FileManager.default.createFile(atPath: layout.nginxConf, contents: Data(nginxConf.utf8),
+                                                 attributes: [.posixPermissions: 0o600]) else {
+                throw IngestError.workDirectory(path: layout.root, message: "cannot write \(layout.nginxConf)")
+            }
             try stunnelConf.write(toFile: layout.stunnelConf, atomically: true, encoding: .utf8)
         } catch {
             throw IngestError.workDirectory(path: layout.root, message: "cannot write configuration: \(error)")

@@ -227,7 +227,7 @@ struct BroadcastTests {
         let leftAlone = try await Castline.run(["broadcast", "rtmp://castline-no-such-host.invalid/live", "rtmp://127.0.0.1:\(port)/live",
                                                 "--key-env", "HOME"], timeout: .seconds(20))
         #expect(leftAlone.status == 1 && leftAlone.stderr.contains("Connection refused")
-                && !leftAlone.stderr.contains("cannot connect yet"), "\(leftAlone.stderr)")
+                && !leftAlone.stderr.contains("not connected yet"), "\(leftAlone.stderr)")
         for result in [scheme, missing, unreachable] {
             #expect(result.stderr.split(separator: "\n").filter { $0.hasPrefix("error") || $0.hasPrefix("castline broadcast:") }.count == 1,
                     "\(result.stderr)")

@@ -124,7 +124,7 @@ struct WHEPTests {
         let timedOut = try await Castline.run(["listen", endpoint.url("silent/whep"), "--timeout", "2s", "--output", "null"],
                                               timeout: .seconds(30))
         #expect(timedOut.status == 1, "\(timedOut.stderr)")
-        #expect(timedOut.stderr.contains("no answer from http://127.0.0.1:\(endpoint.port)/**** within 2 s")
+        #expect(timedOut.stderr.contains("the WHEP endpoint at http://127.0.0.1:\(endpoint.port)/**** did not answer the offer in 2.0 s")
                 && !timedOut.stderr.contains("silent/whep"), "\(timedOut.stderr)")
 
         let listener = try Castline.start(["listen", endpoint.url("silent/whep"), "--output", "null"])

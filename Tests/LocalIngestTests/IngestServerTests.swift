@@ -159,7 +159,7 @@ struct IngestServerTests {
             // The keys are the owner's to read: the configuration lists them, the logs name those tried.
             let root = URL(fileURLWithPath: endpoints.hlsDirectory).deletingLastPathComponent().path
             let attributes = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int }
-            #expect(attributes(root + "/nginx.conf") == 0o600 && attributes(root + "/logs") == 0o700)
+            #expect(attributes(root + "/nginx.conf") == 0o600 && attributes(root + "/logs") == 0o700 && attributes(root + "/hls") == 0o700)
             let httpLog = (try? String(contentsOfFile: root + "/logs/http-access.log", encoding: .utf8)) ?? ""
             #expect(!httpLog.contains("name=bad") && !httpLog.contains("name=good"), "\(httpLog)")
         }

@@ -232,7 +232,7 @@ final class StreamPublisher: Sendable {
                 }
                 let waited = ContinuousClock.now - launchedAt
                 // Ended sooner than a server can be expected to answer: the run was too short to tell.
-                if state.lastFailure == nil, waited < Self.shortestJudged {
+                if state.lastFailure == nil, waited < Self.shortestJudged, !settings.output.waitsForCallers {
                     return (figures(&state), .failed("nothing was published: the run ended " + String(format: "%.1f s", waited.seconds)
                         + " after the publish began, before \(settings.displayURL) had taken the stream (run longer; if it "
                         + "still does not, check the host and port)"))

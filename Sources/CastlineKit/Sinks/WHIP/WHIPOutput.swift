@@ -122,11 +122,11 @@ struct WHIPOutput: PublishOutput {
         let seconds = String(format: "%.1f s", waited.seconds)
         guard let reason else {
             // The endpoint took the HTTP connection and has not answered the offer: nothing of ICE was tried.
-            if sessions.offerUnanswered {
-                return "the WHIP endpoint at \(displayURL) did not answer the offer in \(seconds) (is the URL a WHIP endpoint, and is it up?)"
-            }
+            if sessions.offerUnanswered { return WHIPSession.unanswered("WHIP", at: displayURL, after: waited) }
             return "the WebRTC connection to \(displayURL) did not come up in \(seconds) (ICE or DTLS failed)"
         }
+        // Said as it is (not "cannot publish"): the session's own line names the endpoint.
+        if reason.hasPrefix("the WHIP endpoint at ") { return reason }
         return "cannot publish to the WHIP endpoint \(displayURL): \(reason)"
     }
 

@@ -110,6 +110,8 @@ final class WHIPSession: Sendable {
                 guard waitsForLive, reply.status == 404, !closed.isTripped else { break }
                 try await Task.sleep(for: .seconds(2))
             }
+        } catch FetchError.timedOut(_, let after) {
+            return fail(Self.unanswered(protocolName, at: Secret.maskingPath(of: endpoint), after: after))
         } catch {
             // The fetcher's error names the URL: its path may hold a key, and is masked as everywhere.
             let line = [endpoint, url].reduce("\(error)") { $0.replacingOccurrences(of: $1.absoluteString, with: Secret.maskingPath(of: $1)) }
@@ -137,6 +139,12 @@ final class WHIPSession: Sendable {
 
     private func fail(_ line: String) {
         if let failed { failed(line) } else { webrtc.postError(line) }
+    }
+
+    /// An endpoint that took the connection and did not answer the offer (nothing of ICE was tried).
+    static func unanswered(_ protocolName: String, at endpoint: String, after: Duration) -> String {
+        "the \(protocolName) endpoint at \(endpoint) did not answer the offer in " + String(format: "%.1f s", after.seconds)
+            + " (is the URL a \(protocolName) endpoint, and is it up?)"
     }
 
     /// The statuses no retry mends, in the user's words.
