@@ -31,15 +31,16 @@ extension DelayPlayout {
 
     /// The stream's own time (as it came in) of what plays out at running time `running` on
     /// `stream`'s output; nil before play-out starts. Paused, it stays where play-out holds.
-    func streamTime(stream: Int, outputRunningTime running: UInt64) -> UInt64? {
+    func streamTime(stream: Int, outputRunningTime running: UInt64, latency: UInt64) -> UInt64? {
         let now = ContinuousClock.now
         let (shift, held) = state.withLock { state in
             (state.shift.map { $0 + state.pausedFor(at: now) }, state.pausedSince != nil ? Self.playing(state, at: now)?.time : nil)
         }
         guard let shift else { return nil }
-        // Paused: where play-out holds, whatever running time is asked (a stats stage holds its
-        // question at the last buffer that passed, which the pause's growth would take back).
-        if let held { return timeline.streamPTS(stream: stream, runningTime: held) }
+        // Paused: where play-out holds, what renders `latency` behind it, whatever running time is
+        // asked (a stats stage holds its question at the last buffer that passed, which the pause's
+        // growth would take back).
+        if let held { return timeline.streamPTS(stream: stream, runningTime: held > latency ? held - latency : 0) }
         let arrived = Int64(clamping: running) - shift
         guard arrived >= 0 else { return nil }
         return timeline.streamPTS(stream: stream, runningTime: UInt64(arrived))

@@ -77,7 +77,7 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
         // What plays out is told in the stream's own time, as it came in (see `StreamTimeQuery`).
         if let pad = source.element.staticPad("src") {
             StreamTimeQuery.answer(at: pad) { [weak playout] question in
-                playout?.streamTime(stream: index, outputRunningTime: question.runningTime)
+                playout?.streamTime(stream: index, outputRunningTime: question.runningTime, latency: question.latency)
             }
         }
         if let pad = sink.element.staticPad("sink") { Self.askForHistory(at: pad, playout: playout) }

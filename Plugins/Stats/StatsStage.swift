@@ -34,6 +34,7 @@ public final class StatsStage: Stage {
     private let played = PlayTimeGate()
     /// The stage this one replaced in a swap, until its totals are carried on (at the first report).
     private let predecessor = Mutex<StatsStage?>(nil)
+    private let retired = Atomic(false)
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         every = spec.options[Self.every]
@@ -113,9 +114,19 @@ public final class StatsStage: Stage {
         self.predecessor.withLock { $0 = stats }
     }
 
-    /// Each stream's counts so far, carried on by a successor.
+    /// Each stream's counts so far, carried on by a successor: with its own predecessor's while
+    /// it has not taken them yet (a second swap within `every` of the first).
     private var totals: [StreamKind: [String: Double]] {
-        probes.withLock { $0 }.mapValues(\.totals)
+        var totals = probes.withLock { $0 }.mapValues(\.totals)
+        for (stream, counts) in predecessor.withLock({ $0 })?.totals ?? [:] {
+            totals[stream] = (totals[stream] ?? [:]).merging(counts, uniquingKeysWith: +)
+        }
+        return totals
+    }
+
+    /// Out of the pipeline: no more samples (one after its successor's first would read as counts going back).
+    public func retire() {
+        retired.store(true, ordering: .relaxed)
     }
 
     /// One timer per stage, from its first buffer: figures then line up with media flowing.
@@ -127,6 +138,7 @@ public final class StatsStage: Stage {
 
     /// Emits one sample per stream and one pipeline-wide; false once there is nothing left to watch.
     private func report() -> Bool {
+        guard !retired.load(ordering: .relaxed) else { return false }
         // The predecessor's parts drained before this stage's first buffer came: its counts are final.
         if let predecessor = predecessor.withLock({ predecessor in defer { predecessor = nil }; return predecessor }) {
             let carried = predecessor.totals
@@ -270,7 +282,7 @@ final class StreamProbe: Sendable {
     }
 
     /// Silences announced on this stream so far.
-    var silences: Int { state.withLock { $0.silence.silences } }
+    var silences: Int { state.withLock { $0.silence.silences + Int($0.carried[StatsStage.silences.name] ?? 0) } }
 
     /// nil until the stream has carried a buffer.
     func snapshot(now: UInt64) -> [String: Double]? {
@@ -308,7 +320,7 @@ final class StreamProbe: Sendable {
         // Nothing came (a stall, an outage): what is heard stands at the end of the last buffer.
         let heard = ClockTime(nanoseconds: min(running - latency, passedUntil ?? .max))
         guard let pts = segment.position(ofRunningTime: heard) else { return nil }
-        let question = StreamTimeQuery.Question(stream: stream, runningTime: heard.nanoseconds, pts: pts.nanoseconds)
+        let question = StreamTimeQuery.Question(stream: stream, runningTime: heard.nanoseconds, pts: pts.nanoseconds, latency: latency)
         let time = element.staticPad("sink").flatMap { StreamTimeQuery.ask(through: $0, question) }
             ?? segment.streamTime(ofRunningTime: heard)?.nanoseconds
         return time.map { Double($0) / 1e9 }

@@ -11,6 +11,8 @@ final class LoadMetrics: Sendable {
     private let fetch: ValueHistogram
     /// The totals last recorded, so counters rise by the difference.
     private let last = Mutex(LoadTotals())
+    /// Whether the behind-live buckets are served now (made once some latency is known, taken away once none is).
+    private let behindLiveServed = Mutex(false)
 
     static let buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32]
     /// Live latency's bucket bounds: from a low-latency stream's 2 s to a minute behind.
@@ -59,13 +61,11 @@ final class LoadMetrics: Sendable {
         // Only while some viewer's latency is known: zeros would say nobody is behind.
         let behind = Self.name("viewers_behind_live", "seconds",
                                "Active viewers at most le seconds behind live, of those whose playlist gives EXT-X-PROGRAM-DATE-TIME")
+        let known = !totals.liveLatencies.isEmpty
+        guard behindLiveServed.withLock({ served in defer { served = known }; return served || known }) else { return }
         for (label, bound) in Self.latencyBuckets.map({ ("\($0)", $0) }) + [("+Inf", .infinity)] {
             let gauge = registry.makeGauge(descriptor: behind, labels: [("le", label)])
-            if totals.liveLatencies.isEmpty {
-                registry.unregisterGauge(gauge)
-            } else {
-                gauge.set(Double(totals.liveLatencies.count { $0 <= bound }))
-            }
+            if known { gauge.set(Double(totals.liveLatencies.count { $0 <= bound })) } else { registry.unregisterGauge(gauge) }
         }
     }
 }

@@ -66,13 +66,16 @@ public final class LoadTally: Sendable {
 
     /// Media came: the viewer's buffer now, and `seconds` the fetch took (a segment's; nil for a stream's).
     func fetched(_ number: Int, buffer: ViewerBuffer, seconds: Double?, bytes: Int) {
-        let first = state.withLock { state -> Bool in
+        let first = state.withLock { state -> Bool? in
+            // A fetch that ends after the test's end is the viewer winding down, not the test.
+            guard state.ended == nil else { return nil }
             let first = state.viewers[number]?.buffer?.firstFrame == nil
             state.viewers[number]?.buffer = buffer
             state.viewers[number]?.bytes += bytes
             if let seconds { state.fetches.record(seconds) }
             return first
         }
+        guard let first else { return }
         if first, let time = buffer.firstFrame { observe?(.firstFrame(time)) }
         if let seconds { observe?(.segmentFetch(seconds)) }
     }

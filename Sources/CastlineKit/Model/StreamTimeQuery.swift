@@ -16,11 +16,15 @@ public enum StreamTimeQuery {
         public var stream: StreamKind
         public var runningTime: UInt64
         public var pts: UInt64
+        /// How far what renders lies behind the clock (the pipeline's latency, ns): `runningTime`
+        /// has it taken off already, and is held at the last buffer's end while nothing comes.
+        public var latency: UInt64
 
-        public init(stream: StreamKind, runningTime: UInt64, pts: UInt64) {
+        public init(stream: StreamKind, runningTime: UInt64, pts: UInt64, latency: UInt64 = 0) {
             self.stream = stream
             self.runningTime = runningTime
             self.pts = pts
+            self.latency = latency
         }
     }
 
@@ -28,7 +32,8 @@ public enum StreamTimeQuery {
     /// its peer and upstream); nil when nothing upstream knows.
     public static func ask(through pad: Pad, _ question: Question) -> UInt64? {
         guard let structure = try? Structure("\(name), stream=(string)\(question.stream.rawValue), "
-            + "running-time=(guint64)\(question.runningTime), pts=(guint64)\(question.pts)") else { return nil }
+            + "running-time=(guint64)\(question.runningTime), pts=(guint64)\(question.pts), latency=(guint64)\(question.latency)")
+        else { return nil }
         let query = CustomQuery(structure)
         guard pad.peerQuery(query) else { return nil }
         return query.structure?.uint64("stream-time")
@@ -41,7 +46,8 @@ public enum StreamTimeQuery {
             guard let query = info.query, query.customName == name, let structure = query.structure,
                   let stream = structure.string("stream").flatMap(StreamKind.init(rawValue:)),
                   let running = structure.uint64("running-time"), let pts = structure.uint64("pts"),
-                  let time = answer(Question(stream: stream, runningTime: running, pts: pts)) else { return .ok }
+                  let time = answer(Question(stream: stream, runningTime: running, pts: pts, latency: structure.uint64("latency") ?? 0))
+            else { return .ok }
             query.set("stream-time", time)
             return .handled
         }
