@@ -1,7 +1,17 @@
 import ArgumentParser
 import CastlineApp
+import Foundation
 
 @main
+enum Entry {
+    static func main() async {
+        // A reader that goes away (`castline … | head`) is a failed write, not the end of the run:
+        // the recording still has to be finished.
+        signal(SIGPIPE, SIG_IGN)
+        await Castline.main()
+    }
+}
+
 struct Castline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "castline",

@@ -168,6 +168,18 @@ struct FoundationTests {
         #expect(media.duration > 2, "duration \(media.duration)")
     }
 
+    @Test("its output read by something that goes away (`| head -1`): the run goes on, exit 0, the recording whole")
+    func readerGoesAway() async throws {
+        let scratch = try Scratch()
+        let output = scratch.file("kept.mp4")
+        let command = "\"\(Castline.executable)\" run \"\(Castline.example("test-pattern-to-mkv.yaml"))\" --set sinks[0].file.path=\(output) "
+            + "--duration 2s --stats-json - 2>&1 | head -1 > /dev/null; echo \"status ${PIPESTATUS[0]}\""
+        let result = try await ChildProcess.run("/bin/bash", ["-c", command], timeout: .seconds(60))
+        #expect(result.stdout.contains("status 0"), "\(result.stdout) \(result.stderr)")
+        let media = try await ProbedMedia.probe(output)
+        #expect(media.stream("video")?.codec == "h264" && media.duration > 1.9, "duration \(media.duration)")
+    }
+
     @Test("a second Ctrl-C stops at once, without waiting for the drain")
     func secondInterrupt() async throws {
         // A file played at clock pace: a clean stop drains seconds of queued media.

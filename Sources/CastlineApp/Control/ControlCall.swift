@@ -62,7 +62,7 @@ public struct ControlCall: Sendable {
             refusal = try await client.stream(target("/events")) { line in
                 guard line.hasPrefix("data:") else { return }  // comments and blank separators
                 let json = line.dropFirst("data:".count).drop { $0 == " " }
-                FileHandle.standardOutput.write(Data((json + "\n").utf8))
+                FileHandle.standardOutput.writeDiscardingErrors(Data((json + "\n").utf8))
             }
         } catch {
             throw Failure(lines: ["\(error)"])

@@ -37,7 +37,7 @@ public enum Terminal {
     }
 
     public static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.writeDiscardingErrors(Data(text.utf8))
     }
 
     public static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
@@ -56,4 +56,12 @@ public enum ExitStatus {
     public static let badInput: Int32 = 2
     /// An alarm `--fail-on` names was raised.
     public static let alarm: Int32 = 3
+}
+
+extension FileHandle {
+    /// Writes `data`, or drops it when nobody reads any more (a closed pipe: `castline … | head`),
+    /// where Foundation's `write(_:)` would stop the process and lose what it was recording.
+    func writeDiscardingErrors(_ data: Data) {
+        try? write(contentsOf: data)
+    }
 }

@@ -53,7 +53,7 @@ final class StatsOutputs {
     }
 
     func consume(_ event: RunEvent) {
-        if let json { json.write(Data((EventJSON.line(event) + "\n").utf8)) }
+        if let json { json.writeDiscardingErrors(Data((EventJSON.line(event) + "\n").utf8)) }
         if let index = summaries.firstIndex(where: { $0.pipeline == event.pipeline }) {
             summaries[index].summary.add(event)
         } else {
@@ -65,7 +65,7 @@ final class StatsOutputs {
         metrics?.record(event)
         if case .stats(let sample) = event.kind {
             // Written at once, not when a buffer fills: someone is watching these as they come.
-            if latencyLines, let line = Self.latencyLine(sample, at: event.time) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+            if latencyLines, let line = Self.latencyLine(sample, at: event.time) { FileHandle.standardOutput.writeDiscardingErrors(Data((line + "\n").utf8)) }
         }
     }
 

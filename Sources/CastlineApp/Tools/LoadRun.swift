@@ -230,7 +230,7 @@ struct LoadService: Service {
         line["event"] = "load"
         line["ts"] = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         if let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) {
-            output.write(data + Data("\n".utf8))
+            output.writeDiscardingErrors(data + Data("\n".utf8))
         }
     }
 }
