@@ -28,8 +28,11 @@ enum DelayReport {
 
     /// `delay-changed`: a request applied (clamped to what history holds), or play-out started.
     static func changed(stage: String, requested: Duration, applied: Duration, available: Duration, answering: Bool) -> StageEvent {
-        let clamped = applied < requested
+        // Less than asked: clamped to what is held, or nearer live to the keyframe play-out resumes from.
+        let clamped = applied < requested && requested > available
             ? String(format: " (asked %.1f s; %.1f s was available)", requested.seconds, available.seconds)
+            : requested - applied >= .milliseconds(50)
+            ? String(format: " (asked %.1f s; play-out goes on from the next keyframe)", requested.seconds)
             : applied - requested >= .milliseconds(50)
             ? String(format: " (asked %.1f s; play-out goes on after what already went out, from a keyframe)", requested.seconds) : ""
         return StageEvent(

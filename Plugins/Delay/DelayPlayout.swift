@@ -45,6 +45,9 @@ final class DelayPlayout: Sendable {
 
     struct State {
         var requested: Duration
+        /// The delay last set by value, while what it applied is in force: set again, it changes
+        /// nothing (a keyframe made the delay in force differ from it, and a new move would jump again).
+        var lastSet: Duration?
         /// The delay in force; nil until the initial delay is held.
         var applied: Duration?
         /// How much earlier than a player would the source started (HLS start-back), in ns.
@@ -208,13 +211,21 @@ final class DelayPlayout: Sendable {
     /// Asks for a delay: the play-out position moves back (or ahead) by the
     /// change. Beyond what is held it is clamped, and said so. Returns what was applied (nil while
     /// still filling to the start: the request is then the delay it starts at).
-    func request(_ delay: Duration) -> StageEvent? {
+    /// `bySteps`: moved from the delay in force (`+`, `-`), not set to a value.
+    func request(_ delay: Duration, bySteps: Bool = false) -> StageEvent? {
         let wanted = max(.zero, delay)
         let report = state.withLock { state -> (applied: Duration, available: Duration)? in
-            state.requested = wanted
             // Still filling to the initial delay: that is what will start.
-            guard var cursor = state.cursor, let applied = state.applied, let position = cursor.position
-            else { return nil }
+            guard var cursor = state.cursor, let applied = state.applied, let position = cursor.position else {
+                state.requested = wanted
+                return nil
+            }
+            // Nowhere to move: where it plays now is asked (a step nearer live at delay 0), or the
+            // value set last is set again. Moving would only go back to a keyframe.
+            if abs((wanted - applied).totalNanoseconds) < 1_000_000 || (!bySteps && state.lastSet == wanted) {
+                return (applied, availableDelay(state))
+            }
+            state.requested = wanted
             let change = wanted.totalNanoseconds - applied.totalNanoseconds
             let target = UInt64(clamping: max(0, Int64(clamping: position) - change))
             // Clamped to what is held, and to what has gone out (`lead` ahead), and on to where video
@@ -225,7 +236,9 @@ final class DelayPlayout: Sendable {
                 return (applied, availableDelay(state))
             }
             state.waitingMove = nil
-            return (settle(&state, delay: newApplied), availableDelay(state))
+            let settled = settle(&state, delay: newApplied)
+            if !bySteps { state.lastSet = wanted }
+            return (settled, availableDelay(state))
         }
         guard let report else { return nil }
         let answer = DelayReport.changed(stage: name, requested: wanted, applied: report.applied,
@@ -254,6 +267,7 @@ final class DelayPlayout: Sendable {
         let settled = Duration.nanoseconds(max(0, delay))
         state.applied = settled
         state.requested = settled
+        state.lastSet = nil
         return settled
     }
 

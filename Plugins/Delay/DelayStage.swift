@@ -141,7 +141,7 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
         guard command == DelayReport.command.name else { return nil }
         switch adjustment {
         case .set(let seconds): return playout.request(.milliseconds(Int64((seconds * 1000).rounded())))
-        case .step(let steps): return playout.request(playout.requested + step * steps)
+        case .step(let steps): return playout.request(playout.requested + step * steps, bySteps: true)
         }
     }
 }

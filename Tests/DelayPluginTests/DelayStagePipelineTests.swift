@@ -84,6 +84,42 @@ struct DelayStagePipelineTests {
     }
 }
 
+extension DelayStagePipelineTests {
+    @Test("a value set again changes nothing (the keyframe it resumed from made the delay differ); a step nearer live at 0 stays at 0")
+    func repeatedRequests() async throws {
+        let spec = try PipelineLoader(catalog: ComponentRegistry.builtin).load(yaml: """
+            version: 1
+            name: delay-repeat
+            source: { test: { video: { width: 160, height: 120, fps: 30 }, audio: {} } }
+            stages:
+              - encode: { video: { keyframe-interval: 2s } }
+              - delay: { initial: 3s, max: 1m }
+            sinks: [ { null: {} } ]
+            """, file: "delay-repeat.yaml")
+        let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(spec))
+        let delay = try #require(built.plan.stages.last?.component as? DelayStage)
+        built.pipeline.setState(.playing)
+        defer { built.pipeline.setState(.null) }
+        func applied(_ adjustment: StageAdjustment) -> Double? { delay.perform("delay", adjustment)?.fields["applied_s"] }
+        // Playing at 3 s, with history enough for the moves below: 7 s held.
+        let available = Mutex(0.0), events = built.plan.channel.events
+        let watching = Task {
+            for await event in events {
+                if case .stage(let stage) = event.kind, let held = stage.fields["available_s"] { available.withLock { $0 = max($0, held) } }
+            }
+        }
+        defer { watching.cancel() }
+        try #require(await waitUntil(.seconds(30), every: .milliseconds(100)) { available.withLock { $0 } >= 7 }, "7 s of history in 30 s")
+        let first = try #require(applied(.set(1.5)))
+        let again = [applied(.set(1.5)), applied(.set(1.5)), applied(.set(1.5))]
+        #expect(again.allSatisfy { $0 == first }, "set 1.5 s: \(first), then \(again)")
+        _ = applied(.set(0))
+        let atLive = try #require(applied(.set(0)))
+        let stepped = [applied(.step(-1)), applied(.step(-1))]
+        #expect(stepped.allSatisfy { $0 == atLive }, "at \(atLive) s, a step nearer live gave \(stepped)")
+    }
+}
+
 /// Finds where the beep (0.24 full scale, over a 0.08 tone: the test source's defaults) starts in raw float
 /// audio, interleaved or planar, as running time (the pads carry segments from 0).
 final class OnsetDetector: Sendable {
