@@ -86,7 +86,7 @@ public struct HLSStart: Sendable {
             // A media playlist: the fetch just made is its first read.
             let fetched = top.playlist.media.map { SegmentReader.Fetched(playlist: $0, sent: top.sent, received: top.received) }
             let track = try await prepareTrack(url, declared: nil, fetched: fetched, waiting: waiting, historyWanted: historyWanted,
-                                               endAfter: endAfter, fetcher: fetcher)
+                                               waitForLive: waitForLive, endAfter: endAfter, fetcher: fetcher)
             return HLSStart(tracks: [track], variants: [], variant: nil)
         }
         let choice = try HLSRenditions.choose(rendition, from: multivariant, wantVideo: wantVideo)
@@ -94,20 +94,41 @@ public struct HLSStart: Sendable {
         if wantVideo || choice.audioRendition == nil {
             reports.renditionChosen(HLSRenditions.describe(choice.variant))
             tracks.append(try await prepareTrack(choice.variant.uri, declared: HLSRenditions.streams(named: choice.variant.codecs), waiting: waiting,
-                                                 historyWanted: historyWanted, endAfter: endAfter, fetcher: fetcher))
+                                                 historyWanted: historyWanted, waitForLive: waitForLive, endAfter: endAfter, fetcher: fetcher))
         }
         if let audio = choice.audioRendition, let uri = audio.uri {
             reports.renditionChosen("audio \(audio.name)")
-            var track = try await prepareTrack(uri, declared: nil, waiting: waiting, historyWanted: historyWanted, endAfter: endAfter, fetcher: fetcher)
+            var track = try await prepareTrack(uri, declared: nil, waiting: waiting, historyWanted: historyWanted, waitForLive: waitForLive,
+                                               endAfter: endAfter, fetcher: fetcher)
             track.streams = track.streams.filter { $0.key == .audio }
             tracks.append(track)
         }
         return HLSStart(tracks: tracks, variants: choice.adaptive ? multivariant.variants : [], variant: choice.variant)
     }
 
-    /// A media playlist's track: fetched, waited for while it lists nothing, its first segment read.
+    /// A stream just gone live lists less than a player starts back by (three target durations,
+    /// RFC 8216 §6.3.3): started at its edge, it would stall at every segment, each stall adding
+    /// to how far behind live it plays. It is given the time to list that much, while it grows
+    /// from its start (a window that slides is as long as it gets), four target durations at most.
+    private static func filled(_ first: SegmentReader.Fetched, url: URL, reader: SegmentReader,
+                               waiting: WaitingOn) async throws -> SegmentReader.Fetched {
+        var fetched = first
+        let target = fetched.playlist.targetDuration
+        let deadline = ContinuousClock.now + .seconds(4 * target)
+        while fetched.playlist.isLive, fetched.playlist.duration < 3 * target - 0.001,
+              fetched.playlist.mediaSequence == first.playlist.mediaSequence, ContinuousClock.now < deadline {
+            waiting.what = "the stream just gone live to list \(Int(3 * target)) s, where a player starts"
+            try await Task.sleep(for: .seconds(max(0.5, target / 2)))
+            fetched = try await located { try await reader.fetchPlaylist(url) }
+        }
+        return fetched
+    }
+
+    /// A media playlist's track: fetched, waited for while it lists nothing (and, `waitForLive`,
+    /// while a stream just gone live lists less than a player starts back by), its first segment read.
     private static func prepareTrack(_ url: URL, declared: [MediaKind: String?]?, fetched first: SegmentReader.Fetched? = nil, waiting: WaitingOn,
-                                     historyWanted: Double?, endAfter: Duration, fetcher: any HTTPGetting) async throws -> HLSTrack {
+                                     historyWanted: Double?, waitForLive: Bool, endAfter: Duration,
+                                     fetcher: any HTTPGetting) async throws -> HLSTrack {
         var options = SegmentReader.Options()
         options.endAfter = endAfter
         options.timeLiveEdge = historyWanted != nil
@@ -125,6 +146,7 @@ public struct HLSStart: Sendable {
             try await Task.sleep(for: .seconds(max(0.5, fetched.playlist.targetDuration / 2)))
             fetched = try await located { try await reader.fetchPlaylist(url) }
         }
+        if waitForLive { fetched = try await filled(fetched, url: url, reader: reader, waiting: waiting) }
         let playlist = fetched.playlist
         if let key = playlist.segments.lazy.compactMap(\.key).first(where: { $0.method != .aes128 }) {
             let what = key.method == .sampleAES ? "SAMPLE-AES" : "\(key.method)"

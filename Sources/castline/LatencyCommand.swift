@@ -36,6 +36,7 @@ struct LatencyCommand: AsyncParsableCommand {
 
     func validate() throws {
         try duration.requireAbove0("--duration", example: "30s")
+        try checked { () throws(SettingsError) in try BroadcastShortcut.check(size: size) }
         if local {
             guard url == nil, play == nil, keys.isEmpty else {
                 throw ValidationError("--local starts its own ingest: give no URL, --play or key with it")
@@ -50,7 +51,7 @@ struct LatencyCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Checked in validate().
-        let status = await LatencyRun.run(broadcast: broadcast, play: play, local: local,
+        let status = await LatencyRun.run(broadcast: broadcast, play: play, local: local, size: size,
                                           duration: duration)
         if status != 0 { throw ExitCode(status) }
     }

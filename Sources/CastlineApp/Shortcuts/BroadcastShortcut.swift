@@ -80,13 +80,7 @@ public struct BroadcastShortcut: Sendable {
         if passphraseEnv != nil, !urls.contains(where: { Self.protocolOf($0) == "srt" }) {
             throw SettingsError("--passphrase-env is for srt:// URLs; an RTMP ingest takes its key with --key-env")
         }
-        guard let (width, height) = parsedSize, width > 0, height > 0 else {
-            throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)")
-        }
-        // H.264 as ingests take it (4:2:0) halves both sides for colour.
-        guard width % 2 == 0, height % 2 == 0 else {
-            throw SettingsError("--size: \(size) has an odd side, which H.264 cannot encode (try \((width + 1) / 2 * 2)x\((height + 1) / 2 * 2))")
-        }
+        try Self.check(size: size)
         // Checked here, as flags, so a bad one is named as the flag the user typed (not a key of the file it stands for).
         for (flag, bitrate, example) in [("--video-bitrate", videoBitrate, "2500k"), ("--audio-bitrate", audioBitrate, "128k")]
         where bitrate.bitsPerSecond <= 0 {
@@ -105,6 +99,17 @@ public struct BroadcastShortcut: Sendable {
         if camera != nil, audioOnly { throw SettingsError("--audio-only publishes no video: leave out --camera") }
         guard (20...10_000).contains(tone) else { throw SettingsError("--tone: \(tone) Hz is out of 20 to 10000") }
         try checkSignalFlags()
+    }
+
+    /// `--size` as the test signal can be encoded at: WIDTHxHEIGHT, both sides even.
+    public static func check(size: String) throws(SettingsError) {
+        guard let (width, height) = parsed(size: size), width > 0, height > 0 else {
+            throw SettingsError("--size: \"\(size)\" is not WIDTHxHEIGHT (try 1280x720)")
+        }
+        // H.264 as ingests take it (4:2:0) halves both sides for colour.
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw SettingsError("--size: \(size) has an odd side, which H.264 cannot encode (try \((width + 1) / 2 * 2)x\((height + 1) / 2 * 2))")
+        }
     }
 
     /// A flag that shapes nothing published is an error, not ignored.
@@ -154,15 +159,16 @@ public struct BroadcastShortcut: Sendable {
         return "rtmp"
     }
 
-    private var parsedSize: (Int, Int)? {
-        let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
-        return parts.count == 2 ? (parts[0], parts[1]) : nil
+    private static func parsed(size: String) -> (Int, Int)? {
+        let parts = size.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 2, let width = parts[0], let height = parts[1] else { return nil }
+        return (width, height)
     }
 
     /// The pipeline these flags stand for, before `PipelineSpec.completed` checks it and fills its defaults.
     /// Keys and the passphrase are read from the environment variables named (see `FlagSecrets`).
     public func spec(environment: [String: String], deferringUnsetSecrets: Bool) throws(ConfigError) -> PipelineSpec {
-        let (width, height) = parsedSize ?? (TestSource.Video.width.defaultValue, TestSource.Video.height.defaultValue)
+        let (width, height) = Self.parsed(size: size) ?? (TestSource.Video.width.defaultValue, TestSource.Video.height.defaultValue)
         var testAudio = OptionValues(), testVideo: OptionValues?
         testAudio.set(TestSource.Audio.tone, tone)
         var encodeAudio: OptionValues? = OptionValues(), encodeVideo: OptionValues?

@@ -10,7 +10,8 @@ public enum LatencyRun {
     static let localKeyVariable = "CASTLINE_LATENCY_KEY"
 
     /// `broadcast` and `play` for a real service; both nil with `local`. Returns the exit status.
-    public static func run(broadcast: BroadcastShortcut?, play: String?, local: Bool, duration: Duration) async -> Int32 {
+    /// `size`: the test signal's, for `local` (a given `broadcast` has its own).
+    public static func run(broadcast: BroadcastShortcut?, play: String?, local: Bool, size: String, duration: Duration) async -> Int32 {
         var ingest: IngestServer?
         var publish = broadcast, playback = play
         if local {
@@ -21,7 +22,7 @@ public enum LatencyRun {
                 setenv(localKeyVariable, key, 1)
                 var made = BroadcastShortcut(url: endpoints.rtmpURL)
                 made.keyEnvs = [localKeyVariable]
-                made.size = "640x360"
+                made.size = size
                 publish = made
                 playback = endpoints.hlsPlaylistURL(key: key)
                 Terminal.status("local ingest: \(endpoints.rtmpURL), playback \(endpoints.httpBaseURL)/hls/")
