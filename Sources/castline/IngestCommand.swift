@@ -1,6 +1,7 @@
 import ArgumentParser
 import CastlineApp
 import LocalIngest
+import Foundation
 
 struct IngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,6 +34,12 @@ struct IngestCommand: AsyncParsableCommand {
     func validate() throws {
         for port in [rtmpPort, rtmpsPort, httpPort].compactMap({ $0 }) where !(1...65535).contains(port) {
             throw ValidationError("port \(port) is out of range (use 1 to 65535)")
+        }
+        // An address to listen on, which the certificate is made for: an IP literal (a name would
+        // reach openssl and nginx as it is, and fail there in their words).
+        var address = in6_addr()
+        guard host == "localhost" || inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1 else {
+            throw ValidationError("--host: \"\(host)\" is not an IP address of this machine (try 127.0.0.1, or 0.0.0.0 for every interface)")
         }
     }
 

@@ -81,6 +81,7 @@ struct FoundationTests {
             (["listen", "http://h/a.m3u8", "--delay", "-5s"], "The value '-5s' is invalid for '--delay"),
             (["load", "http://h/a.m3u8", "--viewers", "2", "--timeout", "-1s"], "The value '-1s' is invalid for '--timeout"),
             (["latency", "--local", "--size", "10x"], "--size: \"10x\" is not WIDTHxHEIGHT (try 1280x720)"),
+            (["ingest", "--host", "999.1.1.1"], "--host: \"999.1.1.1\" is not an IP address of this machine"),
         ] {
             let result = try await Castline.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")

@@ -23,6 +23,13 @@ public struct IngestSession: Service {
         do {
             try await group.run()
             return 0
+        } catch let error as IngestError {
+            Terminal.status("ingest: \(error)")
+            // A port or address the user gave that cannot be had is bad input, as a bad flag is.
+            switch error {
+            case .portInUse, .addressUnavailable: return ExitStatus.badInput
+            default: return ExitStatus.failed
+            }
         } catch {
             Terminal.status("ingest: \(error)")
             return ExitStatus.failed
