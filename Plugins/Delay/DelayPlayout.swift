@@ -220,9 +220,13 @@ final class DelayPlayout: Sendable {
                 state.requested = wanted
                 return nil
             }
-            // Nowhere to move: where it plays now is asked (a step nearer live at delay 0), or the
-            // value set last is set again. Moving would only go back to a keyframe.
-            if abs((wanted - applied).totalNanoseconds) < 1_000_000 || (!bySteps && state.lastSet == wanted) {
+            // Nowhere to move: where it plays now is asked, or nearer live than play-out can be
+            // while it plays as near as it can (`lead` ahead of what is heard), or the value set
+            // last is set again. Moving would only jump to a keyframe again.
+            let atLive = wanted <= Self.lead && applied <= Self.lead * 2
+            if abs((wanted - applied).totalNanoseconds) < 1_000_000 || atLive || (!bySteps && state.lastSet == wanted) {
+                state.waitingMove = nil
+                state.requested = applied
                 return (applied, availableDelay(state))
             }
             state.requested = wanted
@@ -237,8 +241,10 @@ final class DelayPlayout: Sendable {
             }
             state.waitingMove = nil
             let settled = settle(&state, delay: newApplied)
-            if !bySteps { state.lastSet = wanted }
-            return (settled, availableDelay(state))
+            // Only where the history held what was asked: set again once it holds more, it moves.
+            let available = availableDelay(state)
+            if !bySteps, wanted <= available { state.lastSet = wanted }
+            return (settled, available)
         }
         guard let report else { return nil }
         let answer = DelayReport.changed(stage: name, requested: wanted, applied: report.applied,

@@ -113,9 +113,11 @@ public struct HLSStart: Sendable {
     private static func filled(_ first: SegmentReader.Fetched, url: URL, reader: SegmentReader,
                                waiting: WaitingOn) async throws -> SegmentReader.Fetched {
         var fetched = first
-        let target = fetched.playlist.targetDuration
+        // At most four target durations, and a target duration of an hour waits no hour.
+        let target = min(fetched.playlist.targetDuration, 10)
         let deadline = ContinuousClock.now + .seconds(4 * target)
-        while fetched.playlist.isLive, fetched.playlist.duration < 3 * target - 0.001,
+        // Three segments is what a player starts back by when each falls a little short of the target.
+        while fetched.playlist.isLive, fetched.playlist.segments.count < 3, fetched.playlist.duration < 3 * target - 0.001,
               fetched.playlist.mediaSequence == first.playlist.mediaSequence, ContinuousClock.now < deadline {
             waiting.what = "the stream just gone live to list \(Int(3 * target)) s, where a player starts"
             try await Task.sleep(for: .seconds(max(0.5, target / 2)))

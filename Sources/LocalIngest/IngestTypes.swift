@@ -106,7 +106,7 @@ public enum IngestError: Error, Sendable, CustomStringConvertible {
             let tail = log.trimmingCharacters(in: .whitespacesAndNewlines)
             return "\(program) failed to start" + (tail.isEmpty ? "" : ":\n\(tail)")
         case .portInUse(let port):
-            return "port \(port) is already in use (pick another, or leave the flag out for a free one)"
+            return "port \(port) is already in use (pick another port, or stop what listens there)"
         case .certificateFailed(let message):
             return "could not generate the TLS certificates: \(message)"
         case .invalidStreamKey(let key):

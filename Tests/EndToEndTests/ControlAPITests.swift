@@ -173,6 +173,10 @@ struct ControlAPITests {
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 #expect(object?["pipeline"] as? String == "control-e2e", "\(line)")
             }
+            // Read by something that stops reading (`| head -1`): it ends, rather than streaming into nothing for the whole run.
+            let headed = try await ChildProcess.run("/bin/bash", ["-c", "\"\(Castline.executable)\" ctl events --control 127.0.0.1:\(api.port) | head -1"],
+                                                    timeout: .seconds(20))
+            #expect(headed.status == 0 && headed.stdout.contains("control-e2e"), "\(headed.stdout)\(headed.stderr)")
 
             // A file that does not validate, sent inline: its errors under its own name, exit 1.
             let refused = try await ctl(["swap", broken, "--inline"])

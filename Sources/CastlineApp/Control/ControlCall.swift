@@ -60,9 +60,10 @@ public struct ControlCall: Sendable {
         let refusal: ControlClient.Reply?
         do {
             refusal = try await client.stream(target("/events")) { line in
-                guard line.hasPrefix("data:") else { return }  // comments and blank separators
+                guard line.hasPrefix("data:") else { return true }  // comments and blank separators
                 let json = line.dropFirst("data:".count).drop { $0 == " " }
-                FileHandle.standardOutput.writeDiscardingErrors(Data((json + "\n").utf8))
+                // Whoever read the events has gone (`| head`): done.
+                return FileHandle.standardOutput.writeDiscardingErrors(Data((json + "\n").utf8))
             }
         } catch {
             throw Failure(lines: ["\(error)"])

@@ -48,7 +48,8 @@ struct ControlClient: Sendable {
     /// Sends a GET for a stream of server-sent events: `line` gets each line of the body
     /// (without its line end) until the server ends the stream. A refusal (not 2xx) is
     /// returned whole instead.
-    func stream(_ target: String, line: @Sendable (String) -> Void) async throws(Failure) -> Reply? {
+    /// `line` is given each line as it comes, until it returns false (nobody reads what it writes).
+    func stream(_ target: String, line: @Sendable (String) -> Bool) async throws(Failure) -> Reply? {
         let url = try url(target)
         do {
             let reply = try await http.send("GET", url, headers: headers(accept: "text/event-stream", contentType: nil), idleTimeout: nil)
@@ -60,7 +61,7 @@ struct ControlClient: Sendable {
                     var text = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
                     if text.hasSuffix("\r") { text.removeLast() }
                     pending.removeSubrange(pending.startIndex...end)
-                    line(text)
+                    guard line(text) else { return nil }
                 }
             }
             return nil

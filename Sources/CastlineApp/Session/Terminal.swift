@@ -61,7 +61,9 @@ public enum ExitStatus {
 extension FileHandle {
     /// Writes `data`, or drops it when nobody reads any more (a closed pipe: `castline … | head`),
     /// where Foundation's `write(_:)` would stop the process and lose what it was recording.
-    func writeDiscardingErrors(_ data: Data) {
-        try? write(contentsOf: data)
+    /// False when the write failed.
+    @discardableResult
+    func writeDiscardingErrors(_ data: Data) -> Bool {
+        (try? write(contentsOf: data)) != nil
     }
 }

@@ -111,14 +111,17 @@ public struct GraphBuilder {
                    to graph: inout Graph) throws {
         for (index, part) in zip(stages.indices, stages) {
             let mark = graph.added.count
-            // A stage for a stream the pipeline does not carry (a video filter on sound only) is said to do
-            // nothing; not one that drops a stream (audio-only), which did its work before the build.
+            // A stage for a stream the pipeline does not carry (a video filter on sound only) is said
+            // to do nothing: it would work on a stream not here, and on none that is.
             let carried = graph.cursors.keys.sorted()
             func passes(_ stream: StreamKind) -> Bool {
                 if case .passThrough = part.component.plan(for: stream, arriving: graph.cursors[stream]?.form ?? .raw) { true } else { false }
             }
-            let drops = StreamKind.allCases.contains { if case .drop = part.component.plan(for: $0, arriving: .raw) { true } else { false } }
-            if !carried.isEmpty, !drops, carried.allSatisfy(passes) {
+            let elsewhere = StreamKind.allCases.contains { stream in
+                guard graph.cursors[stream] == nil else { return false }
+                if case .process = part.component.plan(for: stream, arriving: .raw) { return true } else { return false }
+            }
+            if !carried.isEmpty, elsewhere, carried.allSatisfy(passes) {
                 let streams = carried.map(\.rawValue).joined(separator: " and ")
                 graph.events.emit(.notice("\(part.spec.keyPath): does nothing here: it works on none of the streams the pipeline "
                                           + "carries (\(streams))"))
