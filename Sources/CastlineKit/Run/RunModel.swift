@@ -56,6 +56,11 @@ public struct RunModel: Sendable, Equatable {
         /// `knownEnd`: it had a duration when it first played (a file, a VOD playlist).
         case played(live: Bool, knownEnd: Bool)
 
+        /// The pipeline has reached PLAYING once.
+        var hasPlayed: Bool {
+            if case .played = self { true } else { false }
+        }
+
         var isLive: Bool {
             switch self {
             case .notYetPlayed(let live), .played(let live, _): live

@@ -140,6 +140,12 @@ extension RunModel {
             effects.append(.cancelPreparation)
             effects.append(.stopSource(sendEndOfStream: false))
             finish(.stopped, announce: true, &effects)
+        case .running where !media.hasPlayed:
+            // Still on its way to PLAYING: nothing has played to be completed, and an end-of-stream
+            // sent now would meet the state change (a live source's thread held in a sink's preroll,
+            // the send holding the pipeline's state lock the change needs): a deadlock. Torn down.
+            effects.append(.stopSource(sendEndOfStream: false))
+            finish(.stopped, announce: true, &effects)
         case .running(let activity):
             // Paused (by the user, or to buffer), the sinks would never render the end.
             if activity == .paused { effects.append(hold(false)) }
