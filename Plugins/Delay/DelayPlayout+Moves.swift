@@ -55,7 +55,10 @@ extension DelayPlayout {
     /// that makes, from `delay` (ns) at `position`: what plays next goes on right after what went out.
     func move(_ state: inout State, cursor: inout HistoryCursor, from position: UInt64, to target: UInt64,
                       delay: Int64) -> Int64? {
-        guard let moved = history.seekToResumePoint(&cursor, near: target, from: position) else { return nil }
+        // What went out reaches past the cursor (`lead` ahead, and a B-frame's reorder): a keyframe
+        // before its end is no move nearer live, so the next one past the target is what moves.
+        let wentOut = state.outputEnd.map { UInt64(clamping: max(0, $0 - delay - state.anchor)) } ?? position
+        guard let moved = history.seekToResumePoint(&cursor, near: target, from: max(position, wentOut)) else { return nil }
         state.cursor = cursor
         state.discont = Set(state.outputs.indices)
         let kept = delay + (Int64(clamping: position) - Int64(clamping: moved))

@@ -113,6 +113,14 @@ extension DelayStagePipelineTests {
         let first = try #require(applied(.set(1.5)))
         let again = [applied(.set(1.5)), applied(.set(1.5)), applied(.set(1.5))]
         #expect(again.allSatisfy { $0 == first }, "set 1.5 s: \(first), then \(again)")
+        // A step nearer live moves to the next keyframe past its target, now or as it comes (the
+        // GOP is 2 s): once more than a GOP has come, the delay is a second less, or at live.
+        let heldAtStep = available.withLock { $0 }
+        _ = applied(.step(-1))
+        try #require(await waitUntil(.seconds(10), every: .milliseconds(100)) { available.withLock { $0 } >= heldAtStep + 2.2 },
+                     "2.2 s more history in 10 s")
+        let afterStep = try #require(applied(.step(0)))
+        #expect(afterStep <= max(first - 1, 0.45), "at \(first) s, a step of -1 gave \(afterStep) s a GOP later")
         _ = applied(.set(0))
         let atLive = try #require(applied(.set(0)))
         let stepped = [applied(.step(-1)), applied(.step(-1))]
