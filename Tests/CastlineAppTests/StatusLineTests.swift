@@ -184,6 +184,12 @@ struct StageCommandTextTests {
         // Past the range: the range is named, not "neither a step nor a gain".
         #expect { try ControlCall.adjustment("gain", "21dB") } throws: { "\($0)".contains("from -60 to 20") }
         #expect(throws: SettingsError.self) { try ControlCall.adjustment("loudness", "+1") }
+        // A delay cannot be negative: a signed amount reads as "that much more or less", so it is
+        // refused, with how to say either, never set as the value (`+1.5` was a delay of 1.5 s).
+        for text in ["+1.5", "+1.5s", "-0.5", "+2s"] {
+            #expect(performing: { try ControlCall.adjustment("delay", text) }, throws: { "\($0)".contains("whole steps") })
+        }
+        #expect(try ControlCall.adjustment("gain", "+3dB").1 == .set(3))
         // Steps past the limit, or past Int: refused, not negated into an overflow.
         #expect(try ControlCall.adjustment("delay", "-1000000").1 == .step(-1_000_000))
         for text in ["+1000001", "--9223372036854775808", "-9223372036854775808", "+-3", "-", "+"] {

@@ -100,6 +100,10 @@ extension ControlCall {
             throw SettingsError("no stage takes \"\(name)\" (commands: \(commands.map(\.name).sorted().joined(separator: ", ")))")
         }
         guard let adjustment = command.adjustment(from: text) else {
+            if command.range.lowerBound >= 0, let sign = text.first, sign == "+" || sign == "-" {
+                throw SettingsError("\"\(text)\": a sign moves \(command.name) by whole steps (+1, -2; a step is the stage's `step`); "
+                                    + "to set it, give the value without a sign")
+            }
             // A value in the command's own words, but past what it takes: say what it takes.
             if let value = command.parseValue(text), !command.range.contains(value) {
                 let shown = { (bound: Double) in bound.rounded() == bound ? String(Int(bound)) : String(bound) }

@@ -42,7 +42,8 @@ public enum StageAdjustment: Sendable, Equatable {
     }
 
     /// As typed: `+2` and `-1` are steps; anything else is a value (`12s`, `-6dB`) that
-    /// `parseValue` reads in the command's own words. Nil when it is neither.
+    /// `parseValue` reads in the command's own words. Nil when it is neither, and for any
+    /// other signed text where values cannot be negative (`+1.5` for a delay).
     public init?(text: String, range: ClosedRange<Double>, parseValue: (String) -> Double?) {
         let digits = text.dropFirst()
         if let sign = text.first, sign == "+" || sign == "-", !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
@@ -51,6 +52,8 @@ public enum StageAdjustment: Sendable, Equatable {
             self = .step(sign == "-" ? -steps : steps)
             return
         }
+        // Where no value is below 0 (a delay), `+1.5` would read as "1.5 more", not as 1.5: a sign is only steps.
+        if range.lowerBound >= 0, text.first == "+" || text.first == "-" { return nil }
         guard let value = parseValue(text), value.isFinite, range.contains(value) else { return nil }
         self = .set(value)
     }
