@@ -22,6 +22,17 @@ public final class CustomQuery: @unchecked Sendable {  // one GstQuery, used by 
 extension Pad {
     /// Asks the pad's peer; true when something answered.
     public func peerQuery(_ query: CustomQuery) -> Bool { gst_pad_peer_query(pointer, query.pointer) != 0 }
+
+    /// Whether what reaches this (sink) pad comes from a live source, as the latency query
+    /// upstream of it says (the sources answer it, whatever the sinks do); nil when none answers.
+    public var upstreamIsLive: Bool? {
+        guard let query = gst_query_new_latency() else { return nil }
+        defer { gst_query_unref(query) }
+        guard gst_pad_peer_query(pointer, query) != 0 else { return nil }
+        var live: gboolean = 0
+        gst_query_parse_latency(query, &live, nil, nil)
+        return live != 0
+    }
 }
 
 /// A query seen by a probe: read it, and answer a custom one by setting fields (then return `.handled`).

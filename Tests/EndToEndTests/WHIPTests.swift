@@ -106,6 +106,28 @@ struct WHIPTests {
         #expect(said.contains("connected 1") && said.contains("deleted 1"), "\(said)")
     }
 
+    @Test("a media file goes out in real time (a live source is not waited on for each buffer; a file is): 10 s of it take 10 s, all of it reaches aiortc")
+    func fileGoesOutInRealTime() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        let media = try await WHEPTests.media(in: scratch)
+        let file = try scratch.write("file-whip.yaml", """
+            version: 1
+            source: { uri: { uri: "file://\(media)" } }
+            stages: [ { encode: { video: { profile: constrained-baseline }, audio: { codec: opus } } } ]
+            sinks: [ { whip: { url: "\(endpoint.url("whip"))" } } ]
+            """)
+        let began = ContinuousClock.now
+        let result = try await Castline.run(["run", file], timeout: .seconds(60))
+        let took = ContinuousClock.now - began
+        let said = await endpoint.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(took > .seconds(9.5), "10 s of media went out in \(took)")
+        // 25 pictures a second: all but what the connection's start took.
+        let video = said.first { $0.hasPrefix("video 1 ") }?.split(separator: " ") ?? []
+        #expect(video.count == 4 && (Int(video[2]) ?? 0) >= 225, "\(said)")
+    }
+
     @Test("an endpoint that takes the connection and never answers the offer is said to be that, not ICE or DTLS")
     func unansweredOffer() async throws {
         let silent = try SilentTCPListener()

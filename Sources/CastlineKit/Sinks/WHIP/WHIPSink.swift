@@ -65,7 +65,7 @@ public final class WHIPSink: SinkComponent {
         if case .encoded(let codec)? = inputs[.audio] { audio = codec }
         let output = WHIPOutput(endpoint: endpoint, token: token, audio: audio, certificate: certificate, timeout: timeout,
                                 iceServers: iceServers, notice: { [context] in context.events.emit(.notice("\(context.componentName): \($0)")) })
-        return try publisher.makeBin(inputs: inputs, name: name, framing: { [self] in framing(for: $0) }, output: output,
+        return try publisher.makeBin(inputs: inputs, name: name, framing: { [self] in framing(for: $0) }, pacing: .clockUnlessLive, output: output,
                               maxReconnects: maxReconnects, context: context)
     }
 
