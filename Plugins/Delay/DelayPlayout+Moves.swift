@@ -68,11 +68,13 @@ extension DelayPlayout {
     }
 
     /// The delay in force, and asked for from now on (a step moves from it): `delay` ns, at least 0.
+    /// What it holds back is told at once: a stats stage after it tells a pause from frames lost by it.
     func settle(_ state: inout State, delay: Int64) -> Duration {
         let settled = Duration.nanoseconds(max(0, delay))
         state.applied = settled
         state.requested = settled
         state.lastSet = nil
+        if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
         return settled
     }
 
@@ -81,6 +83,7 @@ extension DelayPlayout {
     func pause() {
         state.withLock { state in
             if state.pausedSince == nil { state.pausedSince = .now }
+            if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
         }
     }
 

@@ -69,9 +69,8 @@ extension DelayPlayout {
             let paused = state.pausedFor(at: now)
             let applied = (state.applied ?? .zero) + .nanoseconds(paused)
             let available = availableDelay(state)
-            let held = state.shift.map { $0 + paused }
-            // The source's "what plays now" figures add it (programme-time latency).
-            if let held { playoutHold.set(held, by: name) } else { playoutHold.filling(by: name) }
+            // The source's "what plays now" figures add it (programme-time latency), a pause's time included.
+            if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) } else { playoutHold.filling(by: name) }
             return (applied, available, Self.playing(state, at: now))
         }
         guard let report else { return }

@@ -97,7 +97,9 @@ public final class StatsStage: Stage {
         identity.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self, weak probe] info in
             guard let self, let probe else { return .ok }
             if let buffer = info.buffer {
-                if let change = probe.record(buffer) { self.say(change, on: stream, probe: probe, pts: buffer.pts) }
+                if let change = probe.record(buffer, held: self.context.playoutHold.outputShift) {
+                    self.say(change, on: stream, probe: probe, pts: buffer.pts)
+                }
                 self.startTimer()
             } else if let event = info.event {
                 probe.handle(event, decoded: false)
@@ -223,11 +225,12 @@ final class StreamProbe: Sendable {
         pts.flatMap { pts in state.withLock(\.segment)?.runningTime(of: pts) }
     }
 
-    /// From the streaming thread; returns a silence change to announce.
-    func record(_ buffer: BufferView) -> SoundChange? {
+    /// From the streaming thread; returns a silence change to announce. `held`: what the run's
+    /// time-shifts add to the time of what they play out (`PlayoutHold.outputShift`).
+    func record(_ buffer: BufferView, held: Int64?) -> SoundChange? {
         let facts = BufferFacts(
             pts: buffer.pts?.nanoseconds, dts: buffer.dts?.nanoseconds, duration: buffer.duration?.nanoseconds,
-            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: UInt64(MonotonicTime.now()))
+            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: UInt64(MonotonicTime.now()), held: held)
         let level = measure(buffer, from: .passing)
         return state.withLock { state in
             state.meter.record(facts, level: level?.level)

@@ -10,6 +10,9 @@ struct BufferFacts: Sendable {
     var isDiscont = false
     var isGap = false
     var arrival: UInt64
+    /// What the run's time-shifts held back as it passed, in ns: held back more than for the buffer
+    /// before (a pause of play-out), the time between the two is the pause, not frames lost.
+    var held: Int64?
 }
 
 /// The counters of one stream at one stats stage. Buffers are recorded from
@@ -33,6 +36,7 @@ struct StreamMeter: Sendable {
     // B-frames (presented out of order) do not read as late.
     private var previousArrival: UInt64?
     private var previousTime: UInt64?
+    private var previousHeld: Int64?
 
     // The current interval.
     private var intervalStart: UInt64?
@@ -71,16 +75,19 @@ struct StreamMeter: Sendable {
         }
         guard let time = buffer.dts ?? buffer.pts else { return }
         if let previousTime, let previousArrival {
+            let heldLonger = max(0, (buffer.held ?? 0) - (previousHeld ?? buffer.held ?? 0))
             spacing(time: time, previousTime: previousTime, arrival: buffer.arrival,
-                    previousArrival: previousArrival, duration: buffer.duration)
+                    previousArrival: previousArrival, duration: buffer.duration, paused: UInt64(heldLonger))
         }
         previousTime = time
         previousArrival = buffer.arrival
+        previousHeld = buffer.held
     }
 
-    /// Jitter, late and dropped frames from the spacing of two buffers.
+    /// Jitter, late and dropped frames from the spacing of two buffers; `paused`: how much longer
+    /// than for the one before a time-shift held this one back (no frames are missing for it).
     private mutating func spacing(
-        time: UInt64, previousTime: UInt64, arrival: UInt64, previousArrival: UInt64, duration: UInt64?
+        time: UInt64, previousTime: UInt64, arrival: UInt64, previousArrival: UInt64, duration: UInt64?, paused: UInt64
     ) {
         guard time >= previousTime else {
             if stream == .video { lateFrames += 1 }
@@ -94,8 +101,9 @@ struct StreamMeter: Sendable {
         guard stream == .video, mediaSpacing > 0 else { return }
         // Later than one frame's spacing behind where it should have arrived.
         if deviation > mediaSpacing { lateFrames += 1 }
-        if let duration, duration > 0, mediaSpacing > 1.5 * Double(duration) {
-            droppedFrames += UInt64((mediaSpacing / Double(duration)).rounded()) - 1
+        let missing = mediaSpacing - Double(paused)
+        if let duration, duration > 0, missing > 1.5 * Double(duration) {
+            droppedFrames += UInt64((missing / Double(duration)).rounded()) - 1
         }
     }
 

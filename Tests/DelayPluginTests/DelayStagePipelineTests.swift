@@ -128,6 +128,50 @@ extension DelayStagePipelineTests {
     }
 }
 
+extension DelayStagePipelineTests {
+    @Test("a pause of the time-shift is not frames dropped at a stats stage after it (its output's time jumps by the pause)")
+    func pauseIsNotDroppedFrames() async throws {
+        let spec = try PipelineLoader(catalog: ComponentRegistry.builtin).load(yaml: """
+            version: 1
+            name: delay-pause
+            source: { test: { video: { width: 160, height: 120, fps: 30 } } }
+            stages:
+              - encode: {}
+              - delay: { initial: 1s, max: 1m }
+              - stats: { every: 200ms }
+            sinks: [ { null: {} } ]
+            """, file: "delay-pause.yaml")
+        let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(spec))
+        let delay = try #require(built.plan.stages.first { $0.component is DelayStage }?.component as? DelayStage)
+        let latest = Mutex<(buffers: Double, dropped: Double, delay: Double)>((0, 0, 0)), events = built.plan.channel.events
+        let watching = Task {
+            for await event in events {
+                guard case .stats(let sample) = event.kind else { continue }
+                latest.withLock { latest in
+                    if sample.stream == .video, let buffers = sample.figures["buffers"] {
+                        latest.buffers = buffers
+                        latest.dropped = sample.figures["dropped_frames"] ?? -1
+                    }
+                    if let delay = sample.figures[DelayReport.delay] { latest.delay = delay }
+                }
+            }
+        }
+        defer { watching.cancel() }
+        built.pipeline.setState(.playing)
+        defer { built.pipeline.setState(.null) }
+        try #require(await waitUntil(.seconds(15), every: .milliseconds(50)) { latest.withLock { $0.buffers } >= 30 }, "a second played out")
+        let delayBefore = latest.withLock { $0.delay }
+        delay.pausePlayout()
+        // Paused for 2 s by the delay it reports (it grows by the pause).
+        try #require(await waitUntil(.seconds(10), every: .milliseconds(50)) { latest.withLock { $0.delay } >= delayBefore + 2 }, "paused 2 s")
+        let resumedAt = latest.withLock { $0.buffers }
+        _ = delay.resumePlayout()
+        try #require(await waitUntil(.seconds(10), every: .milliseconds(50)) { latest.withLock { $0.buffers } >= resumedAt + 30 }, "a second more")
+        let dropped = latest.withLock { $0.dropped }
+        #expect(dropped == 0, "a 2 s pause read as \(dropped) frames dropped")
+    }
+}
+
 /// Finds where the beep (0.24 full scale, over a 0.08 tone: the test source's defaults) starts in raw float
 /// audio, interleaved or planar, as running time (the pads carry segments from 0).
 final class OnsetDetector: Sendable {

@@ -31,6 +31,20 @@ struct MeterTests {
         #expect(abs((idle["bitrate_10s_kbps"] ?? 0) - 1500) < 0.01)
     }
 
+    @Test("a gap that a time-shift's pause made (it holds back that much more after it) is no frames dropped; a frame missing beside it is")
+    func pauseIsNotDropped() {
+        var meter = StreamMeter(stream: .video)
+        let frame: UInt64 = 33_333_333, pause: UInt64 = 3_000_000_000
+        var times = (0..<10).map { UInt64($0) * frame }
+        times += (10..<20).map { UInt64($0) * frame + pause }
+        times.remove(at: 15)
+        for time in times {
+            let held = Int64(time >= pause ? 1_000_000_000 + pause : 1_000_000_000)
+            meter.record(BufferFacts(pts: time, duration: frame, size: 1000, arrival: time, held: held))
+        }
+        #expect(meter.snapshot(now: 5_000_000_000)["dropped_frames"] == 1)
+    }
+
     @Test("an interval in which no sound came has no level (not the floor silence reads as)")
     func noSoundNoLevel() {
         var meter = StreamMeter(stream: .audio)

@@ -122,25 +122,36 @@ public struct ComponentContext: Sendable {
 /// How long time-shifting stages hold media between the source and the sinks, in ns: one per
 /// run, set by each stage (by name) as it plays out, read by the source as their sum.
 public final class PlayoutHold: Sendable {
-    /// What one stage holds: nothing plays out of it yet (it fills to its delay), or this many ns.
-    private enum Hold: Equatable { case filling, holding(Int64) }
+    /// What one stage holds: nothing plays out of it yet (it fills to its delay), or this many ns,
+    /// and more by as long as its play-out has been paused (since then).
+    private enum Hold: Equatable { case filling, holding(Int64, pausedSince: ContinuousClock.Instant?) }
     private let holds = Mutex<[String: Hold]>([:])
 
     public init() {}
 
-    /// What every stage holds together (nil: none holds anything).
-    public var value: Int64? {
-        holds.withLock { holds in
-            holds.isEmpty ? nil : holds.values.reduce(0) { sum, hold in if case .holding(let ns) = hold { sum + ns } else { sum } }
+    /// What every stage holds together now, a pause under way included (nil: none holds anything).
+    public var value: Int64? { sum(pausing: true) }
+
+    /// What every stage adds to the time of what it plays out: a pause adds to it only once
+    /// play-out resumes (after it, the output's time jumps by the pause; no frame is missing).
+    public var outputShift: Int64? { sum(pausing: false) }
+
+    private func sum(pausing: Bool) -> Int64? {
+        let now = ContinuousClock.now
+        return holds.withLock { holds in
+            holds.isEmpty ? nil : holds.values.reduce(0) { sum, hold in
+                guard case .holding(let ns, let pausedSince) = hold else { return sum }
+                return sum + ns + (pausing ? pausedSince.map { (now - $0).totalNanoseconds } ?? 0 : 0)
+            }
         }
     }
 
     /// A stage still fills to its delay: nothing that left the source plays yet.
     public var isFilling: Bool { holds.withLock { $0.values.contains(.filling) } }
 
-    /// `stage` holds `value` ns (nil: it holds nothing any more: ended, swapped out).
-    public func set(_ value: Int64?, by stage: String) {
-        holds.withLock { $0[stage] = value.map(Hold.holding) }
+    /// `stage` holds `value` ns, and more since `pausedSince` (nil: it holds nothing any more: ended, swapped out).
+    public func set(_ value: Int64?, pausedSince: ContinuousClock.Instant? = nil, by stage: String) {
+        holds.withLock { $0[stage] = value.map { .holding($0, pausedSince: pausedSince) } }
     }
 
     /// `stage` has media and fills to its delay: nothing plays out of it yet.
