@@ -30,6 +30,8 @@ public final class StatsStage: Stage {
     private let probes = Mutex<[StreamKind: StreamProbe]>([:])
     /// Read on every buffer: an atomic, so the common case costs one load.
     private let timerStarted = Atomic(false)
+    /// The pipeline's latency (ns) at the last report: what a stream's last sample places what is heard by.
+    private let lastLatency = Atomic<UInt64>(0)
     /// Silences are told when the sound they were heard in plays.
     private let played = PlayTimeGate()
     /// The stage this one replaced in a swap, until its totals are carried on (at the first report).
@@ -103,8 +105,11 @@ public final class StatsStage: Stage {
                 self.startTimer()
             } else if let event = info.event {
                 probe.handle(event, decoded: false)
-                // What was heard and waits to play is told now: nothing more plays after the end.
-                if event.kind == .eos { self.played.flush() }
+                if event.kind == .eos {
+                    // What was heard and waits to play is told now: nothing more plays after the end.
+                    self.played.flush()
+                    self.reportEnd(of: probe)
+                }
             }
             return .ok
         }
@@ -151,6 +156,7 @@ public final class StatsStage: Stage {
         // What a sink renders now lies the pipeline's latency behind the clock's running time.
         let pipeline = current.first?.element.pipeline
         let latency = pipeline?.queryLatency()
+        if let latency { lastLatency.store(latency.min.nanoseconds, ordering: .relaxed) }
         var running = false
         for probe in current {
             guard var figures = probe.snapshot(now: now) else { continue }
@@ -164,6 +170,15 @@ public final class StatsStage: Stage {
                 stage: context.componentName, stream: nil, figures: Self.pipelineFigures(pipeline, latency: latency))))
         }
         return true
+    }
+
+    /// A stream's last sample, as its end passes (on its streaming thread): the run stops on the
+    /// end, before the next beat, and the totals must hold all that passed. The latency is the
+    /// last report's (a query from here could wait on this very thread).
+    private func reportEnd(of probe: StreamProbe) {
+        guard !retired.load(ordering: .relaxed), var figures = probe.finalSnapshot(now: UInt64(MonotonicTime.now())) else { return }
+        figures[StatsFigure.position] = probe.heardPosition(latency: lastLatency.load(ordering: .relaxed))
+        context.events.emit(.stats(StatsSample(stage: context.componentName, stream: probe.stream, figures: figures)))
     }
 
     /// Figures only the whole pipeline knows; `latency` is its latency query's answer.
@@ -199,6 +214,8 @@ final class StreamProbe: Sendable {
         var passedUntil: UInt64?
         /// What the stage this one replaced counted (`StreamMeter.cumulative`), added to this one's.
         var carried: [String: Double] = [:]
+        /// The sample at the stream's end has gone: none follows it.
+        var finalSent = false
 
         /// Feeds a measured buffer to the silence detector; a change to announce, if any.
         mutating func silence(of measured: (level: AudioLevel, bytesPerSecond: Int), buffer: BufferFacts) -> SoundChange? {
@@ -233,6 +250,9 @@ final class StreamProbe: Sendable {
             size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: UInt64(MonotonicTime.now()), held: held)
         let level = measure(buffer, from: .passing)
         return state.withLock { state in
+            // Before its segment starts (an audio encoder's priming frames) it is no media: muxers
+            // and sinks drop it, and a recording has none of it.
+            if let pts = buffer.pts, let segment = state.segment, segment.runningTime(of: pts) == nil { return nil }
             state.meter.record(facts, level: level?.level)
             if let pts = buffer.pts, let end = state.segment?.runningTime(of: pts + (buffer.duration ?? .zero)) {
                 state.passedUntil = max(state.passedUntil ?? 0, end.nanoseconds)
@@ -287,14 +307,26 @@ final class StreamProbe: Sendable {
     /// Silences announced on this stream so far.
     var silences: Int { state.withLock { $0.silence.silences + Int($0.carried[StatsStage.silences.name] ?? 0) } }
 
-    /// nil until the stream has carried a buffer.
+    /// nil until the stream has carried a buffer, and after its last sample (`finalSnapshot`).
     func snapshot(now: UInt64) -> [String: Double]? {
+        state.withLock { state in state.finalSent ? nil : Self.snapshot(&state, now: now) }
+    }
+
+    /// The sample at the stream's end, once: nil if it has gone (or nothing passed).
+    func finalSnapshot(now: UInt64) -> [String: Double]? {
         state.withLock { state in
-            guard state.meter.hasStarted else { return nil }
-            var figures = state.meter.snapshot(now: now)
-            if state.levels != .none { figures[StatsStage.silences.name] = Double(state.silence.silences) }
-            return figures.merging(state.carried.filter { figures[$0.key] != nil }, uniquingKeysWith: +)
+            guard !state.finalSent, state.meter.ended else { return nil }
+            state.finalSent = true
+            // Nothing since the last sample: that one holds it all.
+            return state.meter.hasNewBuffers ? Self.snapshot(&state, now: now, final: true) : nil
         }
+    }
+
+    private static func snapshot(_ state: inout State, now: UInt64, final: Bool = false) -> [String: Double]? {
+        guard state.meter.hasStarted else { return nil }
+        var figures = state.meter.snapshot(now: now, final: final)
+        if state.levels != .none { figures[StatsStage.silences.name] = Double(state.silence.silences) }
+        return figures.merging(state.carried.filter { figures[$0.key] != nil }, uniquingKeysWith: +)
     }
 
     /// The counts since the stream began, what was carried included.

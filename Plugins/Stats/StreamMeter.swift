@@ -128,8 +128,13 @@ struct StreamMeter: Sendable {
         return counts
     }
 
+    /// Buffers came since the last snapshot.
+    var hasNewBuffers: Bool { intervalBuffers > 0 }
+
     /// Figures for the interval ending `now` (monotonic nanoseconds); starts the next one.
-    mutating func snapshot(now: UInt64) -> [String: Double] {
+    /// `final`: the stream's end cut the interval short (an encoder's last frames come at once),
+    /// so its frame rate is per second of the media they carry, not of the wall clock.
+    mutating func snapshot(now: UInt64, final: Bool = false) -> [String: Double] {
         let start = intervalStart ?? now
         let length = now > start ? now - start : 0
         // Bytes per second of media carried, so a burst or a late timer does not skew the figure;
@@ -150,7 +155,8 @@ struct StreamMeter: Sendable {
         if let lastPTS { figures["position_s"] = Double(lastPTS) / 1e9 }
         if jitterCount > 0 { figures["jitter_ms"] = jitterSum / Double(jitterCount) / 1e6 }
         if stream == .video {
-            figures[StatsStage.frameRate.name] = length > 0 ? Double(intervalBuffers) * 1e9 / Double(length) : 0
+            let frameTime = final ? mediaLength : length
+            figures[StatsStage.frameRate.name] = frameTime > 0 ? Double(intervalBuffers) * 1e9 / Double(frameTime) : 0
             figures["late_frames"] = Double(lateFrames)
             figures["dropped_frames"] = Double(droppedFrames)
         }

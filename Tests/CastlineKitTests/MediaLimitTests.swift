@@ -23,7 +23,7 @@ struct MediaLimitTests {
         try pass.link(sink.element)
         let limit = MediaLimit()
         limit.set(.seconds(6))
-        limit.watch(try #require(pass.staticPad("src")))
+        limit.watch(try #require(pass.staticPad("src")), at: .sinkInput)
         let taken = Mutex<[UInt64]>([])
         sink.onSample { sample in
             if let pts = sample.pts?.nanoseconds { taken.withLock { $0.append(pts) } }

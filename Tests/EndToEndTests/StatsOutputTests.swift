@@ -67,6 +67,29 @@ struct StatsOutputTests {
         #expect(run.stderr.contains("summary:"), "\(run.stderr)")
     }
 
+    @Test("the last sample holds all that passed: as many buffers as the recording has packets (the run stops before the next beat)")
+    func lastSampleHoldsTheEnd() async throws {
+        let scratch = try Scratch()
+        let recording = scratch.path + "/end.mkv"
+        let pipeline = try scratch.write("end.yaml", """
+            version: 1
+            name: stats-end
+            source: { test: { video: { width: 160, height: 120, fps: 30 }, audio: {} } }
+            stages: [ { encode: {} }, { stats: { every: 1s, name: meter } } ]
+            sinks: [ { file: \(recording) } ]
+            """)
+        let run = try await Castline.run(["run", pipeline, "--duration", "3.5s", "--stats-json", "-"])
+        try #require(run.status == 0, "\(run.stderr)")
+        let samples = EndToEndTests.jsonLines(run.stdout).filter { $0["event"] as? String == "stats" && $0["stage"] as? String == "meter" }
+        for stream in ["video", "audio"] {
+            let last = samples.last { $0["stream"] as? String == stream }?["buffers"] as? Double ?? -1
+            let probe = try await ChildProcess.run("ffprobe", ["-v", "error", "-select_streams", stream == "video" ? "v" : "a",
+                                                               "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", recording])
+            let packets = Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -2
+            #expect(last == packets, "\(stream): the last sample says \(last) buffers, the recording has \(packets) packets")
+        }
+    }
+
     @Test("--metrics serves valid Prometheus exposition whose counters rise")
     func metrics() async throws {
         let scratch = try Scratch()

@@ -103,6 +103,10 @@ public struct GraphBuilder {
                 graph.cursors[stream] = Cursor(pad: try graph.pad(bin, stream.rawValue), form: form)
             }
         }
+        // `--duration` ends the source's streams too, so every stage sees the end the sinks see (a
+        // stats stage's last sample holds all the recording does); each sink input still keeps
+        // its own count, for what a swap brings in later.
+        for cursor in graph.cursors.values { graph.limit.watch(cursor.pad, at: .sourceOutput) }
         graph.layout.chainElements.append(graph.added(since: mark))
         graph.layout.cursors.append(graph.cursors)
     }
@@ -272,7 +276,7 @@ public struct GraphBuilder {
                     let entry = SinkEntry(pad: try graph.pad(entryElement, "sink"), form: cursor.form, guardian: EntryGuard(stream: stream))
                     entry.guardian.install(on: entry.pad)
                     layout.entries[stream] = entry
-                    graph.limit.watch(queued.pad)
+                    graph.limit.watch(queued.pad, at: .sinkInput)
                     // Only where the sink could have taken it as it came (not a codec of its own, as VP8 into WebM).
                     if cursor.form == .raw, !requirement.accepts(.raw), let came = graph.sourceCouldKeep[stream], requirement.accepts(came) {
                         reencoded.append(stream.rawValue)
