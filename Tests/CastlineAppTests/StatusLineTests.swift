@@ -141,13 +141,15 @@ struct RunSummaryTests {
         #expect(lines.contains("  rtmp: 7.00 MB sent, 5.50 MB acknowledged"), "\(lines)")
     }
 
-    @Test("a stream that ended before the others: its bitrate is what it carried, not the empty seconds after its end")
+    @Test("a stream's bitrate is what it carried: every interval that carried media (the first too), weighed by it; not the empty seconds of a pause or after its end")
     func endedStreamBitrate() {
         var summary = RunSummary()
-        for (bytes, kbps) in [(8_000.0, 64.0), (24_000, 128), (40_000, 128), (40_000, 0), (40_000, 0)] {
+        // 1 s of media at 64 kbit/s (8 000 B), 2 s at 128, a pause (nothing came), 1 s at 128, then the end.
+        for (bytes, kbps) in [(8_000.0, 64.0), (24_000, 128), (40_000, 128), (40_000, 0), (56_000, 128), (56_000, 0), (56_000, 0)] {
             summary.add(StatusLineTests.stats("stats0", .audio, ["bytes": bytes, StatsFigure.bitrate: kbps]))
         }
-        #expect(summary.lines().contains("  stats0 audio: 0.04 MB, bitrate min/avg/max 128/128/128 kbit/s"), "\(summary.lines())")
+        // 56 000 B over 4 s of media: 112 kbit/s.
+        #expect(summary.lines().contains("  stats0 audio: 0.06 MB, bitrate min/avg/max 64/112/128 kbit/s"), "\(summary.lines())")
     }
 
     @Test("a stage that reports a stream without counting its bytes (an alarms stage's loudness) has no line: not \"0.00 MB\"")

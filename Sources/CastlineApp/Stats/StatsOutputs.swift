@@ -106,11 +106,9 @@ final class StatsOutputs {
 struct RunSummary {
     private struct Stream {
         var bytes = RunningTotal()
-        var bitrates: [Double] = []
-        /// How many of `bitrates` had carried media by the time the stream's bytes last grew: the
-        /// empty intervals after a stream's end (one cut by --duration before the others, or
-        /// gone before the run ends) are not its bitrate.
-        var flowing = 0
+        /// Each interval that carried media: its bytes and its bitrate (per second of that media).
+        /// One that carried none (a pause, a stall, after the stream's end) has no bitrate.
+        var carried: [(bytes: Double, kbps: Double)] = []
     }
 
     /// A counter's total over the run: a stage or sink a swap made anew counts from 0 again
@@ -207,8 +205,9 @@ struct RunSummary {
         var entry = streams[key, default: Stream()]
         let before = entry.bytes.total
         if let bytes = sample.figures[figure: DeclaredFigures.bytes] { entry.bytes.observe(bytes) }
-        if let bitrate = sample.figures[StatsFigure.bitrate] { entry.bitrates.append(bitrate) }
-        if entry.bytes.total > before { entry.flowing = entry.bitrates.count }
+        if let bitrate = sample.figures[StatsFigure.bitrate], bitrate > 0, entry.bytes.total > before {
+            entry.carried.append((entry.bytes.total - before, bitrate))
+        }
         streams[key] = entry
     }
 
@@ -224,12 +223,12 @@ struct RunSummary {
         var lines = [head]
         for key in order {
             guard let stream = streams[key] else { continue }
-            // The first interval of a stream starts mid-way; leave it out of min/avg/max when there are others.
-            let carried = stream.bitrates.prefix(max(stream.flowing, 1))
-            let rates = carried.count > 1 ? Array(carried.dropFirst()) : Array(carried)
             var line = "  \(key): \(Self.megabytes(stream.bytes.total))"
+            let rates = stream.carried.map(\.kbps)
             if let low = rates.min(), let high = rates.max() {
-                let average = rates.reduce(0, +) / Double(rates.count)
+                // All the bytes over all the media they carried: intervals weigh by their media.
+                let media = stream.carried.reduce(0) { $0 + $1.bytes / $1.kbps }
+                let average = stream.carried.reduce(0) { $0 + $1.bytes } / media
                 line += String(format: ", bitrate min/avg/max %.0f/%.0f/%.0f kbit/s", low, average, high)
             }
             lines.append(line)
