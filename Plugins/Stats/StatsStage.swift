@@ -188,7 +188,7 @@ public final class StatsStage: Stage {
             figures["live"] = latency.live || pipeline.hasLiveSource ? 1 : 0
             figures["latency_ms"] = Double(latency.min.nanoseconds) / 1e6
         }
-        if let running = pipeline.runningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }
+        if let running = pipeline.runningTime ?? pipeline.pausedRunningTime { figures["running_time_s"] = Double(running.nanoseconds) / 1e9 }
         return figures
     }
 }
@@ -247,7 +247,8 @@ final class StreamProbe: Sendable {
     func record(_ buffer: BufferView, held: Int64?) -> SoundChange? {
         let facts = BufferFacts(
             pts: buffer.pts?.nanoseconds, dts: buffer.dts?.nanoseconds, duration: buffer.duration?.nanoseconds,
-            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: UInt64(MonotonicTime.now()), held: held)
+            size: buffer.size, isDiscont: buffer.isDiscont, isGap: buffer.isGap, arrival: UInt64(MonotonicTime.now()), held: held,
+            baseTime: element.baseTime?.nanoseconds)
         let level = measure(buffer, from: .passing)
         return state.withLock { state in
             // Before its segment starts (an audio encoder's priming frames) it is no media: muxers
@@ -318,13 +319,13 @@ final class StreamProbe: Sendable {
             guard !state.finalSent, state.meter.ended else { return nil }
             state.finalSent = true
             // Nothing since the last sample: that one holds it all.
-            return state.meter.hasNewBuffers ? Self.snapshot(&state, now: now, final: true) : nil
+            return state.meter.hasNewBuffers ? Self.snapshot(&state, now: now) : nil
         }
     }
 
-    private static func snapshot(_ state: inout State, now: UInt64, final: Bool = false) -> [String: Double]? {
+    private static func snapshot(_ state: inout State, now: UInt64) -> [String: Double]? {
         guard state.meter.hasStarted else { return nil }
-        var figures = state.meter.snapshot(now: now, final: final)
+        var figures = state.meter.snapshot(now: now)
         if state.levels != .none { figures[StatsStage.silences.name] = Double(state.silence.silences) }
         return figures.merging(state.carried.filter { figures[$0.key] != nil }, uniquingKeysWith: +)
     }
@@ -350,7 +351,8 @@ final class StreamProbe: Sendable {
     /// else GStreamer's stream time in this stage's segment (no encoder's 1000-hour offset).
     /// nil until the clock runs and the stream has a segment.
     func heardPosition(latency: UInt64) -> Double? {
-        guard let running = element.runningTime?.nanoseconds, running >= latency,
+        // Paused, what is heard stands where the pipeline paused.
+        guard let running = (element.runningTime ?? element.pipeline?.pausedRunningTime)?.nanoseconds, running >= latency,
               let (segment, passedUntil) = state.withLock({ state in state.segment.map { ($0, state.passedUntil) } }) else { return nil }
         // Nothing came (a stall, an outage): what is heard stands at the end of the last buffer.
         let heard = ClockTime(nanoseconds: min(running - latency, passedUntil ?? .max))

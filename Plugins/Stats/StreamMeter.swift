@@ -13,6 +13,9 @@ struct BufferFacts: Sendable {
     /// What the run's time-shifts held back as it passed, in ns: held back more than for the buffer
     /// before (a pause of play-out), the time between the two is the pause, not frames lost.
     var held: Int64?
+    /// The pipeline's base time as it passed, in ns: later than for the buffer before, the pipeline
+    /// was paused between the two for that long (it resumes with its base time moved on).
+    var baseTime: UInt64?
 }
 
 /// The counters of one stream at one stats stage. Buffers are recorded from
@@ -37,6 +40,7 @@ struct StreamMeter: Sendable {
     private var previousArrival: UInt64?
     private var previousTime: UInt64?
     private var previousHeld: Int64?
+    private var previousBaseTime: UInt64?
 
     // The current interval.
     private var intervalStart: UInt64?
@@ -76,12 +80,16 @@ struct StreamMeter: Sendable {
         guard let time = buffer.dts ?? buffer.pts else { return }
         if let previousTime, let previousArrival {
             let heldLonger = max(0, (buffer.held ?? 0) - (previousHeld ?? buffer.held ?? 0))
-            spacing(time: time, previousTime: previousTime, arrival: buffer.arrival,
+            let pipelinePaused = (buffer.baseTime ?? 0) &- (previousBaseTime ?? buffer.baseTime ?? 0)
+            // A pipeline paused between the two: its time did not run, so neither does the arrival's.
+            let arrived = pipelinePaused < buffer.arrival &- previousArrival ? buffer.arrival &- pipelinePaused : buffer.arrival
+            spacing(time: time, previousTime: previousTime, arrival: arrived,
                     previousArrival: previousArrival, duration: buffer.duration, paused: UInt64(heldLonger))
         }
         previousTime = time
         previousArrival = buffer.arrival
         previousHeld = buffer.held
+        previousBaseTime = buffer.baseTime
     }
 
     /// Jitter, late and dropped frames from the spacing of two buffers; `paused`: how much longer
@@ -132,9 +140,7 @@ struct StreamMeter: Sendable {
     var hasNewBuffers: Bool { intervalBuffers > 0 }
 
     /// Figures for the interval ending `now` (monotonic nanoseconds); starts the next one.
-    /// `final`: the stream's end cut the interval short (an encoder's last frames come at once),
-    /// so its frame rate is per second of the media they carry, not of the wall clock.
-    mutating func snapshot(now: UInt64, final: Bool = false) -> [String: Double] {
+    mutating func snapshot(now: UInt64) -> [String: Double] {
         let start = intervalStart ?? now
         let length = now > start ? now - start : 0
         // Bytes per second of media carried, so a burst or a late timer does not skew the figure;
@@ -155,8 +161,9 @@ struct StreamMeter: Sendable {
         if let lastPTS { figures["position_s"] = Double(lastPTS) / 1e9 }
         if jitterCount > 0 { figures["jitter_ms"] = jitterSum / Double(jitterCount) / 1e6 }
         if stream == .video {
-            let frameTime = final ? mediaLength : length
-            figures[StatsStage.frameRate.name] = frameTime > 0 ? Double(intervalBuffers) * 1e9 / Double(frameTime) : 0
+            // Per second of the media they carry, as the bitrate: a source's read-ahead (an HLS
+            // start), or an encoder's last frames at the end, come faster than they play.
+            figures[StatsStage.frameRate.name] = mediaLength > 0 ? Double(intervalBuffers) * 1e9 / Double(mediaLength) : 0
             figures["late_frames"] = Double(lateFrames)
             figures["dropped_frames"] = Double(droppedFrames)
         }

@@ -166,6 +166,13 @@ public class Element: @unchecked Sendable, Hashable {  // holds one GstElement r
     }
     public var clock: Clock? { gst_element_get_clock(pointer).map(Clock.init(owning:)) }
 
+    /// The running time it stands at, paused after it played (GStreamer's start time: where a
+    /// pipeline resumes from); nil while it plays, and before it first played.
+    public var pausedRunningTime: ClockTime? {
+        guard currentState(timeout: .zero).current == .paused, let time = startTime, time.nanoseconds > 0 else { return nil }
+        return time
+    }
+
     /// Posts an error from this element (a resource error), as if the element had failed: what
     /// a part working beside an element (its signalling) says on the element's bus.
     public func postError(_ text: String) {

@@ -55,6 +55,16 @@ struct ControlPageFilesTests {
         #expect(points?.split(separator: " ").count == 11, "the points of seconds 10 to 20")
     }
 
+    @Test("time 0 is when the run began to play: a sample is drawn at the end of the interval it covers, not one interval early")
+    func timeFromPlaying() {
+        var data = PlotData()
+        data.add(Self.event(0, .stateChanged(from: .connecting, to: .playing)))
+        for second in 1...3 {
+            data.add(Self.event(Double(second), .stats(StatsSample(stage: "meter", stream: .audio, figures: [StatsFigure.bitrate: 128]))))
+        }
+        #expect(data.bitrate.first?.points.map(\.time) == [1, 2, 3])
+    }
+
     @Test("an HLS source's buffer and the test signal's A/V offset get their own panels, when reported")
     func panels() {
         var data = PlotData()

@@ -112,6 +112,20 @@ extension ShortcutSpecTests {
         #expect(refusal { ($0.audioOnly, $0.signalFlags) = (true, ["--tone"]) } == nil)
     }
 
+    @Test("what is not an ingest URL is said to be that (a mistyped flag's value, a WHEP URL), never repeated (it may be a token), never taken for RTMP")
+    func notAnIngestURL() {
+        func refusal(_ urls: [String]) -> String? {
+            do { try BroadcastShortcut(urls: urls).validate() } catch { return error.description }
+            return nil
+        }
+        let token = refusal(["http://127.0.0.1:9/whip", "s3cr3t-token"])
+        #expect(token?.contains("not a URL (a value of a mistyped flag?)") == true && token?.contains("s3cr3t") == false, "\(token ?? "")")
+        #expect(refusal(["http://127.0.0.1:9/whep"])?.contains("WHEP (playback) endpoint") == true)
+        #expect(refusal(["https://127.0.0.1:9/foo"])?.contains("give any other with --whip URL") == true)
+        #expect(refusal(["rmtp://host/live"])?.contains("a rmtp:// URL was given") == true)
+        #expect(refusal(["http://127.0.0.1:9/whip", "srt://127.0.0.1:9000"]) == nil)
+    }
+
     @Test("paths given as flags are absolute in the spec, so a printed pipeline file runs from any folder")
     func flagPathsAreAbsolute() throws {
         var shortcut = BroadcastShortcut(url: "rtmps://example.com/app")

@@ -117,6 +117,11 @@ struct StatusLineTests {
         #expect(fitted.count <= 80)
         #expect(fitted == "playing  1234.5 s  delay 12.0 s / 25.0 s available  audio 128 kbit/s -14 dBFS")
         #expect(StatsStatusLine.fit(["a very long single part"], width: 6) == "a very")
+        // A publisher's part, wider than what the state and position leave of 80 columns: cut between
+        // its figures, not dropped for the clock alone.
+        let publishing = ["playing", "2.0 s", "publishing 0:02  2495 kbit/s  0.31 MB sent  reconnects 0  rtt 1 ms  lost 0",
+                          "target 2628 kbit/s", "audio 128 kbit/s", "video 2500 kbit/s 30 fps"]
+        #expect(StatsStatusLine.fit(publishing, width: 60) == "playing  2.0 s  publishing 0:02  2495 kbit/s  0.31 MB sent")
     }
 }
 

@@ -72,4 +72,32 @@ struct PauseTests {
             #expect(totals["viewers_playing"] as? Double == 1 && latency > 2 && latency < 20, "\(totals)")
         }
     }
+
+    @Test("paused with no time-shift (the pipeline pauses), the position stands where it paused: it is not null, and does not move")
+    func positionStandsWhilePaused() async throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("pause.yaml", """
+            version: 1
+            name: pause-position
+            source: { test: { video: { width: 160, height: 120 }, audio: {} } }
+            stages: [ { stats: { every: 200ms } } ]
+            sinks: [ { null: {} } ]
+            """)
+        try await ControlAPITests.withControl(["run", file, "--duration", "30s"]) { api, process in
+            _ = try await api.status(until: { ($0["position_s"] as? Double ?? 0) > 1 })
+            let paused = try await api.post("/pause", json: "")
+            #expect(paused.json?["state"] as? String == "paused", "\(paused.text)")
+            // Samples go on while paused (every 200 ms): once two readings agree (the first may be a
+            // sample from just before the pause), the position they carry stands.
+            var previous: Double?
+            let first = try await api.status(until: { status in
+                defer { previous = status["position_s"] as? Double }
+                return (status["position_s"] as? Double).map { $0 == previous } ?? false
+            })
+            let held = try #require(first["position_s"] as? Double, "no position while paused: \(first)")
+            let later = try await api.status(until: { ($0["position_s"] as? Double).map { $0 != held } ?? true }, timeout: .seconds(2))
+            #expect(later["position_s"] as? Double == held, "paused at \(held), then \(later)")
+            _ = await process.terminate()
+        }
+    }
 }

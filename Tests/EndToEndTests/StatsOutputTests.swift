@@ -145,6 +145,26 @@ struct StatsOutputTests {
         #expect(!reader.series.contains { $0.series == "behind" }, "no delay, no latency: no third panel")
     }
 
+    @Test("outputs that cannot be written are said: a folder as --stats-plot or --stats-json before the run (a usage error), a full disk as it happens and in the summary")
+    func unwritableOutputs() async throws {
+        let scratch = try Scratch()
+        let pipeline = try scratch.write("stats.yaml", Self.silentTone)
+        let folder = scratch.file("plot.svg")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let began = ContinuousClock.now
+        let plot = try await Castline.run(["run", pipeline, "--duration", "10s", "--stats-plot", folder])
+        #expect(plot.status == 64 && plot.stderr.contains("--stats-plot: \(folder) is a folder"), "\(plot.stderr)")
+        #expect(ContinuousClock.now - began < .seconds(8), "said at the start, not after the run")
+        let json = try await Castline.run(["run", pipeline, "--duration", "1s", "--stats-json", scratch.path])
+        #expect(json.status == 64 && json.stderr.contains("--stats-json: \(scratch.path) is a folder"), "\(json.stderr)")
+        let full = try await Castline.run(["run", pipeline, "--duration", "2s", "--stats-json", "/dev/full"])
+        #expect(full.stderr.contains("--stats-json: cannot write to /dev/full"), "\(full.stderr)")
+        #expect(full.stderr.contains("--stats-json: not every line was written to /dev/full"), "\(full.stderr)")
+        // Written in place: the device stays a device (a new file renamed over it had replaced /dev/full and /dev/null).
+        let kind = try FileManager.default.attributesOfItem(atPath: "/dev/full")[.type] as? FileAttributeType
+        #expect(kind == .typeCharacterSpecial, "/dev/full is now \(String(describing: kind))")
+    }
+
     @Test("--stats-plot with a delay stage adds the seconds behind live: the delay and the available delay")
     func plotWithDelay() async throws {
         let scratch = try Scratch()

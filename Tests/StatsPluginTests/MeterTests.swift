@@ -22,7 +22,8 @@ struct MeterTests {
         #expect(figures["buffers"] == 30)
         #expect(figures["dropped_frames"] == 1)
         #expect(figures["late_frames"] == 1)
-        #expect(figures["fps"] == 30)
+        // Per second of media: 30 frames of 33 333 333 ns.
+        #expect(abs((figures["fps"] ?? 0) - 30) < 1e-5)
         #expect(abs((figures["position_s"] ?? 0) - 1.0) < 0.001)
         #expect((figures["jitter_ms"] ?? 0) > 0)
         // An idle second halves the 10 s rate and zeroes the 1 s one.
@@ -43,6 +44,20 @@ struct MeterTests {
             meter.record(BufferFacts(pts: time, duration: frame, size: 1000, arrival: time, held: held))
         }
         #expect(meter.snapshot(now: 5_000_000_000)["dropped_frames"] == 1)
+    }
+
+    @Test("a pipeline paused between two frames (its base time moved on by the pause) is no late frame; the same wait unpaused is")
+    func pipelinePauseIsNotLate() {
+        let frame: UInt64 = 33_333_333, pause: UInt64 = 3_000_000_000
+        for paused in [true, false] {
+            var meter = StreamMeter(stream: .video)
+            for index in 0..<20 {
+                let time = UInt64(index) * frame, resumed = index >= 10
+                meter.record(BufferFacts(pts: time, duration: frame, size: 1000, arrival: time + (resumed ? pause : 0),
+                                         baseTime: 1_000_000 + (resumed && paused ? pause : 0)))
+            }
+            #expect(meter.snapshot(now: 5_000_000_000)["late_frames"] == (paused ? 0 : 1), "paused: \(paused)")
+        }
     }
 
     @Test("an interval in which no sound came has no level (not the floor silence reads as)")

@@ -20,6 +20,21 @@ public struct SettingsError: Error, CustomStringConvertible, Sendable {
         guard FileManager.default.isWritableFile(atPath: folder) else {
             throw SettingsError("\(option): cannot write in \(folder)")
         }
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw SettingsError("\(option): \(path) is a folder (give the path of a file in it)")
+        }
+    }
+
+    /// An output file opened for writing, made empty; opened in place, never replaced by a new
+    /// file, so a device (`/dev/null`) stays a device (FileManager.createFile writes a new file and
+    /// renames it over the path).
+    public static func openForWriting(_ path: String, option: String) throws(SettingsError) -> FileHandle {
+        try checkWritable(path, option: option)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw SettingsError("\(option): cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 }
 

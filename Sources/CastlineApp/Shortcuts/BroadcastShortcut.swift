@@ -58,6 +58,7 @@ public struct BroadcastShortcut: Sendable {
 
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty || !whipURLs.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
+        for url in urls { try Self.checkIngest(url) }
         try RecordFlags.check(record: record, overwrite: overwrite)
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
         let whipCount = whipURLs.count + urls.filter { Self.protocolOf($0) == "whip" }.count
@@ -152,6 +153,27 @@ public struct BroadcastShortcut: Sendable {
 
     /// The sink a URL publishes with: "srt" for srt://, "whip" for an http(s) URL whose path ends
     /// in /whip, else "rtmp" (whose URL check names the schemes it takes).
+    /// An ingest URL a broadcast can publish to; a typo'd flag's value or a WHEP (playback) URL is
+    /// said to be what it is, not taken for an RTMP URL without its key. The text is not repeated:
+    /// a mistyped `--token xyz` leaves the token itself as an argument.
+    static func checkIngest(_ url: String) throws(SettingsError) {
+        let scheme = uriScheme(url)
+        switch scheme {
+        case "rtmp", "rtmps", "srt": return
+        case "http", "https":
+            let path = URLComponents(string: url)?.path ?? ""
+            if path.hasSuffix("/whip") { return }
+            if path.hasSuffix("/whep") {
+                throw SettingsError("a WHEP (playback) endpoint was given: `castline listen` plays it; a broadcast publishes to WHIP (…/whip)")
+            }
+            throw SettingsError("an http(s) URL is a WHIP endpoint when its path ends in /whip: give any other with --whip URL")
+        default:
+            let what = url.contains("://") ? "a \(scheme):// URL" : "an argument that is not a URL (a value of a mistyped flag?)"
+            throw SettingsError("\(what) was given where the ingest URL goes: give rtmp(s)://HOST/APP, srt://HOST:PORT or "
+                                + "http(s)://HOST/…/whip; keys and tokens come from --key-env or --token-env")
+        }
+    }
+
     static func protocolOf(_ url: String) -> String {
         let scheme = uriScheme(url)
         if scheme == "srt" { return "srt" }

@@ -6,6 +6,9 @@ import Foundation
 final class StatsOutputs {
     private let pipeline: String
     private let json: FileHandle?
+    private let jsonPath: String?
+    /// A write to `json` failed (said once).
+    private var jsonFailed = false
     private let closeJSON: Bool
     private let metrics: MetricsRecorder?
     /// `--metrics`: served by the run's group, fed from here.
@@ -16,10 +19,11 @@ final class StatsOutputs {
     private var summaries: [(pipeline: String, summary: RunSummary)] = []
     private var plot = PlotData()
 
-    private init(pipeline: String, json: FileHandle?, closeJSON: Bool, metrics: MetricsRecorder?,
+    private init(pipeline: String, json: FileHandle?, jsonPath: String?, closeJSON: Bool, metrics: MetricsRecorder?,
                  metricsServer: HTTPServer?, plotPath: String?, latencyLines: Bool) {
         self.pipeline = pipeline
         self.json = json
+        self.jsonPath = jsonPath
         self.closeJSON = closeJSON
         self.metrics = metrics
         self.metricsServer = metricsServer
@@ -31,6 +35,7 @@ final class StatsOutputs {
     /// bad path or a taken port stops it before any media flows.
     static func open(_ options: StatsSettings, pipeline: String) throws -> StatsOutputs {
         let json = try options.json.map(openJSON)
+        if let plot = options.plot { try createPlot(plot) }
         let closeJSON = options.json != nil && options.json != "-"
         var recorder: MetricsRecorder?
         var server: HTTPServer?
@@ -39,21 +44,29 @@ final class StatsOutputs {
             server = made.server(at: endpoint)
             recorder = made
         }
-        return StatsOutputs(pipeline: pipeline, json: json, closeJSON: closeJSON, metrics: recorder,
+        return StatsOutputs(pipeline: pipeline, json: json, jsonPath: options.json, closeJSON: closeJSON, metrics: recorder,
                             metricsServer: server, plotPath: options.plot, latencyLines: options.latencyLines)
     }
 
     /// `--stats-json`'s output: stdout for `-`, else the file, made empty.
     static func openJSON(_ path: String) throws(SettingsError) -> FileHandle {
         if path == "-" { return .standardOutput }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw SettingsError("--stats-json: cannot write \(path)")
-        }
-        return handle
+        return try SettingsError.openForWriting(path, option: "--stats-json")
+    }
+
+    /// `--stats-plot`'s file, made (empty) before the run: a path it cannot write is said at the
+    /// start, not after the run it would have drawn.
+    static func createPlot(_ path: String) throws(SettingsError) {
+        let made = try SettingsError.openForWriting(path, option: "--stats-plot")
+        try? made.close()
     }
 
     func consume(_ event: RunEvent) {
-        if let json { json.writeDiscardingErrors(Data((EventJSON.line(event) + "\n").utf8)) }
+        if let json, !json.writeDiscardingErrors(Data((EventJSON.line(event) + "\n").utf8)), !jsonFailed {
+            // Said once, and again in the summary: the lines from here on are lost.
+            jsonFailed = true
+            Terminal.status("--stats-json: cannot write to \(jsonPath ?? "-") (a full disk, or nothing reads it): the lines from here on are lost")
+        }
         if let index = summaries.firstIndex(where: { $0.pipeline == event.pipeline }) {
             summaries[index].summary.add(event)
         } else {
@@ -97,6 +110,7 @@ final class StatsOutputs {
             }
         }
         if closeJSON { try? json?.close() }
+        if jsonFailed { lines.append("--stats-json: not every line was written to \(jsonPath ?? "-")") }
         return lines
     }
 }

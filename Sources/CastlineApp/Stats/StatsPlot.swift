@@ -2,7 +2,7 @@ import CastlineKit
 import StagePlugins
 import Foundation
 
-/// The series `--stats-plot` draws, in seconds from the first sample.
+/// The series `--stats-plot` draws, in seconds from when the run began to play (else from the first event).
 struct PlotData {
     struct Point { var time: Double; var value: Double }
     private(set) var start: Date?
@@ -21,6 +21,8 @@ struct PlotData {
 
     /// A run's event: its stats samples are points, its changes of state and swaps are marks.
     mutating func add(_ event: RunEvent) {
+        // Time 0 is when it began to play: a sample is drawn at the end of the interval it covers.
+        if start == nil, case .stateChanged(_, .playing) = event.kind { start = event.time }
         switch event.kind {
         case .stats(let sample): add(sample, at: event.time)
         case .stateChanged(let from, let to) where Self.marked(from: from, to: to):
@@ -46,7 +48,7 @@ struct PlotData {
         return time.timeIntervalSince(start ?? time)
     }
 
-    /// Only the points and marks at or after `time` (seconds from the first sample).
+    /// Only the points and marks at or after `time` (seconds from the start).
     func since(_ time: Double) -> PlotData {
         var data = self
         for keyPath in [\PlotData.bitrate, \PlotData.level, \PlotData.behind, \PlotData.buffered, \PlotData.avOffset] {

@@ -154,12 +154,19 @@ struct StatsStatusLine {
         return parts.isEmpty ? nil : parts.joined(separator: "  ")
     }
 
-    /// `parts` joined to fit `width` columns: the least important (last) parts go first;
-    /// what is left of one part too long for the line is cut.
+    /// `parts` joined to fit `width` columns: the least important (last) parts go first; the
+    /// last one kept is cut where it overflows, between its figures (a publisher's part is
+    /// a line of its own, wider than what is left of a narrow terminal, and the most asked for).
     static func fit(_ parts: [String], width: Int, separator: String = "  ") -> String {
         var kept = parts
-        while kept.count > 1, kept.joined(separator: separator).count > width { kept.removeLast() }
+        while kept.count > 1, kept.dropLast().joined(separator: separator).count + separator.count >= width { kept.removeLast() }
         let line = kept.joined(separator: separator)
-        return line.count > width ? String(line.prefix(max(0, width))) : line
+        guard line.count > width else { return line }
+        let cut = String(line.prefix(max(0, width)))
+        if let last = cut.range(of: separator, options: .backwards),
+           cut.distance(from: cut.startIndex, to: last.lowerBound) >= (kept.first?.count ?? 0) {
+            return String(cut[..<last.lowerBound])
+        }
+        return cut
     }
 }

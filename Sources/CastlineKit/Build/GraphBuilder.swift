@@ -82,6 +82,14 @@ public struct GraphBuilder {
         try addSource(plan, to: &graph)
         for (stream, cursor) in graph.cursors { graph.layout.sourceTimeline.follow(cursor.pad, stream: stream) }
         try addStages(plan.stages[...], sinks: plan.sinks, to: &graph)
+        // `--duration` ends the streams where what plays leaves the chain (the source's outputs, or
+        // a time-shift's, which plays later than its source sends), so every stage from there sees
+        // the end the sinks see: a stats stage's last sample holds all a recording does. Each sink
+        // input keeps its own count too, for what a swap brings in later.
+        let played = plan.stages.lastIndex { $0.component.playsOutOnItsOwnClock }.map { $0 + 1 } ?? 0
+        if graph.layout.cursors.indices.contains(played) {
+            for cursor in graph.layout.cursors[played].values { graph.limit.watch(cursor.pad, at: .chainOutput) }
+        }
         try addSinks(plan.sinks, to: &graph)
         return BuiltPipeline(pipeline: graph.pipeline, plan: plan, owners: graph.owners, limit: graph.limit, layout: graph.layout)
     }
@@ -103,10 +111,7 @@ public struct GraphBuilder {
                 graph.cursors[stream] = Cursor(pad: try graph.pad(bin, stream.rawValue), form: form)
             }
         }
-        // `--duration` ends the source's streams too, so every stage sees the end the sinks see (a
-        // stats stage's last sample holds all the recording does); each sink input still keeps
-        // its own count, for what a swap brings in later.
-        for cursor in graph.cursors.values { graph.limit.watch(cursor.pad, at: .sourceOutput) }
+
         graph.layout.chainElements.append(graph.added(since: mark))
         graph.layout.cursors.append(graph.cursors)
     }

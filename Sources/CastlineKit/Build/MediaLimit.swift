@@ -9,13 +9,14 @@ public final class MediaLimit: Sendable {
     private let limit = Mutex<UInt64?>(nil)
     private let start = Mutex<UInt64?>(nil)
     private let reached = Atomic<Bool>(false)
-    /// A source's stream has been ended: the ends come down from it, and sink inputs let pass what
-    /// an encoder still drains after it (its last frames may be stamped past the limit).
-    private let sourceEnded = Atomic<Bool>(false)
+    /// A stream has been ended where it leaves the chain: the ends come down from there, and sink
+    /// inputs let pass what an encoder still drains after it (its last frames may be stamped past the limit).
+    private let chainEnded = Atomic<Bool>(false)
 
-    /// Where a watch sits: a source's output ends every stage's stream with it; a sink input's is
-    /// for what a swap brings in after (a new source counts from nothing).
-    enum Place { case sourceOutput, sinkInput }
+    /// Where a watch sits: where what plays leaves the chain (the source, or a time-shift), ending
+    /// the streams of every stage after it; a sink input's is for what a swap brings in after
+    /// (a new source counts from nothing).
+    enum Place { case chainOutput, sinkInput }
 
     /// Some input has passed the limit: the run is ending.
     public var isReached: Bool { reached.load(ordering: .relaxed) }
@@ -33,7 +34,7 @@ public final class MediaLimit: Sendable {
         pad.addProbe(.buffer) { [weak self] info in
             guard let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            if place == .sinkInput, self.sourceEnded.load(ordering: .relaxed), !ended.isTripped { return .ok }
+            if place == .sinkInput, self.chainEnded.load(ordering: .relaxed), !ended.isTripped { return .ok }
             // Running time, one time line for every input; a unit before its segment's start (a
             // leading B-frame of an open GOP, an encoder's first frames) is taken as at the start.
             guard let segment = info.pad?.stickySegment else { return .ok }
@@ -45,7 +46,7 @@ public final class MediaLimit: Sendable {
             // A src pad: the event is pushed downstream (sending it would go upstream).
             if ended.trip() {
                 self.reached.store(true, ordering: .relaxed)
-                if place == .sourceOutput { self.sourceEnded.store(true, ordering: .relaxed) }
+                if place == .chainOutput { self.chainEnded.store(true, ordering: .relaxed) }
                 info.pad?.pushEvent(.endOfStream())
             }
             return .drop
