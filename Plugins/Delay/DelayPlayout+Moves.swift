@@ -58,7 +58,10 @@ extension DelayPlayout {
         // What went out reaches past the cursor (`lead` ahead, and a B-frame's reorder): a keyframe
         // before its end is no move nearer live, so the next one past the target is what moves.
         let wentOut = state.outputEnd.map { UInt64(clamping: max(0, $0 - delay - state.anchor)) } ?? position
-        guard let moved = history.seekToResumePoint(&cursor, near: target, from: max(position, wentOut)) else { return nil }
+        let current = max(position, wentOut)
+        // Nearer live, but not past what went out: on from the end of it (never back to a keyframe before it).
+        let toward = target > position ? max(target, current &+ 1) : target
+        guard let moved = history.seekToResumePoint(&cursor, near: toward, from: current) else { return nil }
         state.cursor = cursor
         state.discont = Set(state.outputs.indices)
         let kept = delay + (Int64(clamping: position) - Int64(clamping: moved))
@@ -74,7 +77,7 @@ extension DelayPlayout {
         state.applied = settled
         state.requested = settled
         state.lastSet = nil
-        if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
+        if !state.finished, let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
         return settled
     }
 
@@ -83,7 +86,7 @@ extension DelayPlayout {
     func pause() {
         state.withLock { state in
             if state.pausedSince == nil { state.pausedSince = .now }
-            if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
+            if !state.finished, let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
         }
     }
 

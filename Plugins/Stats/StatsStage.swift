@@ -146,11 +146,7 @@ public final class StatsStage: Stage {
     /// Emits one sample per stream and one pipeline-wide; false once there is nothing left to watch.
     private func report() -> Bool {
         guard !retired.load(ordering: .relaxed) else { return false }
-        // The predecessor's parts drained before this stage's first buffer came: its counts are final.
-        if let predecessor = predecessor.withLock({ predecessor in defer { predecessor = nil }; return predecessor }) {
-            let carried = predecessor.totals
-            probes.withLock { probes in for (stream, probe) in probes { probe.carry(carried[stream] ?? [:]) } }
-        }
+        carryPredecessor()
         let current = probes.withLock { Array($0.values) }.sorted { $0.stream < $1.stream }
         let now = UInt64(MonotonicTime.now())
         // What a sink renders now lies the pipeline's latency behind the clock's running time.
@@ -159,9 +155,8 @@ public final class StatsStage: Stage {
         if let latency { lastLatency.store(latency.min.nanoseconds, ordering: .relaxed) }
         var running = false
         for probe in current {
-            guard var figures = probe.snapshot(now: now) else { continue }
-            figures[StatsFigure.position] = probe.heardPosition(latency: latency?.min.nanoseconds ?? 0)
-            context.events.emit(.stats(StatsSample(stage: context.componentName, stream: probe.stream, figures: figures)))
+            let position = probe.heardPosition(latency: latency?.min.nanoseconds ?? 0)
+            guard probe.emitSample(now: now, final: false, position: position, emit: emit) else { continue }
             if probe.isRunning { running = true }
         }
         guard running else { return false }
@@ -176,9 +171,22 @@ public final class StatsStage: Stage {
     /// end, before the next beat, and the totals must hold all that passed. The latency is the
     /// last report's (a query from here could wait on this very thread).
     private func reportEnd(of probe: StreamProbe) {
-        guard !retired.load(ordering: .relaxed), var figures = probe.finalSnapshot(now: UInt64(MonotonicTime.now())) else { return }
-        figures[StatsFigure.position] = probe.heardPosition(latency: lastLatency.load(ordering: .relaxed))
-        context.events.emit(.stats(StatsSample(stage: context.componentName, stream: probe.stream, figures: figures)))
+        guard !retired.load(ordering: .relaxed) else { return }
+        carryPredecessor()
+        let position = probe.heardPosition(latency: lastLatency.load(ordering: .relaxed))
+        _ = probe.emitSample(now: UInt64(MonotonicTime.now()), final: true, position: position, emit: emit)
+    }
+
+    private func emit(_ stream: StreamKind, _ figures: [String: Double]) {
+        context.events.emit(.stats(StatsSample(stage: context.componentName, stream: stream, figures: figures)))
+    }
+
+    /// The predecessor's parts drained before this stage's first buffer came: its counts are final,
+    /// and carried on (once) before this stage's first sample.
+    private func carryPredecessor() {
+        guard let predecessor = predecessor.withLock({ predecessor in defer { predecessor = nil }; return predecessor }) else { return }
+        let carried = predecessor.totals
+        probes.withLock { probes in for (stream, probe) in probes { probe.carry(carried[stream] ?? [:]) } }
     }
 
     /// Figures only the whole pipeline knows; `latency` is its latency query's answer.
@@ -253,7 +261,8 @@ final class StreamProbe: Sendable {
         return state.withLock { state in
             // Before its segment starts (an audio encoder's priming frames) it is no media: muxers
             // and sinks drop it, and a recording has none of it.
-            if let pts = buffer.pts, let segment = state.segment, segment.runningTime(of: pts) == nil { return nil }
+            if let pts = buffer.pts, let segment = state.segment, segment.isTimeFormat, segment.rate > 0,
+               segment.runningTime(of: pts) == nil { return nil }
             state.meter.record(facts, level: level?.level)
             if let pts = buffer.pts, let end = state.segment?.runningTime(of: pts + (buffer.duration ?? .zero)) {
                 state.passedUntil = max(state.passedUntil ?? 0, end.nanoseconds)
@@ -308,18 +317,23 @@ final class StreamProbe: Sendable {
     /// Silences announced on this stream so far.
     var silences: Int { state.withLock { $0.silence.silences + Int($0.carried[StatsStage.silences.name] ?? 0) } }
 
-    /// nil until the stream has carried a buffer, and after its last sample (`finalSnapshot`).
-    func snapshot(now: UInt64) -> [String: Double]? {
-        state.withLock { state in state.finalSent ? nil : Self.snapshot(&state, now: now) }
-    }
-
-    /// The sample at the stream's end, once: nil if it has gone (or nothing passed).
-    func finalSnapshot(now: UInt64) -> [String: Double]? {
+    /// Takes the interval's figures and hands them to `emit` under the probe's lock, so the
+    /// stream's samples go out in order whichever of the timer and the end comes first (counts
+    /// never go back). `final`: the one at the stream's end, sent once, and only if buffers came
+    /// since the last (that one holds it all). False when nothing went out (no buffer yet, or after
+    /// the end's sample).
+    func emitSample(now: UInt64, final: Bool, position: Double?, emit: (StreamKind, [String: Double]) -> Void) -> Bool {
         state.withLock { state in
-            guard !state.finalSent, state.meter.ended else { return nil }
-            state.finalSent = true
-            // Nothing since the last sample: that one holds it all.
-            return state.meter.hasNewBuffers ? Self.snapshot(&state, now: now) : nil
+            guard !state.finalSent else { return false }
+            if final {
+                guard state.meter.ended else { return false }
+                state.finalSent = true
+                guard state.meter.hasNewBuffers else { return false }
+            }
+            guard var figures = Self.snapshot(&state, now: now) else { return false }
+            figures[StatsFigure.position] = position
+            emit(stream, figures)
+            return true
         }
     }
 

@@ -48,6 +48,9 @@ struct StreamMeter: Sendable {
     private var intervalBuffers: UInt64 = 0
     /// Media time the interval's buffers cover (their durations), while every one had a duration.
     private var intervalMedia: UInt64 = 0
+    private var intervalFirstTime: UInt64?
+    private var intervalEnd: UInt64 = 0
+    private var intervalPaused: UInt64 = 0
     private var intervalAllTimed = true
     private var jitterSum: Double = 0
     private var jitterCount = 0
@@ -78,14 +81,20 @@ struct StreamMeter: Sendable {
             measuresLevel = true
         }
         guard let time = buffer.dts ?? buffer.pts else { return }
+        var heldLonger: UInt64 = 0
         if let previousTime, let previousArrival {
-            let heldLonger = max(0, (buffer.held ?? 0) - (previousHeld ?? buffer.held ?? 0))
-            let pipelinePaused = (buffer.baseTime ?? 0) &- (previousBaseTime ?? buffer.baseTime ?? 0)
-            // A pipeline paused between the two: its time did not run, so neither does the arrival's.
-            let arrived = pipelinePaused < buffer.arrival &- previousArrival ? buffer.arrival &- pipelinePaused : buffer.arrival
-            spacing(time: time, previousTime: previousTime, arrival: arrived,
-                    previousArrival: previousArrival, duration: buffer.duration, paused: UInt64(heldLonger))
+            heldLonger = UInt64(max(0, (buffer.held ?? 0) - (previousHeld ?? buffer.held ?? 0)))
+            // A pipeline paused between the two (its base time moved on): its time did not run, nor
+            // does the arrival's (a base time that went back is a new start, not a pause).
+            let gap = buffer.arrival >= previousArrival ? buffer.arrival - previousArrival : 0
+            let paused = buffer.baseTime.flatMap { now in previousBaseTime.map { now > $0 ? now - $0 : 0 } } ?? 0
+            spacing(time: time, previousTime: previousTime, arrival: buffer.arrival - min(paused, gap),
+                    previousArrival: previousArrival, duration: buffer.duration, paused: heldLonger)
         }
+        // The stretch of media time the interval covers (for its frame rate), less a time-shift's pause in it.
+        intervalFirstTime = intervalFirstTime ?? time
+        intervalEnd = max(intervalEnd, time + (buffer.duration ?? 0))
+        intervalPaused += heldLonger
         previousTime = time
         previousArrival = buffer.arrival
         previousHeld = buffer.held
@@ -161,9 +170,12 @@ struct StreamMeter: Sendable {
         if let lastPTS { figures["position_s"] = Double(lastPTS) / 1e9 }
         if jitterCount > 0 { figures["jitter_ms"] = jitterSum / Double(jitterCount) / 1e6 }
         if stream == .video {
-            // Per second of the media they carry, as the bitrate: a source's read-ahead (an HLS
-            // start), or an encoder's last frames at the end, come faster than they play.
-            figures[StatsStage.frameRate.name] = mediaLength > 0 ? Double(intervalBuffers) * 1e9 / Double(mediaLength) : 0
+            // Per second of the media time the frames span (a missing frame lowers it), not of the
+            // wall clock: a source's read-ahead (an HLS start), or an encoder's last frames at the
+            // end, come faster than they play.
+            let span = intervalFirstTime.map { intervalEnd > $0 ? intervalEnd - $0 : 0 } ?? 0
+            let frameTime = span > intervalPaused ? span - intervalPaused : length
+            figures[StatsStage.frameRate.name] = frameTime > 0 ? Double(intervalBuffers) * 1e9 / Double(frameTime) : 0
             figures["late_frames"] = Double(lateFrames)
             figures["dropped_frames"] = Double(droppedFrames)
         }
@@ -177,6 +189,9 @@ struct StreamMeter: Sendable {
         intervalBytes = 0
         intervalBuffers = 0
         intervalMedia = 0
+        intervalFirstTime = nil
+        intervalEnd = 0
+        intervalPaused = 0
         intervalAllTimed = true
         jitterSum = 0
         jitterCount = 0

@@ -12,16 +12,19 @@ public struct SettingsError: Error, CustomStringConvertible, Sendable {
 
     /// The folder of an output file must exist: finding out at the end of a long run would lose what it holds.
     public static func checkWritable(_ path: String, option: String) throws(SettingsError) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
+            // There already (a file, or a device such as /dev/null): it is written in place.
+            guard !isFolder.boolValue else { throw SettingsError("\(option): \(path) is a folder (give the path of a file in it)") }
+            guard FileManager.default.isWritableFile(atPath: path) else { throw SettingsError("\(option): cannot write \(path)") }
+            return
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw SettingsError("\(option): the folder \(folder) does not exist")
         }
         guard FileManager.default.isWritableFile(atPath: folder) else {
             throw SettingsError("\(option): cannot write in \(folder)")
-        }
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw SettingsError("\(option): \(path) is a folder (give the path of a file in it)")
         }
     }
 

@@ -151,8 +151,6 @@ public struct BroadcastShortcut: Sendable {
         }
     }
 
-    /// The sink a URL publishes with: "srt" for srt://, "whip" for an http(s) URL whose path ends
-    /// in /whip, else "rtmp" (whose URL check names the schemes it takes).
     /// An ingest URL a broadcast can publish to; a typo'd flag's value or a WHEP (playback) URL is
     /// said to be what it is, not taken for an RTMP URL without its key. The text is not repeated:
     /// a mistyped `--token xyz` leaves the token itself as an argument.
@@ -168,12 +166,17 @@ public struct BroadcastShortcut: Sendable {
             }
             throw SettingsError("an http(s) URL is a WHIP endpoint when its path ends in /whip: give any other with --whip URL")
         default:
-            let what = url.contains("://") ? "a \(scheme):// URL" : "an argument that is not a URL (a value of a mistyped flag?)"
+            // The scheme is shown only when it looks like one (a typo of rtmp), never other text.
+            let plausible = url.contains("://") && scheme.count <= 16 && scheme.first?.isLetter == true
+                && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }
+            let what = plausible ? "a \(scheme):// URL" : "an argument that is not a URL (a value of a mistyped flag?)"
             throw SettingsError("\(what) was given where the ingest URL goes: give rtmp(s)://HOST/APP, srt://HOST:PORT or "
                                 + "http(s)://HOST/…/whip; keys and tokens come from --key-env or --token-env")
         }
     }
 
+    /// The sink a URL publishes with: "srt" for srt://, "whip" for an http(s) URL whose path ends
+    /// in /whip, else "rtmp" (whose URL check names the schemes it takes).
     static func protocolOf(_ url: String) -> String {
         let scheme = uriScheme(url)
         if scheme == "srt" { return "srt" }

@@ -85,7 +85,7 @@ public struct GraphBuilder {
         // `--duration` ends the streams where what plays leaves the chain (the source's outputs, or
         // a time-shift's, which plays later than its source sends), so every stage from there sees
         // the end the sinks see: a stats stage's last sample holds all a recording does. Each sink
-        // input keeps its own count too, for what a swap brings in later.
+        // input keeps its own count too: it ends the streams after a swap.
         let played = plan.stages.lastIndex { $0.component.playsOutOnItsOwnClock }.map { $0 + 1 } ?? 0
         if graph.layout.cursors.indices.contains(played) {
             for cursor in graph.layout.cursors[played].values { graph.limit.watch(cursor.pad, at: .chainOutput) }
@@ -111,7 +111,6 @@ public struct GraphBuilder {
                 graph.cursors[stream] = Cursor(pad: try graph.pad(bin, stream.rawValue), form: form)
             }
         }
-
         graph.layout.chainElements.append(graph.added(since: mark))
         graph.layout.cursors.append(graph.cursors)
     }

@@ -1,10 +1,12 @@
 import GstKit
 import Synchronization
 
-/// `--duration` as media: each sink input ends once it has passed that much
-/// media, so a 10 s recording holds 10 s whatever was still in flight. Counted on one time
-/// line for every input (running time from the first buffer of any): a stream that starts
-/// later (an HLS audio rendition a segment behind its video) ends with the others.
+/// `--duration` as media: each stream ends once it has passed that much media where what plays
+/// leaves the chain (the source, or the last time-shift), so every stage from there sees the end,
+/// and each sink input ends there too, so a 10 s recording holds 10 s whatever was still in
+/// flight. Counted on one time line for every input (running time from the first buffer of any):
+/// a stream that starts later (an HLS audio rendition a segment behind its video) ends with the
+/// others. After a swap only the sink inputs count (the chain's outputs may have moved).
 public final class MediaLimit: Sendable {
     private let limit = Mutex<UInt64?>(nil)
     private let start = Mutex<UInt64?>(nil)
@@ -12,11 +14,16 @@ public final class MediaLimit: Sendable {
     /// A stream has been ended where it leaves the chain: the ends come down from there, and sink
     /// inputs let pass what an encoder still drains after it (its last frames may be stamped past the limit).
     private let chainEnded = Atomic<Bool>(false)
+    /// A swap was applied: the chain's outputs may have moved (a delay added after them), so only
+    /// the sink inputs end the streams from then on, as they count on.
+    private let swapped = Atomic<Bool>(false)
 
     /// Where a watch sits: where what plays leaves the chain (the source, or a time-shift), ending
-    /// the streams of every stage after it; a sink input's is for what a swap brings in after
-    /// (a new source counts from nothing).
+    /// the streams of every stage after it; or a sink's input.
     enum Place { case chainOutput, sinkInput }
+
+    /// A swap is being applied: the sink inputs alone end the streams from now on.
+    public func swapApplied() { swapped.store(true, ordering: .relaxed) }
 
     /// Some input has passed the limit: the run is ending.
     public var isReached: Bool { reached.load(ordering: .relaxed) }
@@ -34,7 +41,11 @@ public final class MediaLimit: Sendable {
         pad.addProbe(.buffer) { [weak self] info in
             guard let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            if place == .sinkInput, self.chainEnded.load(ordering: .relaxed), !ended.isTripped { return .ok }
+            if !ended.isTripped {
+                let swapped = self.swapped.load(ordering: .relaxed)
+                if place == .chainOutput, swapped { return .ok }
+                if place == .sinkInput, !swapped, self.chainEnded.load(ordering: .relaxed) { return .ok }
+            }
             // Running time, one time line for every input; a unit before its segment's start (a
             // leading B-frame of an open GOP, an encoder's first frames) is taken as at the start.
             guard let segment = info.pad?.stickySegment else { return .ok }

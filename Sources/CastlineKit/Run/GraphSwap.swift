@@ -123,6 +123,7 @@ struct GraphSwap {
 
     /// Swaps the new parts in. Returns the new built pipeline and what the retired sinks said as they finished.
     nonisolated(nonsending) func apply(started: ContinuousClock.Instant) async -> Applied {
+        old.limit.swapApplied()
         let keptEntries = keptSinks.sorted().flatMap { old.layout.sinks[$0].entries.values }
         let retiredSinkElements = old.layout.sinks.indices.filter { !keptSinks.contains($0) }
             .flatMap { old.layout.sinks[$0].elements.compactMap { $0 as? Bin } }.flatMap(\.sinks)
