@@ -164,7 +164,8 @@ public struct BroadcastShortcut: Sendable {
             if path.hasSuffix("/whep") {
                 throw SettingsError("a WHEP (playback) endpoint was given: `castline listen` plays it; a broadcast publishes to WHIP (…/whip)")
             }
-            throw SettingsError("an http(s) URL is a WHIP endpoint when its path ends in /whip: give any other with --whip URL")
+            throw SettingsError("an http(s) URL is a WHIP endpoint when its path ends in /whip (give any other with --whip URL); "
+                                + "RTMP takes rtmp(s)://HOST/APP")
         default:
             // The scheme is shown only when it looks like one (a typo of rtmp), never other text.
             let plausible = url.contains("://") && scheme.count <= 16 && scheme.first?.isLetter == true
