@@ -193,9 +193,11 @@ struct WHEPTests {
         #expect(result.status == 0, "\(result.stderr)")
         let output = result.stdout + result.stderr
         let lines = output.split(separator: "\n").filter { $0.contains("latency: ") }
-        // Each second, sound and picture both read; but for the first line (the reader learns the
-        // tone's level before it reads a beep) and the last (the broadcast may end before that second's beep).
-        let read = lines.dropFirst().dropLast().map { line -> (sound: Double, picture: Double) in
+        // Each second, sound and picture both read, from the first line that has both (before it the
+        // reader learns the tone's level, as the sound starts) to the last but one (the broadcast may
+        // end before that second's beep): no second in between without either.
+        func both(_ line: Substring) -> Bool { line.firstMatch(of: /sound ([0-9.]+) s, picture ([0-9.]+) s/) != nil }
+        let read = lines.drop(while: { !both($0) }).dropLast().map { line -> (sound: Double, picture: Double) in
             guard let match = line.firstMatch(of: /sound ([0-9.]+) s, picture ([0-9.]+) s/),
                   let sound = Double(match.output.1), let picture = Double(match.output.2) else { return (-1, -1) }
             return (sound, picture)
