@@ -77,8 +77,15 @@ extension DelayPlayout {
         state.applied = settled
         state.requested = settled
         state.lastSet = nil
-        if !state.finished, let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
+        publishHold(state)
         return settled
+    }
+
+    /// Tells the run what play-out holds back (and since when it is paused), while it plays: a stats
+    /// stage after it tells a pause from frames lost, the source its programme-time latency.
+    func publishHold(_ state: State) {
+        guard !state.finished else { return }
+        if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) } else { playoutHold.filling(by: name) }
     }
 
     /// Holds play-out (pausing as time-shifting): what arrives is still kept, and the delay
@@ -86,7 +93,7 @@ extension DelayPlayout {
     func pause() {
         state.withLock { state in
             if state.pausedSince == nil { state.pausedSince = .now }
-            if !state.finished, let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) }
+            publishHold(state)
         }
     }
 

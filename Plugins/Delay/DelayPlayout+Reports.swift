@@ -69,8 +69,7 @@ extension DelayPlayout {
             let paused = state.pausedFor(at: now)
             let applied = (state.applied ?? .zero) + .nanoseconds(paused)
             let available = availableDelay(state)
-            // The source's "what plays now" figures add it (programme-time latency), a pause's time included.
-            if let shift = state.shift { playoutHold.set(shift, pausedSince: state.pausedSince, by: name) } else { playoutHold.filling(by: name) }
+            publishHold(state)
             return (applied, available, Self.playing(state, at: now))
         }
         guard let report else { return }

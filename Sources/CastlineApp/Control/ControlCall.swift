@@ -100,8 +100,7 @@ extension ControlCall {
             throw SettingsError("no stage takes \"\(name)\" (commands: \(commands.map(\.name).sorted().joined(separator: ", ")))")
         }
         guard let adjustment = command.adjustment(from: text) else {
-            if command.range.lowerBound >= 0, let sign = text.first, sign == "+" || sign == "-",
-               !text.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) {
+            if StageAdjustment.isSignedAmount(text, range: command.range) {
                 throw SettingsError("\"\(text)\": a sign moves \(command.name) by whole steps (+1, -2; a step is the stage's `step`); "
                                     + "to set it, give the value without a sign")
             }

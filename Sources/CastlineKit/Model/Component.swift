@@ -136,12 +136,14 @@ public final class PlayoutHold: Sendable {
     /// play-out resumes (after it, the output's time jumps by the pause; no frame is missing).
     public var outputShift: Int64? { sum(pausing: false) }
 
+    /// Read on every buffer a stats stage passes (`outputShift`): the clock only where a pause adds.
     private func sum(pausing: Bool) -> Int64? {
-        let now = ContinuousClock.now
+        let now = pausing ? ContinuousClock.now : nil
         return holds.withLock { holds in
             holds.isEmpty ? nil : holds.values.reduce(0) { sum, hold in
                 guard case .holding(let ns, let pausedSince) = hold else { return sum }
-                return sum + ns + (pausing ? pausedSince.map { (now - $0).totalNanoseconds } ?? 0 : 0)
+                guard let now, let pausedSince else { return sum + ns }
+                return sum + ns + (now - pausedSince).totalNanoseconds
             }
         }
     }

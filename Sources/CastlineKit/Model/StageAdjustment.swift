@@ -41,6 +41,13 @@ public enum StageAdjustment: Sendable, Equatable {
         }
     }
 
+    /// Where no value is below 0 (a delay), signed text other than whole steps (`+1.5`) would read
+    /// as "that much more", not as the value: it is neither, and refused.
+    public static func isSignedAmount(_ text: String, range: ClosedRange<Double>) -> Bool {
+        guard range.lowerBound >= 0, let sign = text.first, sign == "+" || sign == "-" else { return false }
+        return !text.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
     /// As typed: `+2` and `-1` are steps; anything else is a value (`12s`, `-6dB`) that
     /// `parseValue` reads in the command's own words. Nil when it is neither, and for any
     /// other signed text where values cannot be negative (`+1.5` for a delay).
@@ -52,8 +59,7 @@ public enum StageAdjustment: Sendable, Equatable {
             self = .step(sign == "-" ? -steps : steps)
             return
         }
-        // Where no value is below 0 (a delay), `+1.5` would read as "1.5 more", not as 1.5: a sign is only steps.
-        if range.lowerBound >= 0, text.first == "+" || text.first == "-" { return nil }
+        if Self.isSignedAmount(text, range: range) { return nil }
         guard let value = parseValue(text), value.isFinite, range.contains(value) else { return nil }
         self = .set(value)
     }
