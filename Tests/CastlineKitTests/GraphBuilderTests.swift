@@ -161,4 +161,28 @@ struct GraphBuilderTests {
             }
         }
     }
+
+    @Test("a WHIP sink gets the constrained-baseline H.264 its offer names: the encoder put in for it makes that profile, and a file's H.264 (High, with B-frames) is encoded again, not passed through")
+    func whipGetsConstrainedBaseline() throws {
+        func built(source: String, stages: String = "[]") throws -> [Element] {
+            let pipeline = try builder.build(ComponentRegistry.builtin.plan(loadSpec("""
+                version: 1
+                source: \(source)
+                stages: \(stages)
+                sinks: [ { whip: { url: "http://127.0.0.1:9/whip" } } ]
+                """))).pipeline
+            return elements(in: pipeline)
+        }
+        func profiles(_ elements: [Element]) -> [String] {
+            elements.compactMap { $0.factoryName == "capsfilter" ? $0.caps("caps")?.structure(at: 0) : nil }
+                .filter { $0.name == "video/x-h264" }.compactMap { $0.string("profile") }
+        }
+        #expect(profiles(try built(source: "{ test: {} }")) == ["constrained-baseline"])
+        let scratch = try FileLoopTests.Scratch(bFrames: true)
+        let file = "{ uri: { uri: \"file://\(scratch.media)\" } }"
+        #expect(profiles(try built(source: file)) == ["constrained-baseline"])
+        // Asked for as constrained baseline, `when: needed` does not take the file's H.264 for it.
+        let needed = "[ { encode: { when: needed, video: { profile: constrained-baseline }, audio: { codec: opus } } } ]"
+        #expect(profiles(try built(source: file, stages: needed)) == ["constrained-baseline"])
+    }
 }

@@ -9,11 +9,16 @@ func loadSpec(_ yaml: String, environment: [String: String] = [:]) throws -> Pip
 
 /// Every element's factory name in a bin, depth first.
 func factories(in bin: Bin) -> [String] {
-    bin.children.flatMap { child -> [String] in
+    elements(in: bin).map { $0.factoryName ?? ($0 is Bin ? "bin" : "?") }
+}
+
+/// Every element in a bin, depth first (not inside the decoders, which make theirs as media flows).
+func elements(in bin: Bin) -> [Element] {
+    bin.children.flatMap { child -> [Element] in
         if let inner = child as? Bin, !(child.factoryName.map(["uridecodebin3", "decodebin"].contains) ?? false) {
-            return [child.factoryName ?? "bin"] + factories(in: inner)
+            return [child] + elements(in: inner)
         }
-        return [child.factoryName ?? "?"]
+        return [child]
     }
 }
 

@@ -126,6 +126,25 @@ struct WHIPTests {
         // 25 pictures a second: all but what the connection's start took.
         let video = said.first { $0.hasPrefix("video 1 ") }?.split(separator: " ") ?? []
         #expect(video.count == 4 && (Int(video[2]) ?? 0) >= 225, "\(said)")
+        #expect(!result.stderr.contains("profile"), "\(result.stderr)")
+    }
+
+    @Test("an encode stage that makes High for a whip sink is told once: the offer names constrained baseline, and how to encode that")
+    func highProfileIsTold() async throws {
+        let scratch = try Scratch()
+        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        let file = try scratch.write("high-whip.yaml", """
+            version: 1
+            source: { test: { video: { width: 320, height: 180 } } }
+            stages: [ { encode: { video: { profile: high } } } ]
+            sinks: [ { whip: { url: "\(endpoint.url("whip"))" } } ]
+            """)
+        let result = try await Castline.run(["run", file, "--duration", "2s"], timeout: .seconds(40))
+        _ = await endpoint.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let told = result.stderr.split(separator: "\n").filter { $0.contains("profile") }
+        #expect(told == ["whip0: the H.264 sent is high profile, and the offer names constrained baseline: a WebRTC player may not "
+                         + "play it (give the encode stage video: { profile: constrained-baseline })"], "\(result.stderr)")
     }
 
     @Test("an endpoint that takes the connection and never answers the offer is said to be that, not ICE or DTLS")

@@ -7,7 +7,7 @@ enum Conversion {
     /// form that comes out. No bin when raw goes to raw of the same kind and
     /// nothing is needed, or the form is already accepted.
     static func make(
-        _ stream: StreamKind, from form: StreamForm, to requirement: FormRequirement, name: String
+        _ stream: StreamKind, from form: StreamForm, to requirement: FormRequirement, name: String, h264Profile: String? = nil
     ) throws -> (bin: Bin?, output: StreamForm) {
         switch (form, requirement) {
         case (.raw, .raw), (.raw, .any):
@@ -19,13 +19,13 @@ enum Conversion {
             return (try BinChain.make(name, factories: [parser]), form)
         case (.raw, .encoded(let codecs)):
             let codec = codecs.first ?? defaultCodec(stream)
-            return (try encoder(stream, codec: codec, name: name), .encoded(codec))
+            return (try encoder(stream, codec: codec, name: name, h264Profile: h264Profile), .encoded(codec))
         case (.encoded(let codec), .raw), (.encoded(let codec), .any):
             return (try decoder(stream, codec: codec, name: name), .raw)
         case (.encoded(let codec), .encoded(let codecs)):
             let target = codecs.first ?? defaultCodec(stream)
             let decode = try decoder(stream, codec: codec, name: "\(name)-decode")
-            let encode = try encoder(stream, codec: target, name: "\(name)-encode")
+            let encode = try encoder(stream, codec: target, name: "\(name)-encode", h264Profile: h264Profile)
             return (try BinChain.make(name, [decode, encode]), .encoded(target))
         }
     }
@@ -41,11 +41,12 @@ enum Conversion {
         }
     }
 
-    static func encoder(_ stream: StreamKind, codec: Codec, name: String) throws -> Bin {
+    static func encoder(_ stream: StreamKind, codec: Codec, name: String, h264Profile: String? = nil) throws -> Bin {
         switch stream {
         case .video:
             var settings = VideoEncoding()
             settings.codec = codec
+            if let h264Profile { settings.profile = h264Profile }
             return try Encoders.videoBin(settings, name: name)
         case .audio:
             var settings = AudioEncoding()

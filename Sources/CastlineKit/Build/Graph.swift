@@ -111,8 +111,9 @@ struct Graph {
         return Cursor(pad: try pad(element, "src"), form: cursor.form)
     }
 
-    mutating func convert(_ cursor: Cursor, _ stream: StreamKind, to requirement: FormRequirement, name: String) throws -> Cursor {
-        let (bin, output) = try Conversion.make(stream, from: cursor.form, to: requirement, name: name)
+    mutating func convert(_ cursor: Cursor, _ stream: StreamKind, to requirement: FormRequirement, name: String,
+                          h264Profile: String? = nil) throws -> Cursor {
+        let (bin, output) = try Conversion.make(stream, from: cursor.form, to: requirement, name: name, h264Profile: h264Profile)
         guard let bin else { return cursor }
         let converted = Cursor(pad: try append(bin, after: cursor).pad, form: output)
         if cursor.form != .raw, output == .raw {

@@ -174,7 +174,9 @@ public struct GraphBuilder {
         }
         // Kept encoded when every sink takes it so, or when one does and the codec is known,
         // so the others can decode their own copy (a recording keeps the original stream).
-        let requirements = sinks.compactMap { $0.component.requirement(for: stream) }
+        let takers = sinks.filter { $0.component.requirement(for: stream) != nil }
+        if form == .encoded(.h264), takers.contains(where: { $0.component.h264Profile != nil }) { return false }
+        let requirements = takers.compactMap { $0.component.requirement(for: stream) }
         guard requirements.contains(where: { $0.accepts(form) }) else { return false }
         return requirements.allSatisfy { $0.accepts(form) } || form != .encoded(nil)
     }
@@ -286,7 +288,8 @@ public struct GraphBuilder {
                         reencoded.append(stream.rawValue)
                     }
                     inputs[stream] = (alone && requirement.accepts(cursor.form)) || framed.contains(stream) ? queued
-                        : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in")
+                        : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in",
+                                            h264Profile: part.component.h264Profile)
                 }
                 // A sink that takes none of the streams would hold the pipeline at preroll for ever.
                 guard !inputs.isEmpty else {

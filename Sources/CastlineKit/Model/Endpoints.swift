@@ -69,6 +69,9 @@ public protocol SinkComponent: ComponentDescription, Sendable {
     /// `stream-format=avc`): sinks that fix the same one are served by one parser before the
     /// tee, not a parser each. nil: the builder converts for this sink alone.
     func framing(for stream: StreamKind) -> String?
+    /// The H.264 profile the far end is told it gets (nil: any). An encoder the builder puts in for
+    /// the sink makes it; H.264 that comes encoded, its profile unknown until it flows, is encoded again.
+    var h264Profile: String? { get }
     /// It sends the media to a far end (a publish): a run with destinations is for them, and
     /// ends once none is left, finishing any recording beside them.
     static var isDestination: Bool { get }
@@ -91,6 +94,7 @@ extension SinkComponent {
     public var takesStreamsAsTheyCome: Bool { false }
     public var rendersAtTheClock: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
+    public var h264Profile: String? { nil }
     public static var isDestination: Bool { false }
     public var isDestination: Bool { Self.isDestination }
 }

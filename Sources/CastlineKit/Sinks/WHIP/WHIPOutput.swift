@@ -69,6 +69,14 @@ struct WHIPOutput: PublishOutput {
                     if info.event?.structureName == "GstForceKeyUnit" { requestKeyframe() }
                     return .ok
                 }
+                if !picture { first.addProbe(.eventDownstream) { [notice, sessions] info in
+                    if let profile = info.event?.caps?.structure(at: 0)?.string("profile"),
+                       !["constrained-baseline", "baseline"].contains(profile), sessions.profileSaid.trip() {
+                        notice("the H.264 sent is \(profile) profile, and the offer names constrained baseline: a WebRTC player may not "
+                               + "play it (give the encode stage video: { profile: constrained-baseline })")
+                    }
+                    return .ok
+                } }
             }
             inputs[stream] = first
         }
@@ -174,6 +182,8 @@ struct WHIPOutput: PublishOutput {
 
 /// The sessions of an output's live webrtcbins, by element.
 final class WHIPSessions: Sendable {
+    /// The profile sent is not the one offered, and that has been said (once for every connection).
+    let profileSaid = OnceFlag()
     private let sessions = Mutex<(live: [Element: WHIPSession], lastAnswered: Bool?)>(([:], nil))
 
     func add(_ session: WHIPSession, for webrtc: Element) { sessions.withLock { $0.live[webrtc] = session } }

@@ -60,6 +60,9 @@ public final class WHIPSink: SinkComponent {
         stream == .video ? "video/x-h264,stream-format=byte-stream,alignment=au" : nil
     }
 
+    /// What every WebRTC peer decodes, and what the offer says (a file's High, with B-frames, is not).
+    public var h264Profile: String? { "constrained-baseline" }
+
     public func makeBin(inputs: [StreamKind: StreamForm], name: String) throws -> Bin {
         var audio: Codec?
         if case .encoded(let codec)? = inputs[.audio] { audio = codec }
