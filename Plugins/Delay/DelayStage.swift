@@ -80,7 +80,10 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
                 playout?.streamTime(stream: index, outputRunningTime: question.runningTime, latency: question.latency)
             }
         }
-        if let pad = sink.element.staticPad("sink") { Self.askForHistory(at: pad, playout: playout) }
+        if let pad = sink.element.staticPad("sink") {
+            Self.askForHistory(at: pad, playout: playout)
+            if let out = source.element.staticPad("src") { Self.passLatency(from: pad, at: out) }
+        }
         sink.onSample({ sample in
             playout.arrived(sample, stream: index)
             return .ok
@@ -112,6 +115,18 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
                 return .drop
             }
             return .ok
+        }
+    }
+
+    /// The play-out answers the latency query with what is upstream of the history (a WebRTC
+    /// jitter buffer's 200 ms): the sinks still wait that out, so the delay is added to the
+    /// undelayed play's, not less it.
+    private static func passLatency(from history: Pad, at playout: Pad) {
+        playout.addProbe([.queryUpstream, .push]) { info in
+            guard let query = info.query, query.isLatency else { return .ok }
+            let upstream = history.upstreamLatency
+            query.setLatency(live: true, min: upstream?.live == true ? upstream?.min ?? .zero : .zero, max: nil)
+            return .handled
         }
     }
 

@@ -127,9 +127,7 @@ public final class Pipeline: Bin, @unchecked Sendable {  // same as Element: one
         guard let query = gst_query_new_latency() else { return nil }
         defer { gst_query_unref(query) }
         guard gst_element_query(pointer, query) != 0 else { return nil }
-        var live: gboolean = 0, minimum: GstClockTime = 0, maximum: GstClockTime = 0
-        gst_query_parse_latency(query, &live, &minimum, &maximum)
-        return (live != 0, ClockTime(raw: minimum) ?? .zero, ClockTime(raw: maximum))
+        return latencyAnswer(query)
     }
 
     /// Queries the sinks' latency again and gives it to them: an application's duty when an

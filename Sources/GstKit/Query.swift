@@ -25,14 +25,23 @@ extension Pad {
 
     /// Whether what reaches this (sink) pad comes from a live source, as the latency query
     /// upstream of it says (the sources answer it, whatever the sinks do); nil when none answers.
-    public var upstreamIsLive: Bool? {
+    public var upstreamIsLive: Bool? { upstreamLatency?.live }
+
+    /// The latency query's answer from upstream of this (sink) pad: whether a live source feeds it,
+    /// and how long what is upstream holds media back at least and at most (nil: no bound).
+    public var upstreamLatency: (live: Bool, min: ClockTime, max: ClockTime?)? {
         guard let query = gst_query_new_latency() else { return nil }
         defer { gst_query_unref(query) }
         guard gst_pad_peer_query(pointer, query) != 0 else { return nil }
-        var live: gboolean = 0
-        gst_query_parse_latency(query, &live, nil, nil)
-        return live != 0
+        return latencyAnswer(query)
     }
+}
+
+/// What an answered latency query says.
+func latencyAnswer(_ query: UnsafeMutablePointer<GstQuery>) -> (live: Bool, min: ClockTime, max: ClockTime?) {
+    var live: gboolean = 0, min: GstClockTime = 0, max: GstClockTime = 0
+    gst_query_parse_latency(query, &live, &min, &max)
+    return (live != 0, ClockTime(raw: min) ?? .zero, ClockTime(raw: max))
 }
 
 /// A query seen by a probe: read it, and answer a custom one by setting fields (then return `.handled`).
@@ -47,6 +56,13 @@ public struct QueryView {
     }
 
     public var structure: Structure? { gst_query_get_structure(raw).map { Structure(copying: $0) } }
+
+    public var isLatency: Bool { raw.pointee.type == GST_QUERY_LATENCY }
+
+    /// Answers a latency query (then return `.handled`): `max` nil for no bound.
+    public func setLatency(live: Bool, min: ClockTime, max: ClockTime?) {
+        gst_query_set_latency(raw, live ? 1 : 0, GstClockTime(min.nanoseconds), max.map { GstClockTime($0.nanoseconds) } ?? GstClockTime.max)
+    }
 
     /// Sets a guint64 field of a custom query (its answer).
     public func set(_ field: String, _ value: UInt64) {

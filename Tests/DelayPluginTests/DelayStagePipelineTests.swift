@@ -85,6 +85,28 @@ struct DelayStagePipelineTests {
 }
 
 extension DelayStagePipelineTests {
+    @Test("the sinks after the time-shift still wait out what holds media back before it (a jitter buffer's 300 ms, as WebRTC's): the delay adds to the undelayed play's latency, it does not take that in")
+    func upstreamLatencyIsKept() async throws {
+        func latency(delay: Bool) async throws -> Double {
+            let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(try PipelineLoader(catalog: ComponentRegistry.builtin).load(yaml: """
+                version: 1
+                source: { test: { audio: {} } }
+                stages:
+                  - gst: "rtpL16pay ! rtpjitterbuffer latency=300 ! rtpL16depay"
+                \(delay ? "  - delay: { initial: 1s, max: 10s }" : "")
+                sinks: [ { null: { decode: true } } ]
+                """, file: "latency.yaml")))
+            built.pipeline.setState(.playing)
+            defer { built.pipeline.setState(.null) }
+            // Configured once the sink has had media (its query is answered only then).
+            _ = await waitUntil(.seconds(5)) { () async in (built.pipeline.queryLatency()?.min.seconds ?? 0) >= 0.3 }
+            return built.pipeline.queryLatency()?.min.seconds ?? 0
+        }
+        let undelayed = try await latency(delay: false), delayed = try await latency(delay: true)
+        #expect(undelayed >= 0.3 && undelayed < 0.35, "undelayed: \(undelayed) s")
+        #expect(abs(delayed - undelayed) < 0.001, "the pipeline's latency with a delay stage \(delayed) s, without \(undelayed) s")
+    }
+
     @Test("a value set again changes nothing (the keyframe it resumed from made the delay differ); a step nearer live at 0 stays at 0")
     func repeatedRequests() async throws {
         let spec = try PipelineLoader(catalog: ComponentRegistry.builtin).load(yaml: """
