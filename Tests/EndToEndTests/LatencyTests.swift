@@ -106,13 +106,15 @@ struct LatencyTests {
         #expect(said == 2, "\(run.stderr)")
     }
 
-    @Test("castline latency: --local takes no other argument; without it, the ingest and --play are needed")
+    @Test("castline latency: --local takes no other argument; without it, the ingest and --play are needed; a token only with WHIP or WHEP")
     func latencyCommandFlags() async throws {
         for (arguments, wanted) in [
             (["latency", "--local", "--play", "http://x/y.m3u8"], "--local starts its own ingest"),
             (["latency", "rtmp://127.0.0.1/live", "--key-env", "K"], "--play PLAYBACK_URL"),
             (["latency", "rtmp://127.0.0.1/live", "--play", "http://x/y.m3u8"], "--key-env"),
             (["latency", "--local", "--duration", "soon"], "--duration"),
+            (["latency", "rtmp://127.0.0.1/live", "--key-env", "K", "--play", "http://x/y.m3u8", "--token-env", "T"],
+             "--token-env and --token-file are for WHIP and WHEP endpoints"),
         ] {
             let result = try await Castline.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(wanted), "\(arguments): \(result.status) \(result.stderr)")

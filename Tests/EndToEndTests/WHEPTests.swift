@@ -182,15 +182,17 @@ struct WHEPTests {
         #expect(ContinuousClock.now - began < .seconds(20))
     }
 
-    @Test("glass to glass: castline latency through WHIP → aiortc → WHEP reads the clock back every second, under a second behind")
+    @Test("glass to glass: castline latency through WHIP → aiortc → WHEP (one token for both, never shown) reads the clock back every second, under a second behind")
     func glassToGlass() async throws {
         let scratch = try Scratch()
-        let endpoint = try await Endpoint(scratch: scratch, token: nil)
+        let endpoint = try await Endpoint(scratch: scratch, token: WHIPTests.token)
         // The listener asks first and is answered 404 until the broadcast publishes: it waits for live.
-        let result = try await Castline.run(["latency", endpoint.url("whip"), "--play", endpoint.url("whep"), "--duration", "8s"],
-                                            timeout: .seconds(90))
+        let result = try await Castline.run(["latency", endpoint.url("whip"), "--play", endpoint.url("whep"), "--duration", "8s",
+                                             "--token-env", "WHIP_TEST_TOKEN"],
+                                            environment: ["WHIP_TEST_TOKEN": WHIPTests.token], timeout: .seconds(90))
         _ = await endpoint.stop()
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains(WHIPTests.token) && !result.stdout.contains(WHIPTests.token))
         let output = result.stdout + result.stderr
         let lines = output.split(separator: "\n").filter { $0.contains("latency: ") }
         // Each second, sound and picture both read, from the first line that has both (before it the

@@ -56,13 +56,15 @@ public struct BroadcastShortcut: Sendable {
         self.init(urls: [url])
     }
 
+    /// Some destination is a WHIP endpoint (which may take a bearer token).
+    public var publishesOverWHIP: Bool { !whipURLs.isEmpty || urls.contains { Self.protocolOf($0) == "whip" } }
+
     public func validate() throws(SettingsError) {
         guard !urls.isEmpty || !whipURLs.isEmpty else { throw SettingsError("give the ingest URL to publish to (one or more)") }
         for url in urls { try Self.checkIngest(url) }
         try RecordFlags.check(record: record, overwrite: overwrite)
         let rtmpCount = urls.filter { Self.protocolOf($0) == "rtmp" }.count
-        let whipCount = whipURLs.count + urls.filter { Self.protocolOf($0) == "whip" }.count
-        if whipCount == 0, tokenEnv != nil || tokenFile != nil {
+        if !publishesOverWHIP, tokenEnv != nil || tokenFile != nil {
             throw SettingsError("--token-env and --token-file are for WHIP endpoints (an http(s) URL ending in /whip, or --whip URL)")
         }
         if tokenEnv != nil, tokenFile != nil { throw SettingsError("give --token-env or --token-file, not both") }

@@ -55,7 +55,7 @@ public struct ListenShortcut: Sendable {
     }
 
     /// A WHEP endpoint: an http(s) URL whose path ends in /whep.
-    var isWHEP: Bool {
+    public var isWHEP: Bool {
         ["http", "https"].contains(uriScheme(url)) && URLComponents(string: url)?.path.hasSuffix("/whep") == true
     }
 

@@ -11,7 +11,9 @@ public enum LatencyRun {
 
     /// `broadcast` and `play` for a real service; both nil with `local`. Returns the exit status.
     /// `size`: the test signal's, for `local` (a given `broadcast` has its own).
-    public static func run(broadcast: BroadcastShortcut?, play: String?, local: Bool, size: String, duration: Duration) async -> Int32 {
+    /// `playToken`: where a WHEP endpoint's bearer token comes from (the environment, or a file).
+    public static func run(broadcast: BroadcastShortcut?, play: String?, playToken: (env: String?, file: String?) = (nil, nil),
+                           local: Bool, size: String, duration: Duration) async -> Int32 {
         var ingest: IngestServer?
         var publish = broadcast, playback = play
         if local {
@@ -34,6 +36,7 @@ public enum LatencyRun {
         }
         guard let publish, let playback else { return ExitStatus.badInput }
         var listen = ListenShortcut(url: playback)
+        (listen.tokenEnv, listen.tokenFile) = playToken
         listen.output = .null
         listen.measureLatency = true
         // The stream is not there until the broadcast has run a segment or two.
