@@ -77,6 +77,10 @@ struct WHIPTests {
         #expect(probe.stdout.contains("codec_type=audio") && probe.stdout.contains("sample_rate=48000"), "\(probe.stdout)")
         let duration = probe.stdout.firstMatch(of: /duration=([0-9.]+)/).flatMap { Double($0.output.1) } ?? 0
         #expect(duration >= 4.0, "recorded \(duration) s")
+        // The published time is the media the far end had: what waited while it connected included.
+        let published = result.stderr.firstMatch(of: /whip: published ([0-9.]+) s/).flatMap { Double($0.output.1) } ?? 0
+        print("WHIP: published \(published) s; aiortc recorded \(duration) s of sound, \(video.count == 4 ? video[2] : "?") pictures")
+        #expect(abs(published - duration) < 0.25, "published \(published) s, aiortc recorded \(duration) s")
         let frequency = try await Self.tone(in: recording)
         #expect(abs(frequency - 1000) < 20, "the tone came back at \(frequency) Hz")
     }

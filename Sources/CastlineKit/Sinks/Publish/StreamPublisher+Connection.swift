@@ -42,6 +42,11 @@ extension StreamPublisher {
                     return .again(Self.connectedReadInterval)
                 }
                 state.connectedSince = now
+                // What waited while it connected goes out now: the far end has that much more (a
+                // listener's output drops what comes before its caller instead).
+                if !settings.output.waitsForCallers, let first = state.firstMedia, let latest = state.latestMedia {
+                    state.publishedTime += latest.duration - first.duration
+                }
                 state.farEnd = FarEndWatch()
                 state.lostAt = nil
                 defer { state.everConnected = true; state.failedAttempts = 0 }

@@ -69,6 +69,10 @@ final class StreamPublisher: Sendable {
         /// When a sample last came to be sent, and whether the far end of this connection takes them.
         var mediaCame: ContinuousClock.Instant?
         var farEnd = FarEndWatch()
+        /// The running time of the first and the latest sample let through to this connection's
+        /// pipeline: what waited while it connected goes out once it has.
+        var firstMedia: ClockTime?
+        var latestMedia: ClockTime?
         var reconnects = 0
         var publishedTime: Duration = .zero
         /// The end-of-stream has passed the publishing pipeline (rtmp2sink has unpublished), it failed,
@@ -151,6 +155,7 @@ final class StreamPublisher: Sendable {
                 state.phase = .starting(generation: state.generation)
                 state.needKeyframe = true
                 state.pending = []
+                (state.firstMedia, state.latestMedia) = (nil, nil)
                 launch = state.generation
             case .starting, .publishing:
                 break
@@ -158,6 +163,10 @@ final class StreamPublisher: Sendable {
             guard passesKeyframeGate(&state, sample, on: stream) else { return launch.map { .launch(generation: $0) } ?? .drop }
             // Media to be sent: what the write-stall check goes by (not samples waiting for a keyframe).
             state.mediaCame = .now
+            if let time = sample.runningTime.pts {
+                state.firstMedia = state.firstMedia ?? time
+                state.latestMedia = max(state.latestMedia ?? time, time)
+            }
             if case .starting = state.phase {
                 if state.pending.count < Self.pendingLimit {
                     state.pending.append((stream, sample))
