@@ -119,8 +119,8 @@ public final class DelayStage: ControllableStage, TimeShiftingStage, AdjustableS
     }
 
     /// The play-out answers the latency query with what is upstream of the history (a WebRTC
-    /// jitter buffer's 200 ms): the sinks still wait that out, so the delay is added to the
-    /// undelayed play's, not less it.
+    /// jitter buffer's 200 ms): the sinks still wait that out, so the delay adds to the undelayed
+    /// play's latency rather than taking it in.
     private static func passLatency(from history: Pad, at playout: Pad) {
         playout.addProbe([.queryUpstream, .push]) { info in
             guard let query = info.query, query.isLatency else { return .ok }

@@ -69,18 +69,24 @@ struct WHIPOutput: PublishOutput {
                     if info.event?.structureName == "GstForceKeyUnit" { requestKeyframe() }
                     return .ok
                 }
-                if !picture { first.addProbe(.eventDownstream) { [notice, sessions] info in
-                    if let profile = info.event?.caps?.structure(at: 0)?.string("profile"),
-                       !["constrained-baseline", "baseline"].contains(profile), sessions.profileSaid.trip() {
-                        notice("the H.264 sent is \(profile) profile, and the offer names constrained baseline: a WebRTC player may not "
-                               + "play it (give the encode stage video: { profile: constrained-baseline })")
-                    }
-                    return .ok
-                } }
+                if !picture { tellProfile(at: first) }
             }
             inputs[stream] = first
         }
         return (.streams(inputs), webrtc)
+    }
+
+    /// Says once (whatever the reconnects) when the H.264 coming in is not the constrained
+    /// baseline the offer names: an encode stage asked for another profile.
+    private func tellProfile(at pad: Pad) {
+        pad.addProbe(.eventDownstream) { [notice, sessions] info in
+            if let profile = info.event?.caps?.structure(at: 0)?.string("profile"),
+               !["constrained-baseline", "baseline"].contains(profile), sessions.profileSaid.trip() {
+                notice("the H.264 sent is \(profile) profile, and the offer names constrained baseline: a WebRTC player may not "
+                       + "play it (give the encode stage video: { profile: constrained-baseline })")
+            }
+            return .ok
+        }
     }
 
     /// A stream's elements from its appsrc to webrtcbin: RTP payloading (and Opus encoding when
@@ -182,7 +188,7 @@ struct WHIPOutput: PublishOutput {
 
 /// The sessions of an output's live webrtcbins, by element.
 final class WHIPSessions: Sendable {
-    /// The profile sent is not the one offered, and that has been said (once for every connection).
+    /// The profile sent is not the one offered, and that has been said.
     let profileSaid = OnceFlag()
     private let sessions = Mutex<(live: [Element: WHIPSession], lastAnswered: Bool?)>(([:], nil))
 
