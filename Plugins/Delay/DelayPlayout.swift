@@ -143,7 +143,7 @@ final class DelayPlayout: Sendable {
     }
 
     /// The source started `startBack` ns earlier than a player would, its
-    /// timestamps moved `restamped` ns later than the stream's own (only before play-out starts);
+    /// stream time `restamped` ns later than the stream's own timestamps (only before play-out starts);
     /// `liveEdge`: it will estimate the live edge.
     func sourceStartedBack(_ startBack: UInt64, restamped: Int64, liveEdge: Bool) {
         state.withLock { state in
@@ -179,12 +179,11 @@ final class DelayPlayout: Sendable {
             arenas.withLock { $0[stream].arena.store(bytes) }
         }
         guard let slice else { return }
-        if let stamped = sample.pts?.nanoseconds {
+        // In GStreamer's stream time, which leaves out an encoder's 1000-hour offset; a source that
+        // said how its stream time lies against the stream's own (HLS: its MPEG-TS PTS) is taken at its word.
+        if let here = sample.streamTime?.nanoseconds {
             let (restamped, offered) = state.withLock { ($0.restamped, $0.stampingOffered) }
-            // A source that said how it stamped (HLS: its MPEG-TS PTS) is taken at its word; any other
-            // in GStreamer's stream time, which leaves out an encoder's 1000-hour offset.
-            let streamPTS = offered ? UInt64(clamping: max(0, Int64(clamping: stamped) - restamped))
-                : sample.streamTime?.nanoseconds ?? stamped
+            let streamPTS = offered ? UInt64(clamping: max(0, Int64(clamping: here) - restamped)) : here
             timeline.saw(stream: stream, runningTime: pts.nanoseconds, streamPTS: streamPTS)
         }
         history.append(MediaUnit(stream: stream, pts: decodeTime, duration: sample.duration?.nanoseconds ?? 0,

@@ -370,11 +370,10 @@ final class StreamProbe: Sendable {
               let (segment, passedUntil) = state.withLock({ state in state.segment.map { ($0, state.passedUntil) } }) else { return nil }
         // Nothing came (a stall, an outage): what is heard stands at the end of the last buffer.
         let heard = ClockTime(nanoseconds: min(running - latency, passedUntil ?? .max))
-        guard let pts = segment.position(ofRunningTime: heard) else { return nil }
-        let question = StreamTimeQuery.Question(stream: stream, runningTime: heard.nanoseconds, pts: pts.nanoseconds, latency: latency)
-        let time = element.staticPad("sink").flatMap { StreamTimeQuery.ask(through: $0, question) }
-            ?? segment.streamTime(ofRunningTime: heard)?.nanoseconds
-        return time.map { Double($0) / 1e9 }
+        guard let here = segment.streamTime(ofRunningTime: heard)?.nanoseconds else { return nil }
+        let question = StreamTimeQuery.Question(stream: stream, runningTime: heard.nanoseconds, segmentTime: here, latency: latency)
+        let time = element.staticPad("sink").flatMap { StreamTimeQuery.ask(through: $0, question) } ?? here
+        return Double(time) / 1e9
     }
 
     /// Still worth reporting on: not at its end, and its pipeline not torn down.

@@ -118,12 +118,19 @@ public struct SegmentInfo: Sendable, Hashable {
         return ClockTime(nanoseconds: UInt64(into) &+ (base?.nanoseconds ?? 0))
     }
 
+    /// GStreamer's stream time of `position` in this time segment, as gst_segment_to_stream_time
+    /// computes it for positions from its start on; nil before its start.
+    public func streamTime(of position: ClockTime) -> ClockTime? {
+        let start = start?.nanoseconds ?? 0
+        guard isTimeFormat, position.nanoseconds >= start else { return nil }
+        return ClockTime(nanoseconds: (time?.nanoseconds ?? 0) &+ (position.nanoseconds - start))
+    }
+
     /// GStreamer's stream time (what a player's position shows) of running time `running` in
     /// this forward time segment, as gst_segment_to_position then gst_segment_to_stream_time
     /// compute it; nil before the segment's start.
     public func streamTime(ofRunningTime running: ClockTime) -> ClockTime? {
-        guard let position = position(ofRunningTime: running) else { return nil }
-        return ClockTime(nanoseconds: (time?.nanoseconds ?? 0) &+ (position.nanoseconds &- (start?.nanoseconds ?? 0)))
+        position(ofRunningTime: running).flatMap(streamTime(of:))
     }
 
     /// The position (a timestamp in this forward time segment) of running time `running`, as

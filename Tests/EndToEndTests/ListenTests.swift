@@ -93,6 +93,31 @@ struct ListenTests {
         }
     }
 
+    @Test("HLS re-encoded, with and without a delay after: the picture's position is the stream's own, as the sound's, not x264's 1000-hour offset; --duration ends it cleanly while the decoder still sends (read ahead of play)")
+    func positionThroughAnEncoder() async throws {
+        let scratch = try Scratch()
+        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 8)
+        let server = try await HTTPFolder(scratch.path)
+        defer { Task { await server.stop() } }
+        for delay in ["", "  - delay: { initial: 1s, max: 10s }\n"] {
+            let file = try scratch.write("encode.yaml", """
+                version: 1
+                source: { hls: { url: "\(server.url("vod.m3u8"))" } }
+                stages:
+                  - encode: { video: { bitrate: 300k } }
+                \(delay)  - stats: {}
+                sinks: [ { null: {} } ]
+                """)
+            let result = try await Castline.run(["run", file, "--duration", "4s", "--stats-json", "-"], timeout: .seconds(30))
+            #expect(result.status == 0, "\(result.stderr)")
+            func last(_ stream: String) -> Double {
+                jsonLines(result.stdout).last { $0["stream"] as? String == stream && $0["position_s"] != nil }?["position_s"] as? Double ?? -1
+            }
+            let (video, audio) = (last("video"), last("audio"))
+            #expect(video > 0.5 && video < 10 && abs(video - audio) < 0.2, "delay \(!delay.isEmpty): video at \(video) s, audio at \(audio) s")
+        }
+    }
+
     @Test("a VOD playlist plays to its end and exits 0, saying the stream ended")
     func vodPlaysToTheEnd() async throws {
         let scratch = try Scratch()

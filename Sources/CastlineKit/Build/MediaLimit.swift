@@ -38,7 +38,11 @@ public final class MediaLimit: Sendable {
     func watch(_ pad: Pad, at place: Place) {
         let passed = Mutex(MediaCount())
         let ended = OnceFlag()
-        pad.addProbe(.buffer) { [weak self] info in
+        pad.addProbe([.buffer, .eventDownstream]) { [weak self] info in
+            // Past the end, what still comes from upstream (a decoder's tags, its own end) goes no further.
+            if let event = info.event {
+                return ended.isTripped && ![.flushStart, .flushStop].contains(event.kind) ? .drop : .ok
+            }
             guard let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
             if !ended.isTripped {
@@ -54,11 +58,12 @@ public final class MediaLimit: Sendable {
             let start = self.start.withLock { start in start ?? { start = time; return time }() }
             let counted = passed.withLock { $0.add(pts: time, duration: buffer.duration?.nanoseconds, start: start) }
             guard counted >= limit else { return .ok }
-            // A src pad: the event is pushed downstream (sending it would go upstream).
+            // Sent into the peer, not pushed from this pad: a pad that has had its end refuses sticky
+            // events before any probe sees them, and upstream takes that refusal as an error.
             if ended.trip() {
                 self.reached.store(true, ordering: .relaxed)
                 if place == .chainOutput { self.chainEnded.store(true, ordering: .relaxed) }
-                info.pad?.pushEvent(.endOfStream())
+                _ = info.pad?.peer?.sendEvent(.endOfStream())
             }
             return .drop
         }

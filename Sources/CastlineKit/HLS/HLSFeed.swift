@@ -235,12 +235,13 @@ final class HLSFeed: Sendable {
     /// estimates go down before the next buffer after they come.
     func watch(outlet pad: Pad, stream: StreamKind) {
         let offered = OnceFlag()
-        // The demuxer's time line against the stream's own (MPEG-TS PTS), from the first buffer.
+        // GStreamer's stream time here against the stream's own (MPEG-TS PTS), from the first
+        // buffer: in stream time, as an encoder downstream keeps it (it moves PTS and segment).
         let restamp = Mutex<Int64?>(nil)
         // Positions are told in the stream's own time (see `StreamTimeQuery`), so two listeners compare.
         StreamTimeQuery.answer(at: pad) { question in
             guard question.stream == stream, let restamped = restamp.withLock({ $0 }) else { return nil }
-            let own = Int64(clamping: question.pts) - restamped
+            let own = Int64(clamping: question.segmentTime) - restamped
             return own >= 0 ? UInt64(own) : nil
         }
         pad.addProbe(.buffer) { [weak self] info in
@@ -248,7 +249,11 @@ final class HLSFeed: Sendable {
             let pts = info.buffer?.pts?.nanoseconds
             if offered.trip() {
                 // A time-shifting stage reports positions, and places live-edge estimates, in the stream's own.
-                let restamped = zip(pts, track.firstPTS[stream.media]).map { Int64(clamping: $0) - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
+                // (Signed: the first audio may lie a little before its segment's start, cut at the video's keyframe.)
+                let here = zip(info.buffer?.pts, info.pad?.stickySegment).map { pts, segment in
+                    Int64(clamping: pts.nanoseconds) - Int64(clamping: segment.start?.nanoseconds ?? 0) + Int64(clamping: segment.time?.nanoseconds ?? 0)
+                }
+                let restamped = zip(here, track.firstPTS[stream.media]).map { $0 - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
                 restamp.withLock { $0 = restamped }
                 let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream.media] != nil
                 if let event = SourceTimingEvents.offered(startBack: UInt64(track.startBack * 1e9), restamped: restamped,

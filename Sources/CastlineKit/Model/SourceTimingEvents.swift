@@ -11,8 +11,9 @@ import GstKit
 ///   pipeline clock, as a player would, and the source's own buffering stays
 ///   meaningful), and it starts `start-back` earlier than a player would start,
 ///   because the source started that far back in the playlist's live window;
-///   `restamped` says how much later than the stream's own its timestamps are
-///   (the source moved them, so the earlier media fits the stream's segment).
+///   `restamped` says how much later than the stream's own timestamps its GStreamer
+///   stream time is (the source moved them, so the earlier media fits the stream's
+///   segment; stream time, as an encoder downstream moves PTS and segment together).
 ///   `live-edge` says whether `liveEdge` events will follow.
 /// - `liveEdge` comes downstream from the HLS source once it has timed the
 ///   playlist (see `LiveEdgeEstimator`): at monotonic instant `at` the stream's

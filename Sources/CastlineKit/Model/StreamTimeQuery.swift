@@ -10,20 +10,21 @@ import GstKit
 public enum StreamTimeQuery {
     public static let name = "castline/stream-time"
 
-    /// What is asked: of one stream, the media at running time `runningTime`, which carries
-    /// `pts` where the question was asked (the asker's segment gives both).
+    /// What is asked: of one stream, the media at running time `runningTime`, which is at
+    /// `segmentTime` where the question was asked (GStreamer's stream time in the asker's
+    /// segment: an encoder between moves the timestamps, with their segment, and not this).
     public struct Question: Sendable, Equatable {
         public var stream: StreamKind
         public var runningTime: UInt64
-        public var pts: UInt64
+        public var segmentTime: UInt64
         /// How far what renders lies behind the clock (the pipeline's latency, ns): `runningTime`
         /// has it taken off already, and is held at the last buffer's end while nothing comes.
         public var latency: UInt64
 
-        public init(stream: StreamKind, runningTime: UInt64, pts: UInt64, latency: UInt64 = 0) {
+        public init(stream: StreamKind, runningTime: UInt64, segmentTime: UInt64, latency: UInt64 = 0) {
             self.stream = stream
             self.runningTime = runningTime
-            self.pts = pts
+            self.segmentTime = segmentTime
             self.latency = latency
         }
     }
@@ -32,7 +33,7 @@ public enum StreamTimeQuery {
     /// its peer and upstream); nil when nothing upstream knows.
     public static func ask(through pad: Pad, _ question: Question) -> UInt64? {
         guard let structure = try? Structure("\(name), stream=(string)\(question.stream.rawValue), "
-            + "running-time=(guint64)\(question.runningTime), pts=(guint64)\(question.pts), latency=(guint64)\(question.latency)")
+            + "running-time=(guint64)\(question.runningTime), segment-time=(guint64)\(question.segmentTime), latency=(guint64)\(question.latency)")
         else { return nil }
         let query = CustomQuery(structure)
         guard pad.peerQuery(query) else { return nil }
@@ -45,8 +46,9 @@ public enum StreamTimeQuery {
         pad.addProbe([.queryUpstream, .push]) { info in
             guard let query = info.query, query.customName == name, let structure = query.structure,
                   let stream = structure.string("stream").flatMap(StreamKind.init(rawValue:)),
-                  let running = structure.uint64("running-time"), let pts = structure.uint64("pts"),
-                  let time = answer(Question(stream: stream, runningTime: running, pts: pts, latency: structure.uint64("latency") ?? 0))
+                  let running = structure.uint64("running-time"), let segmentTime = structure.uint64("segment-time"),
+                  let time = answer(Question(stream: stream, runningTime: running, segmentTime: segmentTime,
+                                             latency: structure.uint64("latency") ?? 0))
             else { return .ok }
             query.set("stream-time", time)
             return .handled
