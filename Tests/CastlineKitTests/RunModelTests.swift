@@ -233,6 +233,17 @@ struct RunModelTests {
                      .connection(keyPath: "sinks[1]", .reconnecting(reason: ConnectionChange.notYetConnected + "refused", attempt: 1,
                                                                     delay: .seconds(1)))],
             phase: .running(.connecting), effects: [.warning("sinks[1]: not connected yet (refused); trying again in 1.0 s (attempt 1)")]),
+        Row(name: "a destination among several is named by where it publishes too",
+            inputs: [.start, .built({
+                         var layout = RunModel.Layout(sinks: ["sinks[0]", "sinks[1]"], destinations: ["sinks[0]", "sinks[1]"])
+                         layout.destinationNames = ["sinks[0]": "rtmp://a.example/live", "sinks[1]": "rtmp://b.example/live"]
+                         return layout
+                     }()),
+                     .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false),
+                     .connection(keyPath: "sinks[1]", .reconnecting(reason: ConnectionChange.notYetConnected + "refused", attempt: 1,
+                                                                    delay: .seconds(1)))],
+            phase: .running(.connecting),
+            effects: [.warning("sinks[1] (rtmp://b.example/live): not connected yet (refused); trying again in 1.0 s (attempt 1)")]),
         Row(name: "a destination that cannot connect yet leaves the run connecting; another taking the stream makes it play",
             inputs: [.start, .built(RunModel.Layout(sinks: ["sinks[0]", "sinks[1]"], destinations: ["sinks[0]", "sinks[1]"])),
                      .playRequested(.noPreroll), .pipelinePlaying(hasKnownEnd: false),

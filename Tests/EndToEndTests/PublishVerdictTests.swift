@@ -58,7 +58,7 @@ struct PublishVerdictTests {
             "--size", "320x240", "--video-bitrate", "8M", "--duration", "10s",
         ], environment: ["K": "k"])
         // The second server starts once castline has found it missing.
-        try #require(await Castline.waitFor("sinks[1].rtmp: not connected yet (", in: run, timeout: .seconds(20)),
+        try #require(await Castline.waitFor("sinks[1].rtmp (rtmp://127.0.0.1:\(latePort)/live): not connected yet (", in: run, timeout: .seconds(20)),
                      "\(run.standardError)")
         let second = try server(latePort, late)
         defer { Task { await second.terminate() } }

@@ -75,6 +75,8 @@ public protocol SinkComponent: ComponentDescription, Sendable {
     /// It sends the media to a far end (a publish): a run with destinations is for them, and
     /// ends once none is left, finishing any recording beside them.
     static var isDestination: Bool { get }
+    /// Where a destination publishes, no secret in it (its URL): what names it among several.
+    var destinationName: String? { get }
 }
 
 extension SourceComponent {
@@ -95,6 +97,7 @@ extension SinkComponent {
     public var rendersAtTheClock: Bool { false }
     public func framing(for stream: StreamKind) -> String? { nil }
     public var h264Profile: String? { nil }
+    public var destinationName: String? { nil }
     public static var isDestination: Bool { false }
     public var isDestination: Bool { Self.isDestination }
 }

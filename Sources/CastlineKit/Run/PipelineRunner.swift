@@ -305,11 +305,13 @@ public actor PipelineRunner {
     }
 
     private static func layout(of plan: PipelinePlan) -> RunModel.Layout {
-        RunModel.Layout(
+        var layout = RunModel.Layout(
             sinks: plan.sinks.map(\.spec.keyPath),
             destinations: plan.sinks.filter(\.component.isDestination).map(\.spec.keyPath),
             holdsPlayout: plan.stages.contains { $0.component is any TimeShiftingStage },
             playsOutOnItsOwnClock: plan.stages.contains { $0.component.playsOutOnItsOwnClock })
+        for sink in plan.sinks { layout.destinationNames[sink.spec.keyPath] = sink.component.destinationName }
+        return layout
     }
 
     private func connectionChanged(_ change: ConnectionChange, from keyPath: String) {

@@ -74,6 +74,8 @@ public struct RunModel: Sendable, Equatable {
         public var sinks: [String]
         /// The key paths of sinks that publish (`SinkComponent.isDestination`).
         public var destinations: [String]
+        /// Where each of them publishes, by key path (`SinkComponent.destinationName`).
+        public var destinationNames: [String: String] = [:]
         /// A stage can hold its own play-out (a time-shift): pausing holds it, and the source still takes media in.
         public var holdsPlayout: Bool
         /// A stage plays out on its own clock (a time-shift): buffering before it only fills it.

@@ -286,8 +286,10 @@ extension RunModel {
     }
 
     /// One destination of several is named where its connection is told of.
+    /// Which of several destinations a line is about: its key path, and where it publishes.
     private func naming(_ keyPath: String) -> String {
-        layout.destinations.count > 1 && layout.destinations.contains(keyPath) ? "\(keyPath): " : ""
+        guard layout.destinations.count > 1, layout.destinations.contains(keyPath) else { return "" }
+        return layout.destinationNames[keyPath].map { "\(keyPath) (\($0)): " } ?? "\(keyPath): "
     }
 
     private func othersGoOn(_ left: Int) -> String {

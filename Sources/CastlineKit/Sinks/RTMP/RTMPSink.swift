@@ -141,6 +141,8 @@ public final class RTMPSink: SinkComponent {
         return bin
     }
 
+    public var destinationName: String? { endpoint.displayURL }
+
     public var ownPipelines: [Pipeline] { connector.publisher?.unstartedPipeline().map { [$0] } ?? [] }
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {

@@ -49,6 +49,8 @@ public final class SRTSink: SinkComponent {
 
     public var ownPipelines: [Pipeline] { publisher.ownPipelines }
 
+    public var destinationName: String? { output.displayURL }
+
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
         await publisher.finish(drain: .seconds(5))
     }

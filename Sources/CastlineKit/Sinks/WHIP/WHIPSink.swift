@@ -72,6 +72,8 @@ public final class WHIPSink: SinkComponent {
                               maxReconnects: maxReconnects, context: context)
     }
 
+    public var destinationName: String? { Secret.maskingPath(of: endpoint) }
+
     public var ownPipelines: [Pipeline] { publisher.ownPipelines }
 
     nonisolated(nonsending) public func finish(completed: Bool) async -> SinkVerdict {
