@@ -96,8 +96,7 @@ struct ListenTests {
     @Test("HLS re-encoded, with and without a delay after: the picture's position is the stream's own, as the sound's, not x264's 1000-hour offset; --duration ends it cleanly while the decoder still sends (read ahead of play)")
     func positionThroughAnEncoder() async throws {
         let scratch = try Scratch()
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 8)
-        let server = try await HTTPFolder(scratch.path)
+        let server = try await HTTPFolder.servingVOD(seconds: 8, in: scratch)
         defer { Task { await server.stop() } }
         for delay in ["", "  - delay: { initial: 1s, max: 10s }\n"] {
             let file = try scratch.write("encode.yaml", """
@@ -121,8 +120,7 @@ struct ListenTests {
     @Test("a VOD playlist plays to its end and exits 0, saying the stream ended")
     func vodPlaysToTheEnd() async throws {
         let scratch = try Scratch()
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 4)
-        let server = try await HTTPFolder(scratch.path)
+        let server = try await HTTPFolder.servingVOD(seconds: 4, in: scratch)
         defer { Task { await server.stop() } }
         let started = ContinuousClock.now
         let result = try await Castline.run(["listen", server.url("vod.m3u8"), "--output", "null", "--stats-json", "-"],
@@ -147,8 +145,7 @@ struct ListenTests {
         """)
     func interruptEndsAtOnce() async throws {
         let scratch = try Scratch()
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 12)
-        let server = try await HTTPFolder(scratch.path)
+        let server = try await HTTPFolder.servingVOD(seconds: 12, in: scratch)
         defer { Task { await server.stop() } }
         let recording = scratch.file("heard.mkv")
         let listener = try Castline.start(["listen", server.url("vod.m3u8"), "--output", "null", "--record", recording,
@@ -170,8 +167,7 @@ struct ListenTests {
     @Test("http_proxy in the environment carries the playlist and segment fetches, as curl's does")
     func environmentProxy() async throws {
         let scratch = try Scratch()
-        try await HTTPFolder.makeVOD(in: scratch.path, name: "vod", seconds: 2)
-        let server = try await HTTPFolder(scratch.path)
+        let server = try await HTTPFolder.servingVOD(seconds: 2, in: scratch)
         defer { Task { await server.stop() } }
         let port = try FreePort.find()
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/forward_proxy.py").path

@@ -42,6 +42,12 @@ final class HTTPFolder: Sendable {
             """)
     }
 
+    /// `vod.m3u8` (see `makeVOD`) of `seconds` written into `scratch` and served.
+    static func servingVOD(seconds: Int, in scratch: Scratch) async throws -> HTTPFolder {
+        try await makeVOD(in: scratch.path, name: "vod", seconds: seconds)
+        return try await HTTPFolder(scratch.path)
+    }
+
     /// Writes a VOD HLS rendition (H.264 + 1 kHz AAC) named `name` into the folder.
     static func makeVOD(in folder: String, name: String, seconds: Int, size: String = "320x240",
                         bitrate: String = "300k") async throws {
