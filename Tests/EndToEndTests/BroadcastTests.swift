@@ -218,6 +218,15 @@ struct BroadcastTests {
         let query = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live?tok=castline-secret", "--key-env", "HOME"])
         #expect(query.status == 2 && query.stderr.contains("after the stream key") && !query.stderr.contains("castline-secret"),
                 "\(query.stderr)")
+        // A folder where the recording would go is never written over, --overwrite or not: nothing in it is lost.
+        let scratch = try Scratch()
+        let folder = scratch.file("takes.mkv")
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
+        _ = try scratch.write("takes.mkv/keep.txt", "kept")
+        let onFolder = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-env", "HOME", "--record", folder, "--overwrite",
+                                               "--duration", "1s"])
+        #expect(onFolder.status == 2 && onFolder.stderr.contains("\"\(folder)\" is a folder, not a file"), "\(onFolder.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/keep.txt") && FileManager.default.fileExists(atPath: folder + "/sub"))
         let missing = try await Castline.run(["broadcast", "rtmp://127.0.0.1/live", "--key-env", "CASTLINE_UNSET_VARIABLE"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("CASTLINE_UNSET_VARIABLE"))

@@ -35,6 +35,10 @@ struct SinkLayout {
 /// entry queue's seconds, is dropped rather than played out first.
 final class PlayoutCut: Sendable {
     private let dropping = Atomic<Bool>(false)
+    /// The sink's own way (`SinkComponent.takesTheRestAtOnce`): true when it takes the rest.
+    private let takesTheRest: @Sendable () -> Bool
+
+    init(takesTheRest: @escaping @Sendable () -> Bool) { self.takesTheRest = takesTheRest }
 
     /// A pad's first buffer always goes through: a sink still waiting for its preroll (a stop
     /// before the first play) must get one, or the pipeline never plays and its end never comes.
@@ -46,7 +50,9 @@ final class PlayoutCut: Sendable {
         }
     }
 
-    func cut() { dropping.store(true, ordering: .relaxed) }
+    func cut() {
+        if !takesTheRest() { dropping.store(true, ordering: .relaxed) }
+    }
 }
 
 /// The sink pad of the queue a stream enters a sink through, the form it takes

@@ -301,7 +301,7 @@ public struct GraphBuilder {
                 let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
                 try graph.add(bin, owner: part.spec.keyPath)
                 if part.component.rendersAtTheClock {
-                    let playout = PlayoutCut()
+                    let playout = PlayoutCut(takesTheRest: part.component.takesTheRestAtOnce)
                     for stream in inputs.keys { playout.install(on: try graph.pad(bin, stream.rawValue)) }
                     layout.playout = playout
                 }

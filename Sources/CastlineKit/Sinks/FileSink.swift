@@ -52,12 +52,20 @@ public final class FileSink: SinkComponent {
     /// Whether `partialPath` has been renamed to `path`: at the file's own end when a change of
     /// format ended it while the run goes on, else at `finish`. One rename, under one lock.
     private let naming = FileNaming()
+    /// What paces the streams (`sync`), in the bin last made.
+    private let pacers = Mutex<[Element]>([])
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
         let keyPath = "\(spec.keyPath).path"
         path = spec.options[Self.path] ?? ""
         partialPath = path + ".partial"
         sync = spec.options[Self.sync]
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            // Never written over, with or without overwrite: a recording replaces a file, not a folder and all in it.
+            throw BuildError("\"\(path)\" is a folder, not a file (give a file in it, e.g. \((path as NSString).appendingPathComponent("recording.mkv")))",
+                             at: keyPath)
+        }
         let ext = (path as NSString).pathExtension.lowercased()
         guard let container = Container(rawValue: ext == "mka" ? "mkv" : ext) else {
             let known = Container.allCases.map { ".\($0.rawValue)" }.joined(separator: ", ")
@@ -90,6 +98,13 @@ public final class FileSink: SinkComponent {
 
     public var rendersAtTheClock: Bool { sync }
 
+    /// Paced, it writes what is still queued at once: the file holds all that came (what the
+    /// stats counted), not only what was heard by the stop.
+    public func takesTheRestAtOnce() -> Bool {
+        for pacer in pacers.withLock({ $0 }) { try? pacer.set("sync", false) }
+        return sync
+    }
+
     public func requirement(for stream: StreamKind) -> FormRequirement? {
         container.requirement(for: stream)
     }
@@ -100,6 +115,7 @@ public final class FileSink: SinkComponent {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
         let bin = Bin(name: name)
+        pacers.withLock { $0 = [] }
         let muxer = try ElementCatalog.make(container.muxer)
         let output = try ElementCatalog.make("filesink")
         try output.set("location", text: partialPath)
@@ -118,6 +134,7 @@ public final class FileSink: SinkComponent {
                 // Paced before the muxer: a synced filesink would hang on the muxer's closing
                 // header rewrite (a seek back, in bytes).
                 let pacer = try ElementCatalog.make("clocksync")
+                pacers.withLock { $0.append(pacer) }
                 try bin.add(pacer)
                 try pacer.staticPad("src").map { try $0.link(pad) }
                 try bin.ghost(pacer.staticPad("sink"), as: stream.rawValue)
@@ -155,7 +172,7 @@ public final class FileSink: SinkComponent {
             }
             return .done(wrote)
         } catch {
-            return .failed("could not rename \(partialPath) to \(path): \(error.localizedDescription)")
+            return .failed("could not rename \(partialPath) to \(path): \(error)")
         }
     }
 }
@@ -170,9 +187,8 @@ final class FileNaming: Sendable {
     func rename(_ partialPath: String, to path: String) throws {
         try done.withLock { done in
             guard !done else { return }
-            let manager = FileManager.default
-            if manager.fileExists(atPath: path) { try manager.removeItem(atPath: path) }
-            try manager.moveItem(atPath: partialPath, toPath: path)
+            // rename(2): one step, and it replaces a file only (a folder made meanwhile stays, and the rename fails).
+            guard Foundation.rename(partialPath, path) == 0 else { throw BuildError(String(cString: strerror(errno))) }
             done = true
         }
     }
