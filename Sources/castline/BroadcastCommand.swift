@@ -63,7 +63,7 @@ struct BroadcastCommand: AsyncParsableCommand {
     var microphone: String?
     @Option(help: ArgumentHelp("Publish this V4L2 camera instead of the test pattern, scaled to --size at --fps.", valueName: "device"))
     var camera: String?
-    @Option(help: ArgumentHelp("Also record what is published to this file (.mkv, .mp4, .ts), from the same encode; a recording cut short still plays.",
+    @Option(help: ArgumentHelp("Also record what is published to this file (.mkv, .mp4, .ts; .wav or .mka for the sound alone), from the same encode; a recording cut short still plays (.mkv, .ts).",
                                valueName: "path"))
     var record: String?
     @Flag(help: "Replace the --record file if it exists.")

@@ -304,7 +304,8 @@ final class StreamPublisher: Sendable {
             state.lostAt = state.lostAt ?? quiet ?? .now
             if let limit = settings.maxReconnects, state.failedAttempts > limit {
                 state.phase = .finished
-                return (pipeline, output, .failed("gave up after \(limit) reconnect attempts to \(settings.displayURL): \(reason)"), nil)
+                let before = String(format: " (published %.1f s before)", state.publishedTime.seconds)
+                return (pipeline, output, .failed("gave up after \(limit) reconnect attempts to \(settings.displayURL): \(reason)" + before), nil)
             }
             state.phase = .waitingToRetry
             let delay = settings.backoff.delay(attempt: state.failedAttempts, random: Double.random(in: 0..<1))
