@@ -42,7 +42,7 @@ struct RecordingCutTests {
         #expect(seconds >= 2, "\(container): \(seconds) s readable")
     }
 
-    @Test("a disk that fills up: one line that says so, exit 1, what fitted is readable in PATH.partial")
+    @Test("a disk that fills up: one line that says so, exit 1, what fitted is readable in PATH.partial; an MP4 left without its index is not said written")
     func fullDisk() async throws {
         let scratch = try Scratch()
         let disk = scratch.file("disk")
@@ -76,5 +76,18 @@ struct RecordingCutTests {
         // 300 kB of 48 kHz stereo S16 is 1.6 s; the tmpfs's own blocks take some.
         let probed = lines.first { $0.hasPrefix("probed: ") }.flatMap { Double($0.dropFirst("probed: ".count)) } ?? 0
         #expect(probed > 0.5, "\(result.stdout)")
+
+        // An MP4 writes its index last: on a full disk it never gets one, and is not said to be written.
+        let mp4 = try scratch.write("record-mp4.yaml", """
+            version: 1
+            source: { test: { audio: { tone: 440 } } }
+            sinks: [ { file: \(disk)/tone.mp4 } ]
+            """)
+        let indexless = try await ChildProcess.run("/usr/bin/unshare", [
+            "-rm", "/bin/sh", "-c", "mount -t tmpfs -o size=40k tmpfs '\(disk)' || exit 99; '\(Castline.executable)' run '\(mp4)' --duration 10s 2>&1",
+        ], timeout: .seconds(30))
+        #expect(indexless.status == 1 && !indexless.stdout.contains("wrote ")
+                && indexless.stdout.contains("recording cut short: \(disk)/tone.mp4.partial holds what was written, but an .mp4 plays only once finished"),
+                "\(indexless.stdout)")
     }
 }

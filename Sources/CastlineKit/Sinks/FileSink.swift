@@ -146,6 +146,24 @@ public final class FileSink: SinkComponent {
         return bin
     }
 
+    /// Whether an MP4 file has its `moov` box (ISO/IEC 14496-12 §4.2: top-level boxes, each a
+    /// 32-bit size, or 1 and a 64-bit one after the type, or 0 for "to the end").
+    static func hasMovieBox(_ file: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: file) else { return false }
+        defer { try? handle.close() }
+        var offset: UInt64 = 0
+        while let header = try? handle.read(upToCount: 16), header.count >= 8 {
+            let bytes = [UInt8](header)
+            let size32 = bytes[0..<4].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            if String(decoding: bytes[4..<8], as: UTF8.self) == "moov" { return true }
+            let size = size32 == 1 && bytes.count >= 16 ? bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : size32
+            guard size >= 8 else { return false }
+            offset += size
+            guard (try? handle.seek(toOffset: offset)) != nil else { return false }
+        }
+        return false
+    }
+
     static func padTemplate(_ container: Container, _ stream: StreamKind) -> String {
         container == .ts ? "sink_%d" : "\(stream.rawValue)_%u"
     }
@@ -157,8 +175,14 @@ public final class FileSink: SinkComponent {
             try? manager.removeItem(atPath: partialPath)
             return .failed("nothing was recorded to \(path): no media reached it before the end")
         }
-        // Observed, not inferred from the run: a publish that failed beside it leaves this file whole.
-        guard fileEnded.isTripped else {
+        // Observed, not inferred from the run: a publish that failed beside it leaves this file whole;
+        // an MP4 whose index (written last) never reached the disk, a full one, is not.
+        guard fileEnded.isTripped, container != .mp4 || Self.hasMovieBox(naming.isDone ? path : partialPath) else {
+            // An MP4's index is written at its end: without it nothing plays.
+            guard container != .mp4 else {
+                return .failed("recording cut short: \(partialPath) holds what was written, but an .mp4 plays only once finished "
+                               + "(record to .mkv or .ts to keep a recording cut short playable)")
+            }
             return .done("recording cut short: \(partialPath) holds what was written")
         }
         do {
