@@ -10,7 +10,7 @@ public final class EncodeStage: Stage {
     public static let audioOptions = ConfigOption<OptionValues?>("audio", .object(AudioEncoding.schema),
                                                     help: "encode audio (omit both video and audio for both)")
     public static let when = ConfigOption<String>("when", .choice(["always", "needed"]), default: "always",
-                                     help: "needed: pass streams already in the target codec through untouched (no re-encode)")
+                                     help: "needed: pass streams already in the target codec through untouched (no re-encode); H.264 asked for as constrained-baseline is encoded again, its profile not known before it flows")
     public static let schema = OptionSchema(videoOptions, audioOptions, when)
 
     let video: VideoEncoding?

@@ -118,12 +118,17 @@ public struct SegmentInfo: Sendable, Hashable {
         return ClockTime(nanoseconds: UInt64(into) &+ (base?.nanoseconds ?? 0))
     }
 
-    /// GStreamer's stream time of `position` in this time segment, as gst_segment_to_stream_time
-    /// computes it for positions from its start on; nil before its start.
+    /// GStreamer's stream time of `position` in this forward time segment at rate 1, from its start
+    /// on (nil before it); the stop and an applied rate are not taken into account.
     public func streamTime(of position: ClockTime) -> ClockTime? {
         let start = start?.nanoseconds ?? 0
         guard isTimeFormat, position.nanoseconds >= start else { return nil }
         return ClockTime(nanoseconds: (time?.nanoseconds ?? 0) &+ (position.nanoseconds - start))
+    }
+
+    /// The same, signed, for a position before the segment's start too (gst_segment_to_stream_time_full).
+    public func signedStreamTime(of position: ClockTime) -> Int64 {
+        Int64(clamping: position.nanoseconds) - Int64(clamping: start?.nanoseconds ?? 0) + Int64(clamping: time?.nanoseconds ?? 0)
     }
 
     /// GStreamer's stream time (what a player's position shows) of running time `running` in

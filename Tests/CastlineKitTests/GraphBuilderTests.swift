@@ -181,8 +181,11 @@ struct GraphBuilderTests {
         let scratch = try FileLoopTests.Scratch(bFrames: true)
         let file = "{ uri: { uri: \"file://\(scratch.media)\" } }"
         #expect(profiles(try built(source: file)) == ["constrained-baseline"])
-        // Asked for as constrained baseline, `when: needed` does not take the file's H.264 for it.
-        let needed = "[ { encode: { when: needed, video: { profile: constrained-baseline }, audio: { codec: opus } } } ]"
+        // A stage that reads any form (stats) gets it decoded, so the sink's encoder makes the profile.
+        #expect(profiles(try built(source: file, stages: "[ { stats: {} } ]")) == ["constrained-baseline"])
+        // Before a stage that takes it encoded only (a delay), `when: needed` asked for constrained
+        // baseline does not take the file's H.264 as that.
+        let needed = "[ { encode: { when: needed, video: { profile: constrained-baseline }, audio: { codec: opus } } }, { delay: { initial: 1s } } ]"
         #expect(profiles(try built(source: file, stages: needed)) == ["constrained-baseline"])
     }
 }

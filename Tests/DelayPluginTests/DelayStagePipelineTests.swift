@@ -85,7 +85,7 @@ struct DelayStagePipelineTests {
 }
 
 extension DelayStagePipelineTests {
-    @Test("the sinks after the time-shift still wait out what holds media back before it (a jitter buffer's 300 ms, as WebRTC's): the delay adds to the undelayed play's latency, it does not take that in")
+    @Test("the sinks after the time-shift still wait out what holds media back before it (a 300 ms jitter buffer; WebRTC's is 200 ms): the delay adds to the undelayed play's latency, it does not take that in")
     func upstreamLatencyIsKept() async throws {
         func latency(delay: Bool) async throws -> Double {
             let built = try GraphBuilder().build(ComponentRegistry.builtin.plan(try PipelineLoader(catalog: ComponentRegistry.builtin).load(yaml: """

@@ -26,7 +26,8 @@ struct GraphLayout {
 struct SinkLayout {
     var elements: [Element] = []
     var entries: [StreamKind: SinkEntry] = [:]
-    /// For a sink that renders at the clock: drops what it would still play once the run stops.
+    /// For a sink that renders at the clock: what it would still play once the run stops is dropped,
+    /// or taken at once (`SinkComponent.takesTheRestAtOnce`).
     var playout: PlayoutCut?
 }
 
@@ -35,10 +36,10 @@ struct SinkLayout {
 /// entry queue's seconds, is dropped rather than played out first.
 final class PlayoutCut: Sendable {
     private let dropping = Atomic<Bool>(false)
-    /// The sink's own way (`SinkComponent.takesTheRestAtOnce`): true when it takes the rest.
-    private let takesTheRest: @Sendable () -> Bool
+    /// The sink takes the rest at once instead: its pacing is stopped, nothing is dropped.
+    private let sink: any SinkComponent
 
-    init(takesTheRest: @escaping @Sendable () -> Bool) { self.takesTheRest = takesTheRest }
+    init(_ sink: any SinkComponent) { self.sink = sink }
 
     /// A pad's first buffer always goes through: a sink still waiting for its preroll (a stop
     /// before the first play) must get one, or the pipeline never plays and its end never comes.
@@ -51,7 +52,7 @@ final class PlayoutCut: Sendable {
     }
 
     func cut() {
-        if !takesTheRest() { dropping.store(true, ordering: .relaxed) }
+        if sink.takesTheRestAtOnce { sink.stopPacing() } else { dropping.store(true, ordering: .relaxed) }
     }
 }
 
@@ -83,6 +84,9 @@ struct Graph {
     /// Streams the source could give as they came (encoded): a sink that must encode one
     /// after a stage decoded it records it re-encoded, and says so.
     var sourceCouldKeep: [StreamKind: StreamForm] = [:]
+    /// Streams decoded at the source because a sink takes H.264 of one profile only
+    /// (`SinkComponent.h264Profile`), not because a stage reads them.
+    var decodedForProfile: Set<StreamKind> = []
 
     init(pipeline: Pipeline, events: EventEmitter, limit: MediaLimit = MediaLimit()) {
         self.pipeline = pipeline

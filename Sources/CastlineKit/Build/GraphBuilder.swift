@@ -102,8 +102,12 @@ public struct GraphBuilder {
             var streams = try sourcePart.component.streams().filter { wanted.contains($0.key) }
             let encodedForms = try sourcePart.component.encodedForms()
             graph.sourceCouldKeep = encodedForms
-            for (stream, encoded) in encodedForms where takesAsItIs(stream, encoded, stages: plan.stages[...], sinks: plan.sinks) {
-                streams[stream] = encoded
+            for (stream, encoded) in encodedForms {
+                if takesAsItIs(stream, encoded, stages: plan.stages[...], sinks: plan.sinks) {
+                    streams[stream] = encoded
+                } else if Self.needsProfile(stream, encoded, sinks: plan.sinks) {
+                    graph.decodedForProfile.insert(stream)
+                }
             }
             let bin = try sourcePart.component.makeBin(streams: streams, name: sourcePart.binName)
             try graph.add(bin, owner: sourcePart.spec.keyPath)
@@ -165,20 +169,27 @@ public struct GraphBuilder {
         _ stream: StreamKind, _ form: StreamForm,
         stages: ArraySlice<PipelinePlan.Part<any Stage>>, sinks: [PipelinePlan.Part<any SinkComponent>]
     ) -> Bool {
+        // H.264 whose profile is known only once it flows, for a sink that takes one profile: decoded
+        // (encoded for it again) unless a stage takes it encoded only (then an encode stage before that sets it).
+        let profiled = Self.needsProfile(stream, form, sinks: sinks)
         for part in stages {
             switch part.component.plan(for: stream, arriving: form) {
             case .passThrough: continue
             case .drop: return true
-            case .process(let takes): return takes.accepts(form)
+            case .process(let takes): return takes.accepts(form) && !(profiled && takes.accepts(.raw))
             }
         }
+        if profiled { return false }
         // Kept encoded when every sink takes it so, or when one does and the codec is known,
         // so the others can decode their own copy (a recording keeps the original stream).
-        let takers = sinks.filter { $0.component.requirement(for: stream) != nil }
-        if form == .encoded(.h264), takers.contains(where: { $0.component.h264Profile != nil }) { return false }
-        let requirements = takers.compactMap { $0.component.requirement(for: stream) }
+        let requirements = sinks.compactMap { $0.component.requirement(for: stream) }
         guard requirements.contains(where: { $0.accepts(form) }) else { return false }
         return requirements.allSatisfy { $0.accepts(form) } || form != .encoded(nil)
+    }
+
+    /// `stream` comes as H.264, and a sink that takes it takes one profile only.
+    static func needsProfile(_ stream: StreamKind, _ form: StreamForm, sinks: [PipelinePlan.Part<any SinkComponent>]) -> Bool {
+        form == .encoded(.h264) && sinks.contains { $0.component.requirement(for: stream) != nil && $0.component.h264Profile != nil }
     }
 
     /// Whether everything after a stage decodes `stream` anyway: every later stage that works on it
@@ -268,8 +279,11 @@ public struct GraphBuilder {
                 defer {
                     if !reencoded.isEmpty {
                         let them = reencoded.count == 1 ? "it" : "them"
-                        graph.events.emit(.notice("\(part.spec.keyPath): the \(reencoded.joined(separator: " and ")) came encoded, and a stage "
-                                                  + "decodes \(them) (to read or change \(them)): encoded again here"))
+                        let forProfile = reencoded.allSatisfy { name in graph.decodedForProfile.contains { $0.rawValue == name } }
+                        let why = forProfile ? "a sink takes H.264 constrained baseline only, which the source's is not known to be"
+                            : "a stage decodes \(them) (to read or change \(them))"
+                        graph.events.emit(.notice("\(part.spec.keyPath): the \(reencoded.joined(separator: " and ")) came encoded, and \(why): "
+                                                  + "encoded again here"))
                     }
                 }
                 let alone = part.component.takesStreamsAsTheyCome && sinks.count == 1 && taken.count == 1
@@ -301,7 +315,7 @@ public struct GraphBuilder {
                 let bin = try part.component.makeBin(inputs: inputs.mapValues(\.form), name: part.binName)
                 try graph.add(bin, owner: part.spec.keyPath)
                 if part.component.rendersAtTheClock {
-                    let playout = PlayoutCut(takesTheRest: part.component.takesTheRestAtOnce)
+                    let playout = PlayoutCut(part.component)
                     for stream in inputs.keys { playout.install(on: try graph.pad(bin, stream.rawValue)) }
                     layout.playout = playout
                 }

@@ -38,18 +38,14 @@ public final class MediaLimit: Sendable {
     func watch(_ pad: Pad, at place: Place) {
         let passed = Mutex(MediaCount())
         let ended = OnceFlag()
-        pad.addProbe([.buffer, .eventDownstream]) { [weak self] info in
-            // Past the end, what still comes from upstream (a decoder's tags, its own end) goes no further.
-            if let event = info.event {
-                return ended.isTripped && ![.flushStart, .flushStop].contains(event.kind) ? .drop : .ok
-            }
-            guard let self, let buffer = info.buffer, let pts = buffer.pts,
+        pad.addProbe(.buffer) { [weak self] info in
+            // Past the end, what upstream still sends meets the end at the peer, which answers it
+            // with end-of-stream: upstream stops there.
+            guard !ended.isTripped, let self, let buffer = info.buffer, let pts = buffer.pts,
                   let limit = self.limit.withLock({ $0 }) else { return .ok }
-            if !ended.isTripped {
-                let swapped = self.swapped.load(ordering: .relaxed)
-                if place == .chainOutput, swapped { return .ok }
-                if place == .sinkInput, !swapped, self.chainEnded.load(ordering: .relaxed) { return .ok }
-            }
+            let swapped = self.swapped.load(ordering: .relaxed)
+            if place == .chainOutput, swapped { return .ok }
+            if place == .sinkInput, !swapped, self.chainEnded.load(ordering: .relaxed) { return .ok }
             // Running time, one time line for every input; a unit before its segment's start (a
             // leading B-frame of an open GOP, an encoder's first frames) is taken as at the start.
             guard let segment = info.pad?.stickySegment else { return .ok }
@@ -58,8 +54,9 @@ public final class MediaLimit: Sendable {
             let start = self.start.withLock { start in start ?? { start = time; return time }() }
             let counted = passed.withLock { $0.add(pts: time, duration: buffer.duration?.nanoseconds, start: start) }
             guard counted >= limit else { return .ok }
-            // Sent into the peer, not pushed from this pad: a pad that has had its end refuses sticky
-            // events before any probe sees them, and upstream takes that refusal as an error.
+            // Sent into the peer, not pushed from this pad: a pad that has had its end refuses the sticky
+            // events upstream still sends (a decoder's tags) before any probe sees them, which upstream
+            // takes as an error; the peer answers them, and buffers, with end-of-stream.
             if ended.trip() {
                 self.reached.store(true, ordering: .relaxed)
                 if place == .chainOutput { self.chainEnded.store(true, ordering: .relaxed) }

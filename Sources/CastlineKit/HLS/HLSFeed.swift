@@ -250,9 +250,7 @@ final class HLSFeed: Sendable {
             if offered.trip() {
                 // A time-shifting stage reports positions, and places live-edge estimates, in the stream's own.
                 // (Signed: the first audio may lie a little before its segment's start, cut at the video's keyframe.)
-                let here = zip(info.buffer?.pts, info.pad?.stickySegment).map { pts, segment in
-                    Int64(clamping: pts.nanoseconds) - Int64(clamping: segment.start?.nanoseconds ?? 0) + Int64(clamping: segment.time?.nanoseconds ?? 0)
-                }
+                let here = zip(info.buffer?.pts, info.pad?.stickySegment).map { $1.signedStreamTime(of: $0) }
                 let restamped = zip(here, track.firstPTS[stream.media]).map { $0 - Int64(clamping: Self.nanoseconds(ofTicks: $1)) } ?? 0
                 restamp.withLock { $0 = restamped }
                 let liveEdge = track.reader.options.timeLiveEdge && track.playlist.isLive && track.firstPTS[stream.media] != nil

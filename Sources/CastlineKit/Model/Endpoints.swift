@@ -65,10 +65,11 @@ public protocol SinkComponent: ComponentDescription, Sendable {
     /// recording): what is queued in front of it when the run stops comes after the stop, and is
     /// dropped rather than waited for.
     var rendersAtTheClock: Bool { get }
-    /// The run is stopping, and the sink renders at the clock: true when it takes what is still
-    /// queued in front of it at once instead (a paced recording writes the rest of what came, as
-    /// the stats counted it), false to have that dropped.
-    func takesTheRestAtOnce() -> Bool
+    /// When the run stops, it takes what is still queued in front of it at once (`stopPacing`)
+    /// rather than have it dropped: a paced recording writes the rest of what came, as the stats counted it.
+    var takesTheRestAtOnce: Bool { get }
+    /// The run is stopping: from now on it takes what comes as fast as it comes.
+    func stopPacing()
     /// The caps a stream must come in, when the sink fixes its framing (FLV takes H.264 as
     /// `stream-format=avc`): sinks that fix the same one are served by one parser before the
     /// tee, not a parser each. nil: the builder converts for this sink alone.
@@ -99,7 +100,8 @@ extension SinkComponent {
     public var ownPipelines: [Pipeline] { [] }
     public var takesStreamsAsTheyCome: Bool { false }
     public var rendersAtTheClock: Bool { false }
-    public func takesTheRestAtOnce() -> Bool { false }
+    public var takesTheRestAtOnce: Bool { false }
+    public func stopPacing() {}
     public func framing(for stream: StreamKind) -> String? { nil }
     public var h264Profile: String? { nil }
     public var destinationName: String? { nil }

@@ -285,7 +285,6 @@ extension RunModel {
         effects.append(.warning("\(keyPath): \(reason); \(othersGoOn(left))"))
     }
 
-    /// One destination of several is named where its connection is told of.
     /// Which of several destinations a line is about: its key path, and where it publishes.
     private func naming(_ keyPath: String) -> String {
         guard layout.destinations.count > 1, layout.destinations.contains(keyPath) else { return "" }

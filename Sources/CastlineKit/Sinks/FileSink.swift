@@ -52,7 +52,7 @@ public final class FileSink: SinkComponent {
     /// Whether `partialPath` has been renamed to `path`: at the file's own end when a change of
     /// format ended it while the run goes on, else at `finish`. One rename, under one lock.
     private let naming = FileNaming()
-    /// What paces the streams (`sync`), in the bin last made.
+    /// What paces the streams (`sync`), in the bin last made (one per run: a swap keeps a sink whose options stay).
     private let pacers = Mutex<[Element]>([])
 
     public init(spec: ComponentSpec, context: ComponentContext) throws {
@@ -100,9 +100,10 @@ public final class FileSink: SinkComponent {
 
     /// Paced, it writes what is still queued at once: the file holds all that came (what the
     /// stats counted), not only what was heard by the stop.
-    public func takesTheRestAtOnce() -> Bool {
+    public var takesTheRestAtOnce: Bool { sync }
+
+    public func stopPacing() {
         for pacer in pacers.withLock({ $0 }) { try? pacer.set("sync", false) }
-        return sync
     }
 
     public func requirement(for stream: StreamKind) -> FormRequirement? {
@@ -157,8 +158,9 @@ public final class FileSink: SinkComponent {
             let size32 = bytes[0..<4].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             if String(decoding: bytes[4..<8], as: UTF8.self) == "moov" { return true }
             let size = size32 == 1 && bytes.count >= 16 ? bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : size32
-            guard size >= 8 else { return false }
-            offset += size
+            let (next, overflow) = offset.addingReportingOverflow(size)
+            guard size >= 8, !overflow else { return false }
+            offset = next
             guard (try? handle.seek(toOffset: offset)) != nil else { return false }
         }
         return false
@@ -177,10 +179,11 @@ public final class FileSink: SinkComponent {
         }
         // Observed, not inferred from the run: a publish that failed beside it leaves this file whole;
         // an MP4 whose index (written last) never reached the disk, a full one, is not.
-        guard fileEnded.isTripped, container != .mp4 || Self.hasMovieBox(naming.isDone ? path : partialPath) else {
+        let written = naming.isDone ? path : partialPath
+        guard fileEnded.isTripped, container != .mp4 || Self.hasMovieBox(written) else {
             // An MP4's index is written at its end: without it nothing plays.
             guard container != .mp4 else {
-                return .failed("recording cut short: \(partialPath) holds what was written, but an .mp4 plays only once finished "
+                return .failed("recording cut short: \(written) holds what was written, but an .mp4 plays only once finished "
                                + "(record to .mkv or .ts to keep a recording cut short playable)")
             }
             return .done("recording cut short: \(partialPath) holds what was written")

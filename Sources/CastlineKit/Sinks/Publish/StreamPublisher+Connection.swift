@@ -47,6 +47,7 @@ extension StreamPublisher {
                 if !settings.output.waitsForCallers, let first = state.firstMedia, let latest = state.latestMedia {
                     state.publishedTime += latest.duration - first.duration
                 }
+                (state.firstMedia, state.latestMedia, state.waitingCounted) = (nil, nil, true)
                 state.farEnd = FarEndWatch()
                 state.lostAt = nil
                 defer { state.everConnected = true; state.failedAttempts = 0 }

@@ -70,9 +70,10 @@ final class StreamPublisher: Sendable {
         var mediaCame: ContinuousClock.Instant?
         var farEnd = FarEndWatch()
         /// The running time of the first and the latest sample let through to this connection's
-        /// pipeline: what waited while it connected goes out once it has.
+        /// pipeline before it first connected: what waited goes out once it has (nil once counted).
         var firstMedia: ClockTime?
         var latestMedia: ClockTime?
+        var waitingCounted = false
         var reconnects = 0
         var publishedTime: Duration = .zero
         /// The end-of-stream has passed the publishing pipeline (rtmp2sink has unpublished), it failed,
@@ -155,7 +156,7 @@ final class StreamPublisher: Sendable {
                 state.phase = .starting(generation: state.generation)
                 state.needKeyframe = true
                 state.pending = []
-                (state.firstMedia, state.latestMedia) = (nil, nil)
+                (state.firstMedia, state.latestMedia, state.waitingCounted) = (nil, nil, false)
                 launch = state.generation
             case .starting, .publishing:
                 break
@@ -163,7 +164,8 @@ final class StreamPublisher: Sendable {
             guard passesKeyframeGate(&state, sample, on: stream) else { return launch.map { .launch(generation: $0) } ?? .drop }
             // Media to be sent: what the write-stall check goes by (not samples waiting for a keyframe).
             state.mediaCame = .now
-            if let time = sample.runningTime.pts {
+            // Only until this pipeline first connected: from then on the connection's own time counts.
+            if !state.waitingCounted, let time = sample.runningTime.pts {
                 state.firstMedia = state.firstMedia ?? time
                 state.latestMedia = max(state.latestMedia ?? time, time)
             }
@@ -174,6 +176,7 @@ final class StreamPublisher: Sendable {
                     // Dropping from the middle would leave frames without their reference: start over at a keyframe.
                     state.pending = []
                     state.needKeyframe = true
+                    (state.firstMedia, state.latestMedia) = (nil, nil)
                 }
                 return launch.map { .launch(generation: $0) } ?? .drop
             }

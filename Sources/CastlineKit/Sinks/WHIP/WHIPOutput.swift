@@ -83,7 +83,7 @@ struct WHIPOutput: PublishOutput {
             if let profile = info.event?.caps?.structure(at: 0)?.string("profile"),
                !["constrained-baseline", "baseline"].contains(profile), sessions.profileSaid.trip() {
                 notice("the H.264 sent is \(profile) profile, and the offer names constrained baseline: a WebRTC player may not "
-                       + "play it (give the encode stage video: { profile: constrained-baseline })")
+                       + "play it (encode it so before: encode: { video: { profile: constrained-baseline } })")
             }
             return .ok
         }
