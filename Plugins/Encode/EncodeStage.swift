@@ -51,13 +51,13 @@ public final class EncodeStage: Stage {
     public func plan(for stream: StreamKind, arriving form: StreamForm) -> StagePlan {
         let target = stream == .video ? video?.codec : audio?.codec
         guard let target else { return .passThrough }
-        if onlyWhenNeeded, form == .encoded(target), !needsProfile(stream) { return .passThrough }
+        if onlyWhenNeeded, form == .encoded(target), !asksProfile(stream) { return .passThrough }
         return .process(takes: .raw)
     }
 
     /// A stream's profile is not in its form: H.264 asked for as constrained baseline (what a WebRTC
     /// peer is offered) is encoded again, as a file's is most often High, with B-frames WebRTC has no room for.
-    private func needsProfile(_ stream: StreamKind) -> Bool {
+    private func asksProfile(_ stream: StreamKind) -> Bool {
         stream == .video && video?.codec == .h264 && video?.profile == "constrained-baseline"
     }
 

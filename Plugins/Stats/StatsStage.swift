@@ -259,10 +259,8 @@ final class StreamProbe: Sendable {
             baseTime: element.baseTime?.nanoseconds)
         let level = measure(buffer, from: .passing)
         return state.withLock { state in
-            // Before its segment starts (an audio encoder's priming frames) it is no media: muxers
-            // and sinks drop it, and a recording has none of it.
-            if let pts = buffer.pts, let segment = state.segment, segment.isTimeFormat, segment.rate > 0,
-               segment.runningTime(of: pts) == nil { return nil }
+            // Before its segment starts it is no media: a recording has none of it.
+            if let pts = buffer.pts, state.segment?.isBeforeStart(pts) == true { return nil }
             state.meter.record(facts, level: level?.level)
             if let pts = buffer.pts, let end = state.segment?.runningTime(of: pts + (buffer.duration ?? .zero)) {
                 state.passedUntil = max(state.passedUntil ?? 0, end.nanoseconds)

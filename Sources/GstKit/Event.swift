@@ -109,6 +109,12 @@ public struct SegmentInfo: Sendable, Hashable {
     /// How far into the segment running time starts (a negative pad offset puts it here).
     public var offset: ClockTime? = nil
 
+    /// `position` lies before this forward time segment's start (plus offset): no running time, and
+    /// no media (an audio encoder's priming frames, which muxers and sinks drop).
+    public func isBeforeStart(_ position: ClockTime) -> Bool {
+        isTimeFormat && rate > 0 && position.nanoseconds < (start?.nanoseconds ?? 0) &+ (offset?.nanoseconds ?? 0)
+    }
+
     /// The running time of `position` in this (forward, time) segment, as gst_segment_to_running_time
     /// computes it for positions inside the segment; nil before its start (start plus offset).
     public func runningTime(of position: ClockTime) -> ClockTime? {

@@ -69,7 +69,7 @@ struct LoadCommand: AsyncParsableCommand {
             let key = try TokenSource(env: credentials.keyEnv, file: credentials.keyFile, flags: ("--key-env", "--key-file"))?.read()
             let passphrase = try TokenSource(env: credentials.passphraseEnv, file: nil, flags: ("--passphrase-env", "--passphrase-file"))?.read()
             let token = try TokenSource(env: credentials.tokenEnv, file: credentials.tokenFile, flags: ("--token-env", "--token-file"))?.read()
-            let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") && !parsed.path.hasSuffix("/whep")
+            let isHLS = ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") && WebRTCEndpoint(url: url) != .whep
             if isHLS, key != nil || passphrase != nil { throw LoadInputError("--key-env, --key-file and --passphrase-env are for rtmp:// and srt:// URLs") }
             if isHLS, token != nil { throw LoadInputError("--token-env and --token-file are for WHEP endpoints (https://…/whep)") }
             stream = isHLS ? nil : try StreamViewer.Stream(url: url, key: key, passphrase: passphrase, token: token)

@@ -161,10 +161,10 @@ public struct BroadcastShortcut: Sendable {
         switch scheme {
         case "rtmp", "rtmps", "srt": return
         case "http", "https":
-            let path = URLComponents(string: url)?.path ?? ""
-            if path.hasSuffix("/whip") { return }
-            if path.hasSuffix("/whep") {
-                throw SettingsError("a WHEP (playback) endpoint was given: `castline listen` plays it; a broadcast publishes to WHIP (…/whip)")
+            switch WebRTCEndpoint(url: url) {
+            case .whip: return
+            case .whep: throw SettingsError("a WHEP (playback) endpoint was given: `castline listen` plays it; a broadcast publishes to WHIP (…/whip)")
+            case nil: break
             }
             throw SettingsError("an http(s) URL is a WHIP endpoint when its path ends in /whip (give any other with --whip URL); "
                                 + "RTMP takes rtmp(s)://HOST/APP")
@@ -183,7 +183,7 @@ public struct BroadcastShortcut: Sendable {
     static func protocolOf(_ url: String) -> String {
         let scheme = uriScheme(url)
         if scheme == "srt" { return "srt" }
-        if ["http", "https"].contains(scheme), URLComponents(string: url)?.path.hasSuffix("/whip") == true { return "whip" }
+        if WebRTCEndpoint(url: url) == .whip { return "whip" }
         return "rtmp"
     }
 

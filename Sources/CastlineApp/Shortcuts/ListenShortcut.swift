@@ -56,7 +56,7 @@ public struct ListenShortcut: Sendable {
 
     /// A WHEP endpoint: an http(s) URL whose path ends in /whep.
     public var isWHEP: Bool {
-        ["http", "https"].contains(uriScheme(url)) && URLComponents(string: url)?.path.hasSuffix("/whep") == true
+        WebRTCEndpoint(url: url) == .whep
     }
 
     public func validate() throws(SettingsError) {

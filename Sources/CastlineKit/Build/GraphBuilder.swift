@@ -275,15 +275,15 @@ public struct GraphBuilder {
                 // Only a sole sink taking a sole stream goes without a queue: a tee, or one thread
                 // feeding two of its inputs, would wait on one input's preroll for ever.
                 let taken = branches.keys.filter { part.component.requirement(for: $0) != nil }
-                var reencoded: [String] = []
+                var reencoded: [StreamKind] = []
                 defer {
                     if !reencoded.isEmpty {
                         let them = reencoded.count == 1 ? "it" : "them"
-                        let forProfile = reencoded.allSatisfy { name in graph.decodedForProfile.contains { $0.rawValue == name } }
-                        let why = forProfile ? "a sink takes H.264 constrained baseline only, which the source's is not known to be"
+                        let why = graph.decodedForProfile.isSuperset(of: reencoded)
+                            ? "a sink takes H.264 constrained baseline only, which the source's is not known to be"
                             : "a stage decodes \(them) (to read or change \(them))"
-                        graph.events.emit(.notice("\(part.spec.keyPath): the \(reencoded.joined(separator: " and ")) came encoded, and \(why): "
-                                                  + "encoded again here"))
+                        let streams = reencoded.map(\.rawValue).joined(separator: " and ")
+                        graph.events.emit(.notice("\(part.spec.keyPath): the \(streams) came encoded, and \(why): encoded again here"))
                     }
                 }
                 let alone = part.component.takesStreamsAsTheyCome && sinks.count == 1 && taken.count == 1
@@ -299,7 +299,7 @@ public struct GraphBuilder {
                     graph.limit.watch(queued.pad, at: .sinkInput)
                     // Only where the sink could have taken it as it came (not a codec of its own, as VP8 into WebM).
                     if cursor.form == .raw, !requirement.accepts(.raw), let came = graph.sourceCouldKeep[stream], requirement.accepts(came) {
-                        reencoded.append(stream.rawValue)
+                        reencoded.append(stream)
                     }
                     inputs[stream] = (alone && requirement.accepts(cursor.form)) || framed.contains(stream) ? queued
                         : try graph.convert(queued, stream, to: requirement, name: "\(part.binName)-\(stream)-in",

@@ -36,7 +36,7 @@ public struct StreamViewer: Sendable {
             if let token { masker.add(Secret(token)) }
             guard token == nil || ["http", "https"].contains(scheme) else { throw LoadInputError("a token is for WHEP endpoints (https://…/whep)") }
             switch scheme {
-            case "http" where parsed.path.hasSuffix("/whep"), "https" where parsed.path.hasSuffix("/whep"):
+            case "http" where WebRTCEndpoint(url: url) == .whep, "https" where WebRTCEndpoint(url: url) == .whep:
                 guard key == nil, passphrase == nil else { throw LoadInputError("a stream key or passphrase is not for a WHEP endpoint (it takes --token-env)") }
                 kind = .whep
                 location = url
